@@ -1,0 +1,376 @@
+//! Option parsing in the getopt style most tools share, so `-rf`, `-r -f`, `-fr`,
+//! `--recursive --force` and `-R` all read the same.
+
+use crate::words::Word;
+
+/// How one program's options look.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spec {
+    /// Short options that take a value (`-n 5`, `-n5`).
+    pub(crate) value_short: &'static str,
+    /// Long options that take a value as the next word when written without `=`.
+    pub(crate) value_long: &'static [&'static str],
+    /// Spellings mapped to one canonical short flag: (`"R"` or `"recursive"`, `'r'`).
+    pub(crate) aliases: &'static [(&'static str, char)],
+    /// Whether options may follow operands (GNU style); if not, the first operand ends them.
+    pub(crate) permute: bool,
+}
+
+impl Spec {
+    pub(crate) const PLAIN: Spec = Spec {
+        value_short: "",
+        value_long: &[],
+        aliases: &[],
+        permute: true,
+    };
+}
+
+/// The options and operands of one command.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Parsed {
+    /// Canonical short flags that were set.
+    pub(crate) shorts: Vec<char>,
+    /// Long flags (without `--`, without `=value`).
+    pub(crate) longs: Vec<String>,
+    /// Indices (into the argument slice) of the operands.
+    pub(crate) positionals: Vec<usize>,
+    /// Option values: (option as written, value).
+    pub(crate) values: Vec<(String, String)>,
+}
+
+impl Parsed {
+    /// True when the short flag (after aliasing) or the long flag was given.
+    pub(crate) fn has(&self, short: char, long: &str) -> bool {
+        self.shorts.contains(&short) || (!long.is_empty() && self.longs.iter().any(|l| l == long))
+    }
+
+    /// True when the long flag was given.
+    pub(crate) fn has_long(&self, long: &str) -> bool {
+        self.longs.iter().any(|l| l == long)
+    }
+
+    /// The value of an option, by any of its spellings (`-o`, `--output`).
+    pub(crate) fn value(&self, names: &[&str]) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| names.contains(&k.as_str()))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn alias(spec: &Spec, name: &str) -> Option<char> {
+    spec.aliases
+        .iter()
+        .find(|(a, _)| *a == name)
+        .map(|(_, c)| *c)
+}
+
+/// Parses `args` (the words after the program name).
+pub(crate) fn parse(args: &[Word], spec: &Spec) -> Parsed {
+    let mut p = Parsed::default();
+    let mut i = 0;
+    let mut options_done = false;
+    while i < args.len() {
+        let Some(text) = args[i].literal() else {
+            p.positionals.push(i);
+            if !spec.permute {
+                options_done = true;
+            }
+            i += 1;
+            continue;
+        };
+        if options_done || text == "-" || !text.starts_with('-') {
+            p.positionals.push(i);
+            if !spec.permute {
+                options_done = true;
+            }
+            i += 1;
+            continue;
+        }
+        if text == "--" {
+            options_done = true;
+            i += 1;
+            continue;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            p.longs.push(name.to_owned());
+            if let Some(c) = alias(spec, name) {
+                p.shorts.push(c);
+            }
+            if let Some(v) = inline {
+                p.values.push((format!("--{name}"), v.to_owned()));
+            } else if spec.value_long.contains(&name) {
+                if let Some(v) = args.get(i + 1) {
+                    p.values.push((format!("--{name}"), v.text()));
+                    i += 1;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        // A cluster of short flags.
+        let cluster: Vec<char> = text.chars().skip(1).collect();
+        for (j, &c) in cluster.iter().enumerate() {
+            if spec.value_short.contains(c) {
+                let rest: String = cluster[j + 1..].iter().collect();
+                if rest.is_empty() {
+                    if let Some(v) = args.get(i + 1) {
+                        p.values.push((format!("-{c}"), v.text()));
+                        i += 1;
+                    }
+                } else {
+                    p.values.push((format!("-{c}"), rest));
+                }
+                p.shorts.push(c);
+                break;
+            }
+            let mut buf = [0u8; 4];
+            p.shorts
+                .push(alias(spec, c.encode_utf8(&mut buf)).unwrap_or(c));
+        }
+        i += 1;
+    }
+    p
+}
+
+/// Canonical flags of a rule written as text (`-rf`, `--force`), for rule matching.
+pub(crate) fn rule_flags(tokens: &[&str], spec: &Spec) -> (Vec<char>, Vec<String>) {
+    let words: Vec<Word> = tokens.iter().map(|t| Word::lit(t)).collect();
+    let p = parse(&words, spec);
+    (p.shorts, p.longs)
+}
+
+/// Option shapes of the programs the policy looks into.
+pub(crate) fn spec_for(program: &str) -> Spec {
+    match program {
+        "rm" => Spec {
+            aliases: &[
+                ("R", 'r'),
+                ("recursive", 'r'),
+                ("force", 'f'),
+                ("dir", 'd'),
+                ("interactive", 'i'),
+                ("verbose", 'v'),
+            ],
+            ..Spec::PLAIN
+        },
+        "cp" => Spec {
+            value_short: "St",
+            value_long: &["target-directory", "suffix"],
+            aliases: &[("R", 'r'), ("recursive", 'r'), ("force", 'f'), ("archive", 'a')],
+            ..Spec::PLAIN
+        },
+        "mv" | "install" => Spec {
+            value_short: "Stmog",
+            value_long: &["target-directory", "suffix", "mode", "owner", "group"],
+            aliases: &[("force", 'f')],
+            ..Spec::PLAIN
+        },
+        "chmod" | "chown" | "chgrp" => Spec {
+            aliases: &[("recursive", 'R')],
+            ..Spec::PLAIN
+        },
+        "rsync" => Spec {
+            value_short: "efTBM",
+            value_long: &[
+                "rsh",
+                "filter",
+                "exclude",
+                "include",
+                "exclude-from",
+                "include-from",
+                "temp-dir",
+                "log-file",
+                "partial-dir",
+                "password-file",
+                "rsync-path",
+                "backup-dir",
+                "compare-dest",
+                "copy-dest",
+                "link-dest",
+                "chmod",
+                "files-from",
+            ],
+            aliases: &[("recursive", 'r'), ("archive", 'a')],
+            ..Spec::PLAIN
+        },
+        "tee" => Spec::PLAIN,
+        "head" | "tail" => Spec {
+            value_short: "ncs",
+            value_long: &["lines", "bytes", "sleep-interval", "pid", "max-unchanged-stats"],
+            aliases: &[("follow", 'f'), ("F", 'f')],
+            ..Spec::PLAIN
+        },
+        "cat" | "less" | "more" => Spec::PLAIN,
+        "grep" | "egrep" | "fgrep" => Spec {
+            value_short: "efmABCD",
+            value_long: &[
+                "regexp",
+                "file",
+                "max-count",
+                "after-context",
+                "before-context",
+                "context",
+                "include",
+                "exclude",
+                "exclude-dir",
+                "label",
+                "color",
+                "colour",
+                "devices",
+                "directories",
+                "binary-files",
+            ],
+            ..Spec::PLAIN
+        },
+        "rg" | "ag" | "ack" => Spec {
+            value_short: "efgmABCtTjMEr",
+            value_long: &[
+                "regexp",
+                "file",
+                "glob",
+                "iglob",
+                "max-count",
+                "after-context",
+                "before-context",
+                "context",
+                "type",
+                "type-not",
+                "threads",
+                "max-columns",
+                "encoding",
+                "replace",
+                "color",
+                "colors",
+                "sort",
+                "sortr",
+                "max-depth",
+                "ignore-file",
+                "pre",
+                "pre-glob",
+                "type-add",
+                "ignore-dir",
+            ],
+            ..Spec::PLAIN
+        },
+        "sed" => Spec {
+            value_short: "efl",
+            value_long: &["expression", "file", "line-length"],
+            ..Spec::PLAIN
+        },
+        "awk" | "gawk" | "mawk" | "nawk" => Spec {
+            value_short: "fvFi",
+            value_long: &["file", "assign", "field-separator", "include"],
+            ..Spec::PLAIN
+        },
+        "fd" | "fdfind" => Spec {
+            value_short: "edtEcxXjS",
+            value_long: &[
+                "extension",
+                "max-depth",
+                "type",
+                "exclude",
+                "color",
+                "exec",
+                "exec-batch",
+                "threads",
+                "size",
+                "changed-within",
+                "changed-before",
+                "owner",
+                "base-directory",
+                "search-path",
+                "min-depth",
+                "exact-depth",
+                "ignore-file",
+                "max-results",
+            ],
+            ..Spec::PLAIN
+        },
+        "tar" => Spec {
+            value_short: "fCTXbHIV",
+            value_long: &["file", "directory", "files-from", "exclude-from", "use-compress-program"],
+            ..Spec::PLAIN
+        },
+        "git" => Spec {
+            value_short: "Cc",
+            value_long: &[
+                "git-dir",
+                "work-tree",
+                "namespace",
+                "exec-path",
+                "super-prefix",
+                "config-env",
+                "list-cmds",
+            ],
+            aliases: &[],
+            permute: false,
+        },
+        "dd" => Spec::PLAIN,
+        "kill" | "pkill" | "killall" => Spec {
+            value_short: "snu",
+            ..Spec::PLAIN
+        },
+        "systemctl" => Spec {
+            value_short: "tpPHMsnoS",
+            value_long: &[
+                "type",
+                "state",
+                "property",
+                "host",
+                "machine",
+                "signal",
+                "lines",
+                "output",
+                "root",
+                "image",
+                "message",
+                "kill-whom",
+                "job-mode",
+                "what",
+                "timestamp",
+                "boot-loader-entry",
+                "boot-loader-menu",
+            ],
+            ..Spec::PLAIN
+        },
+        _ => Spec::PLAIN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_rm(args: &[&str]) -> Parsed {
+        let words: Vec<Word> = args.iter().map(|a| Word::lit(a)).collect();
+        parse(&words, &spec_for("rm"))
+    }
+
+    #[test]
+    fn flag_spellings_agree() {
+        for args in [
+            &["-rf", "/"][..],
+            &["-r", "-f", "/"],
+            &["-fr", "/"],
+            &["--recursive", "--force", "/"],
+            &["-R", "/", "-f"],
+        ] {
+            let p = parse_rm(args);
+            assert!(p.has('r', "recursive"), "{args:?}");
+            assert!(p.has('f', "force"), "{args:?}");
+            assert_eq!(p.positionals.len(), 1, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn double_dash_ends_options() {
+        let p = parse_rm(&["--", "-rf"]);
+        assert!(!p.has('r', "recursive"));
+        assert_eq!(p.positionals, [1]);
+    }
+}

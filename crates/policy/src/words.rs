@@ -1,0 +1,625 @@
+//! Words as the shell would see them: quote removal, escapes, brace expansion, `~` and the
+//! variables whose value is known statically. What cannot be known stays marked as dynamic.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+/// Upper bound on the words one brace expansion may produce; past it the word is kept
+/// unexpanded (and so does not match anything dangerous by accident).
+const MAX_BRACE_WORDS: usize = 256;
+/// Recursion bound for nested word nodes (strings in expansions in strings ...).
+const MAX_WORD_DEPTH: u32 = 64;
+
+/// One piece of a resolved word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Seg {
+    /// Literal text (quotes removed).
+    Lit(String),
+    /// Unquoted glob characters (`*`, `?`, `[`).
+    Glob(String),
+    /// A part only known at run time; holds its source text.
+    Dyn(String),
+    /// The home directory, when the caller did not say where it is.
+    Home,
+}
+
+/// A word after static expansion.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Word {
+    pub(crate) segs: Vec<Seg>,
+}
+
+impl Word {
+    /// A fully literal word.
+    pub(crate) fn lit(text: &str) -> Word {
+        let mut w = Word::default();
+        w.push_lit(text);
+        w
+    }
+
+    /// A word known only at run time, shown as `source`.
+    pub(crate) fn dynamic(source: &str) -> Word {
+        Word {
+            segs: vec![Seg::Dyn(source.to_owned())],
+        }
+    }
+
+    fn push_lit(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(Seg::Lit(last)) = self.segs.last_mut() {
+            last.push_str(text);
+        } else {
+            self.segs.push(Seg::Lit(text.to_owned()));
+        }
+    }
+
+    fn push_glob(&mut self, c: char) {
+        if let Some(Seg::Glob(last)) = self.segs.last_mut() {
+            last.push(c);
+        } else {
+            self.segs.push(Seg::Glob(c.to_string()));
+        }
+    }
+
+    /// The text of the word as resolved; dynamic parts show their source.
+    pub(crate) fn text(&self) -> String {
+        let mut out = String::new();
+        for seg in &self.segs {
+            match seg {
+                Seg::Lit(s) | Seg::Glob(s) | Seg::Dyn(s) => out.push_str(s),
+                Seg::Home => out.push('~'),
+            }
+        }
+        out
+    }
+
+    /// The literal value when nothing in the word is dynamic (glob characters included).
+    pub(crate) fn literal(&self) -> Option<String> {
+        if self.is_static() {
+            Some(self.text())
+        } else {
+            None
+        }
+    }
+
+    /// True when no part of the word depends on run-time state.
+    pub(crate) fn is_static(&self) -> bool {
+        !self.segs.iter().any(|s| matches!(s, Seg::Dyn(_)))
+    }
+
+    /// True when the word begins with a dynamic part (it could be anything, `/` included).
+    pub(crate) fn starts_dynamic(&self) -> bool {
+        matches!(self.segs.first(), Some(Seg::Dyn(_)))
+    }
+
+    /// True when the word contains unquoted glob characters.
+    pub(crate) fn has_glob(&self) -> bool {
+        self.segs.iter().any(|s| matches!(s, Seg::Glob(_)))
+    }
+
+    /// True when the literal text equals `s`.
+    pub(crate) fn is(&self, s: &str) -> bool {
+        self.is_static() && self.text() == s
+    }
+
+    /// True when the word is static and starts with `prefix`.
+    pub(crate) fn starts_with(&self, prefix: &str) -> bool {
+        self.is_static() && self.text().starts_with(prefix)
+    }
+}
+
+/// What a variable is known to hold.
+pub(crate) type Vars = HashMap<String, Option<String>>;
+
+/// Everything word resolution needs to know about the shell state.
+pub(crate) struct Env<'a> {
+    /// The home directory, if known.
+    pub(crate) home: Option<&'a str>,
+    /// `$PWD` when the working directory is known exactly.
+    pub(crate) pwd: Option<&'a str>,
+    /// Variables assigned earlier on the line.
+    pub(crate) vars: &'a Vars,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Q {
+    /// Unquoted source text: subject to brace expansion, tilde and globbing.
+    Bare,
+    /// Quoted or escaped: literal.
+    Quoted,
+    /// The value of an unquoted expansion: globbing applies, brace expansion does not.
+    Expanded,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Tok {
+    Ch(char, Q),
+    Dyn(String),
+    Home,
+}
+
+/// Resolves one argument node to the words the shell would pass (brace expansion can make
+/// several).
+pub(crate) fn resolve(node: Node<'_>, src: &str, env: &Env<'_>) -> Vec<Word> {
+    let mut toks = Vec::new();
+    tokens(node, src, env, &mut toks, 0);
+    finish(toks, env)
+}
+
+/// Resolves a string given as text (no parse tree), e.g. an argv element: fully literal.
+pub(crate) fn literal_word(text: &str) -> Word {
+    Word::lit(text)
+}
+
+fn finish(toks: Vec<Tok>, env: &Env<'_>) -> Vec<Word> {
+    let mut expanded = Vec::new();
+    brace_expand(toks, &mut expanded);
+    expanded
+        .into_iter()
+        .map(|t| to_word(tilde(t, env)))
+        .collect()
+}
+
+fn node_text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+fn tokens(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, depth: u32) {
+    let text = node_text(node, src);
+    if depth > MAX_WORD_DEPTH {
+        out.push(Tok::Dyn(text.to_owned()));
+        return;
+    }
+    match node.kind() {
+        "raw_string" => {
+            let inner = text.strip_prefix('\'').unwrap_or(text);
+            let inner = inner.strip_suffix('\'').unwrap_or(inner);
+            out.extend(inner.chars().map(|c| Tok::Ch(c, Q::Quoted)));
+        }
+        "ansi_c_string" => {
+            let inner = text.strip_prefix("$'").unwrap_or(text);
+            let inner = inner.strip_suffix('\'').unwrap_or(inner);
+            out.extend(ansi_c(inner).chars().map(|c| Tok::Ch(c, Q::Quoted)));
+        }
+        "string" => double_quoted(node, src, env, out, depth),
+        "translated_string" | "concatenation" => {
+            let mut pos = node.start_byte();
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                if child.start_byte() > pos {
+                    bare(src.get(pos..child.start_byte()).unwrap_or(""), out);
+                }
+                tokens(child, src, env, out, depth + 1);
+                pos = child.end_byte();
+            }
+            if node.end_byte() > pos {
+                let rest = src.get(pos..node.end_byte()).unwrap_or("");
+                // `$"..."` leaves a `$` before its string child; nothing else is literal.
+                if node.kind() == "concatenation" {
+                    bare(rest, out);
+                }
+            }
+        }
+        "simple_expansion" | "expansion" => expansion(text, env, out, Q::Expanded),
+        "command_substitution" | "process_substitution" | "arithmetic_expansion" => {
+            out.push(Tok::Dyn(text.to_owned()));
+        }
+        _ => bare(text, out),
+    }
+}
+
+/// Unquoted text: backslash escapes, everything else as is.
+fn bare(text: &str, out: &mut Vec<Tok>) {
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => out.push(Tok::Ch(n, Q::Quoted)),
+            }
+        } else {
+            out.push(Tok::Ch(c, Q::Bare));
+        }
+    }
+}
+
+/// Text inside double quotes: only `\$ \` \" \\ \<newline>` are escapes.
+fn dq_text(text: &str, out: &mut Vec<Tok>) {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('$' | '`' | '"' | '\\') => {
+                    if let Some(n) = chars.next() {
+                        out.push(Tok::Ch(n, Q::Quoted));
+                    }
+                }
+                Some('\n') => {
+                    chars.next();
+                }
+                _ => out.push(Tok::Ch('\\', Q::Quoted)),
+            }
+        } else {
+            out.push(Tok::Ch(c, Q::Quoted));
+        }
+    }
+}
+
+fn double_quoted(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, depth: u32) {
+    let (start, end) = (node.start_byte(), node.end_byte());
+    let inner_start = if src.get(start..=start) == Some("\"") {
+        start + 1
+    } else {
+        start
+    };
+    let inner_end = if end > inner_start && src.get(end - 1..end) == Some("\"") {
+        end - 1
+    } else {
+        end
+    };
+    let mut pos = inner_start;
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        if child.kind() == "string_content" {
+            continue;
+        }
+        if child.start_byte() > pos {
+            dq_text(src.get(pos..child.start_byte()).unwrap_or(""), out);
+        }
+        match child.kind() {
+            "simple_expansion" | "expansion" => {
+                expansion(node_text(child, src), env, out, Q::Quoted);
+            }
+            _ => tokens(child, src, env, out, depth + 1),
+        }
+        pos = child.end_byte().max(pos);
+    }
+    if inner_end > pos {
+        dq_text(src.get(pos..inner_end).unwrap_or(""), out);
+    }
+}
+
+/// `$NAME` or `${NAME}`: the value when known, else a dynamic part.
+fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
+    let name = text
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| text.strip_prefix('$'))
+        .unwrap_or("");
+    let simple = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    if !simple {
+        out.push(Tok::Dyn(text.to_owned()));
+        return;
+    }
+    let value: Option<String> = match env.vars.get(name) {
+        Some(Some(v)) => Some(v.clone()),
+        Some(None) => None,
+        None => match name {
+            "HOME" => match env.home {
+                Some(h) => Some(h.to_owned()),
+                None => {
+                    out.push(Tok::Home);
+                    return;
+                }
+            },
+            "PWD" => env.pwd.map(str::to_owned),
+            _ => None,
+        },
+    };
+    match value {
+        Some(v) => out.extend(v.chars().map(|c| Tok::Ch(c, q))),
+        None => out.push(Tok::Dyn(text.to_owned())),
+    }
+}
+
+/// Decodes the escapes of `$'...'`.
+pub(crate) fn ansi_c(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'a' => out.push('\u{7}'),
+            'b' => out.push('\u{8}'),
+            'e' | 'E' => out.push('\u{1b}'),
+            'f' => out.push('\u{c}'),
+            'v' => out.push('\u{b}'),
+            'x' => out.push(numeric(&mut chars, 16, 2).unwrap_or('x')),
+            'u' => out.push(numeric(&mut chars, 16, 4).unwrap_or('u')),
+            'U' => out.push(numeric(&mut chars, 16, 8).unwrap_or('U')),
+            '0'..='7' => {
+                let mut v = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(v).unwrap_or('?'));
+            }
+            'c' => {
+                // Control character: \cX.
+                if let Some(x) = chars.next() {
+                    out.push(char::from_u32(u32::from(x) & 0x1f).unwrap_or('?'));
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn numeric(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    radix: u32,
+    max: usize,
+) -> Option<char> {
+    let mut v: u32 = 0;
+    let mut n = 0;
+    while n < max {
+        match chars.peek().and_then(|c| c.to_digit(radix)) {
+            Some(d) => {
+                v = v.saturating_mul(radix).saturating_add(d);
+                chars.next();
+                n += 1;
+            }
+            None => break,
+        }
+    }
+    if n == 0 { None } else { char::from_u32(v) }
+}
+
+/// Brace expansion on unquoted `{a,b}` and `{1..3}` groups.
+fn brace_expand(toks: Vec<Tok>, out: &mut Vec<Vec<Tok>>) {
+    let mut work = vec![toks];
+    while let Some(toks) = work.pop() {
+        if out.len() + work.len() >= MAX_BRACE_WORDS {
+            out.push(toks);
+            continue;
+        }
+        match find_brace(&toks) {
+            Some((open, close, alts)) => {
+                // Push in reverse so the results come out in order.
+                for alt in alts.into_iter().rev() {
+                    let mut next = toks[..open].to_vec();
+                    next.extend(alt);
+                    next.extend_from_slice(&toks[close + 1..]);
+                    work.push(next);
+                }
+            }
+            None => out.push(toks),
+        }
+    }
+}
+
+fn is_bare(t: &Tok, c: char) -> bool {
+    matches!(t, Tok::Ch(x, Q::Bare) if *x == c)
+}
+
+/// Finds the first expandable brace group: (index of `{`, index of `}`, alternatives).
+fn find_brace(toks: &[Tok]) -> Option<(usize, usize, Vec<Vec<Tok>>)> {
+    let mut start = 0;
+    while start < toks.len() {
+        let open = start + toks[start..].iter().position(|t| is_bare(t, '{'))?;
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        let mut close = None;
+        for (i, t) in toks.iter().enumerate().skip(open) {
+            if is_bare(t, '{') {
+                depth += 1;
+            } else if is_bare(t, '}') {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            } else if depth == 1 && is_bare(t, ',') {
+                commas.push(i);
+            }
+        }
+        let Some(close) = close else {
+            // Unbalanced `{`: try from the next one.
+            start = open + 1;
+            continue;
+        };
+        if !commas.is_empty() {
+            let mut alts = Vec::new();
+            let mut from = open + 1;
+            for c in commas.iter().copied().chain(std::iter::once(close)) {
+                alts.push(toks[from..c].to_vec());
+                from = c + 1;
+            }
+            return Some((open, close, alts));
+        }
+        if let Some(seq) = sequence(&toks[open + 1..close]) {
+            return Some((open, close, seq));
+        }
+        start = open + 1;
+    }
+    None
+}
+
+/// `{1..5}`, `{1..10..2}`, `{a..e}`.
+fn sequence(inner: &[Tok]) -> Option<Vec<Vec<Tok>>> {
+    let text: String = inner
+        .iter()
+        .map(|t| match t {
+            Tok::Ch(c, Q::Bare) => Some(*c),
+            _ => None,
+        })
+        .collect::<Option<String>>()?;
+    let parts: Vec<&str> = text.split("..").collect();
+    if parts.len() != 2 && parts.len() != 3 {
+        return None;
+    }
+    let step: i64 = match parts.get(2) {
+        Some(s) => s.parse::<i64>().ok()?.checked_abs()?.max(1),
+        None => 1,
+    };
+    let as_toks = |s: String| s.chars().map(|c| Tok::Ch(c, Q::Quoted)).collect::<Vec<_>>();
+    if let (Ok(a), Ok(b)) = (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
+        let count = (a - b).unsigned_abs() / step.unsigned_abs() + 1;
+        if count > MAX_BRACE_WORDS as u64 {
+            return None;
+        }
+        let mut v = Vec::new();
+        let mut x = a;
+        for _ in 0..count {
+            v.push(as_toks(x.to_string()));
+            x = if a <= b { x + step } else { x - step };
+        }
+        return Some(v);
+    }
+    let (mut ca, mut cb) = (parts[0].chars(), parts[1].chars());
+    if let (Some(a), None, Some(b), None) = (ca.next(), ca.next(), cb.next(), cb.next())
+        && a.is_ascii_alphabetic()
+        && b.is_ascii_alphabetic()
+    {
+        let (a, b) = (a as u8, b as u8);
+        let range: Vec<u8> = if a <= b {
+            (a..=b).collect()
+        } else {
+            (b..=a).rev().collect()
+        };
+        return Some(
+            range
+                .into_iter()
+                .step_by(usize::try_from(step).unwrap_or(1))
+                .map(|c| as_toks(char::from(c).to_string()))
+                .collect(),
+        );
+    }
+    None
+}
+
+/// Tilde expansion at the start of a word: `~` and `~/...`.
+fn tilde(mut toks: Vec<Tok>, env: &Env<'_>) -> Vec<Tok> {
+    if !toks.first().is_some_and(|t| is_bare(t, '~')) {
+        return toks;
+    }
+    let end = toks
+        .iter()
+        .position(|t| matches!(t, Tok::Ch('/', _)))
+        .unwrap_or(toks.len());
+    if end != 1 {
+        // `~user` or `~+`: not resolved here.
+        let src: String = toks[..end]
+            .iter()
+            .map(|t| match t {
+                Tok::Ch(c, _) => *c,
+                _ => '?',
+            })
+            .collect();
+        toks.splice(..end, std::iter::once(Tok::Dyn(src)));
+        return toks;
+    }
+    let replacement: Vec<Tok> = match env.home {
+        Some(h) => h.chars().map(|c| Tok::Ch(c, Q::Quoted)).collect(),
+        None => vec![Tok::Home],
+    };
+    toks.splice(..1, replacement);
+    toks
+}
+
+fn to_word(toks: Vec<Tok>) -> Word {
+    let mut w = Word::default();
+    for t in toks {
+        match t {
+            Tok::Ch(c @ ('*' | '?' | '['), Q::Bare | Q::Expanded) => w.push_glob(c),
+            Tok::Ch(c, _) => {
+                let mut buf = [0u8; 4];
+                w.push_lit(c.encode_utf8(&mut buf));
+            }
+            Tok::Dyn(s) => w.segs.push(Seg::Dyn(s)),
+            Tok::Home => w.segs.push(Seg::Home),
+        }
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(src: &str, home: Option<&str>) -> Vec<String> {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_bash::LANGUAGE.into())
+            .unwrap();
+        let tree = parser.parse(src, None).unwrap();
+        let cmd = tree.root_node().named_child(0).unwrap();
+        let vars = Vars::new();
+        let env = Env {
+            home,
+            pwd: None,
+            vars: &vars,
+        };
+        let mut out = Vec::new();
+        let mut cursor = cmd.walk();
+        for child in cmd.named_children(&mut cursor) {
+            let n = if child.kind() == "command_name" {
+                child.named_child(0).unwrap()
+            } else {
+                child
+            };
+            out.extend(resolve(n, src, &env).iter().map(Word::text));
+        }
+        out
+    }
+
+    #[test]
+    fn quote_removal_and_escapes() {
+        assert_eq!(words(r#"r""m -rf "/""#, None), ["rm", "-rf", "/"]);
+        assert_eq!(words(r"\rm a\ b 'c d'", None), ["rm", "a b", "c d"]);
+        assert_eq!(words(r"echo $'\x41\n'", None), ["echo", "A\n"]);
+        assert_eq!(words(r#"echo "a\"b\$c\\d\e""#, None), ["echo", r#"a"b$c\d\e"#]);
+    }
+
+    #[test]
+    fn braces_and_tilde() {
+        assert_eq!(words("rm {/,x}", None), ["rm", "/", "x"]);
+        assert_eq!(words("echo a{b,c}d {1..3}", None), ["echo", "abd", "acd", "1", "2", "3"]);
+        assert_eq!(words("echo \"{x,y}\" {x}", None), ["echo", "{x,y}", "{x}"]);
+        assert_eq!(words("ls ~ ~/a \"~\"", Some("/h")), ["ls", "/h", "/h/a", "~"]);
+        assert_eq!(words("ls $HOME/b ${HOME}", Some("/h")), ["ls", "/h/b", "/h"]);
+    }
+
+    #[test]
+    fn dynamic_parts() {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_bash::LANGUAGE.into())
+            .unwrap();
+        let src = "rm \"$X/\"*";
+        let tree = parser.parse(src, None).unwrap();
+        let arg = tree.root_node().named_child(0).unwrap().named_child(1).unwrap();
+        let vars = Vars::new();
+        let env = Env {
+            home: None,
+            pwd: None,
+            vars: &vars,
+        };
+        let w = &resolve(arg, src, &env)[0];
+        assert!(w.starts_dynamic());
+        assert!(w.has_glob());
+        assert_eq!(w.text(), "$X/*");
+    }
+}

@@ -1,0 +1,281 @@
+//! The artifact store: complete raw output of truncated calls, one file per artifact.
+//!
+//! Files live in one private directory (0700; files 0600, since outputs can hold secrets).
+//! Ids are decimal numbers, unique across processes sharing the directory: a new id resumes
+//! from the highest present and the file is created with `O_EXCL`, retrying on a collision.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Prefix of artifact references shown to models.
+pub const ARTIFACT_SCHEME: &str = "artifact://";
+
+/// Errors of the artifact store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArtifactError {
+    /// The filesystem refused an operation.
+    #[error("artifact store {path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// No artifact has that id.
+    #[error("no artifact with id {id}; {}", available_list(.available))]
+    NotFound {
+        /// The id asked for.
+        id: String,
+        /// Ids present in the store, oldest first.
+        available: Vec<String>,
+    },
+    /// The reference is not `artifact://N` or `N`.
+    #[error("invalid artifact id {id:?}: expected a number such as 7 or artifact://7")]
+    InvalidId {
+        /// The reference given.
+        id: String,
+    },
+}
+
+fn available_list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "the store is empty".to_owned()
+    } else {
+        let shown: Vec<&str> = ids.iter().rev().take(20).rev().map(String::as_str).collect();
+        let more = if ids.len() > shown.len() { format!(" (and {} older)", ids.len() - shown.len()) } else { String::new() };
+        format!("available: {}{more}", shown.join(", "))
+    }
+}
+
+/// How much the store keeps; the oldest artifacts go first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Most artifacts kept. Default: 200.
+    pub max_count: usize,
+    /// Most bytes kept in all. Default: 2 GiB.
+    pub max_total_bytes: u64,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention { max_count: 200, max_total_bytes: 2 << 30 }
+    }
+}
+
+/// One artifact in a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactEntry {
+    /// Its id.
+    pub id: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// A directory of artifacts.
+#[derive(Debug, Clone)]
+pub struct ArtifactStore {
+    dir: PathBuf,
+    retention: Retention,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ArtifactError + '_ {
+    move |source| ArtifactError::Io { path: path.to_owned(), source }
+}
+
+impl ArtifactStore {
+    /// Opens (creating, private) the store at `dir`, with default retention.
+    pub fn open(dir: impl Into<PathBuf>) -> Result<Self, ArtifactError> {
+        let dir = dir.into();
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(io_err(&dir))?;
+        Ok(ArtifactStore { dir, retention: Retention::default() })
+    }
+
+    /// Sets the retention bounds.
+    #[must_use]
+    pub fn with_retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// The default directory: `$AGENT_EXEC_ARTIFACTS`, else `$XDG_STATE_HOME/agent-exec/artifacts`,
+    /// else `~/.local/state/agent-exec/artifacts`, else a directory under the system temp dir.
+    pub fn default_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os("AGENT_EXEC_ARTIFACTS").filter(|d| !d.is_empty()) {
+            return PathBuf::from(dir);
+        }
+        let state = std::env::var_os("XDG_STATE_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")));
+        match state {
+            Some(state) => state.join("agent-exec/artifacts"),
+            None => std::env::temp_dir().join("agent-exec-artifacts"),
+        }
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path_of(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("{id}.log"))
+    }
+
+    fn ids(&self) -> Result<Vec<u64>, ArtifactError> {
+        let mut ids = Vec::new();
+        for entry in fs::read_dir(&self.dir).map_err(io_err(&self.dir))? {
+            let entry = entry.map_err(io_err(&self.dir))?;
+            let name = entry.file_name();
+            if let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".log")).and_then(|n| n.parse().ok()) {
+                ids.push(id);
+            }
+        }
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// Creates a new, empty artifact with a fresh id, then applies retention to the others.
+    pub fn create(&self) -> Result<(String, PathBuf, File), ArtifactError> {
+        let mut id = self.ids()?.last().map_or(1, |m| m + 1);
+        loop {
+            let path = self.path_of(id);
+            match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
+                Ok(file) => {
+                    // Retention is best effort: a failure to prune must not lose this output.
+                    let _ = self.prune(id);
+                    return Ok((id.to_string(), path, file));
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => id += 1,
+                Err(e) => return Err(ArtifactError::Io { path, source: e }),
+            }
+        }
+    }
+
+    /// Removes the oldest artifacts (never `keep`) until the retention bounds hold.
+    fn prune(&self, keep: u64) -> Result<(), ArtifactError> {
+        let entries = self.list()?;
+        let mut count = entries.len();
+        let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
+        for e in entries {
+            if count <= self.retention.max_count && total <= self.retention.max_total_bytes {
+                break;
+            }
+            if e.id == keep.to_string() {
+                continue;
+            }
+            let _ = fs::remove_file(self.dir.join(format!("{}.log", e.id)));
+            count -= 1;
+            total = total.saturating_sub(e.bytes);
+        }
+        Ok(())
+    }
+
+    /// Every artifact, oldest first.
+    pub fn list(&self) -> Result<Vec<ArtifactEntry>, ArtifactError> {
+        self.ids()?
+            .into_iter()
+            .map(|id| {
+                let path = self.path_of(id);
+                let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                Ok(ArtifactEntry { id: id.to_string(), bytes })
+            })
+            .collect()
+    }
+
+    /// Resolves `artifact://ID` or `ID` to the artifact's path.
+    pub fn resolve(&self, reference: &str) -> Result<PathBuf, ArtifactError> {
+        let raw = reference.trim();
+        let id_text = raw.strip_prefix(ARTIFACT_SCHEME).unwrap_or(raw);
+        let id: u64 = id_text.parse().map_err(|_| ArtifactError::InvalidId { id: reference.to_owned() })?;
+        let path = self.path_of(id);
+        if path.is_file() {
+            Ok(path)
+        } else {
+            let available = self.ids().unwrap_or_default().into_iter().map(|i| i.to_string()).collect();
+            Err(ArtifactError::NotFound { id: id.to_string(), available })
+        }
+    }
+
+    /// Removes an artifact.
+    pub fn remove(&self, reference: &str) -> Result<(), ArtifactError> {
+        let path = self.resolve(reference)?;
+        fs::remove_file(&path).map_err(io_err(&path))
+    }
+
+    /// Reads `limit` bytes (all when `None`) from `offset`. Returns the bytes and the total size.
+    pub fn read_bytes(&self, reference: &str, offset: u64, limit: Option<u64>) -> Result<(Vec<u8>, u64), ArtifactError> {
+        let path = self.resolve(reference)?;
+        let mut file = File::open(&path).map_err(io_err(&path))?;
+        let size = file.metadata().map_err(io_err(&path))?.len();
+        file.seek(SeekFrom::Start(offset.min(size))).map_err(io_err(&path))?;
+        let mut out = Vec::new();
+        let want = limit.unwrap_or(u64::MAX).min(size.saturating_sub(offset));
+        file.take(want).read_to_end(&mut out).map_err(io_err(&path))?;
+        Ok((out, size))
+    }
+
+    /// Reads lines `first..=last` (1-based; `last` `None` = to the end).
+    pub fn read_lines(&self, reference: &str, first: u64, last: Option<u64>) -> Result<Vec<u8>, ArtifactError> {
+        let path = self.resolve(reference)?;
+        let file = File::open(&path).map_err(io_err(&path))?;
+        let mut reader = BufReader::with_capacity(1 << 16, file);
+        let mut out = Vec::new();
+        let mut line = Vec::new();
+        let mut n = 0u64;
+        loop {
+            line.clear();
+            let read = reader.read_until(b'\n', &mut line).map_err(io_err(&path))?;
+            if read == 0 {
+                break;
+            }
+            n += 1;
+            if n >= first.max(1) {
+                out.extend_from_slice(&line);
+            }
+            if last.is_some_and(|l| n >= l) {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An artifact being written by a sink.
+#[derive(Debug)]
+pub(crate) struct ArtifactWriter {
+    pub(crate) id: String,
+    pub(crate) path: PathBuf,
+    file: File,
+    pub(crate) written: u64,
+    cap: u64,
+    pub(crate) capped: bool,
+    pub(crate) error: Option<String>,
+}
+
+impl ArtifactWriter {
+    pub(crate) fn new(id: String, path: PathBuf, file: File, cap: u64) -> Self {
+        ArtifactWriter { id, path, file, written: 0, cap, capped: false, error: None }
+    }
+
+    /// Appends, up to the cap. Write errors stop the file and are remembered, never raised.
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        if self.capped || self.error.is_some() {
+            return;
+        }
+        let room = self.cap.saturating_sub(self.written);
+        let take = (bytes.len() as u64).min(room) as usize;
+        if take < bytes.len() {
+            self.capped = true;
+        }
+        if let Err(e) = self.file.write_all(&bytes[..take]) {
+            self.error = Some(format!("writing artifact {}: {e}", self.path.display()));
+            return;
+        }
+        self.written += take as u64;
+    }
+}

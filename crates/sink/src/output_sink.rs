@@ -1,0 +1,322 @@
+//! [`OutputSink`]: the bounded capture of one command's output.
+
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::artifact::{ArtifactStore, ArtifactWriter};
+use crate::salient::SalientConfig;
+use crate::sanitize::{Emit, Sanitizer};
+use crate::window::{View, Window, WindowLimits};
+use crate::{Direction, Sink, Stream};
+
+/// How an [`OutputSink`] captures.
+#[derive(Debug, Clone)]
+pub struct SinkConfig {
+    /// Bytes of sanitized text shown. Default: 51200 (50 KiB).
+    pub max_bytes: usize,
+    /// Lines shown, if limited. Default: `None`.
+    pub max_lines: Option<usize>,
+    /// Which part is kept when the output does not fit. Default: [`Direction::Tail`].
+    pub direction: Direction,
+    /// Share of the budget given to the head in [`Direction::Both`]. Default: 0.5.
+    pub head_share: f64,
+    /// Also keep a separate window per stream (for `STDOUT:`/`STDERR:` renderings).
+    /// Default: `false`; the merged window is always kept.
+    pub split_streams: bool,
+    /// Most bytes written to one artifact; past it the file stops growing. Default: 100 MiB.
+    pub artifact_cap: u64,
+    /// Salient-line settings for [`Direction::Smart`]. Default: [`SalientConfig::default`].
+    pub salient: SalientConfig,
+}
+
+impl Default for SinkConfig {
+    fn default() -> Self {
+        SinkConfig {
+            max_bytes: 51_200,
+            max_lines: None,
+            direction: Direction::Tail,
+            head_share: 0.5,
+            split_streams: false,
+            artifact_cap: 100 << 20,
+            salient: SalientConfig::default(),
+        }
+    }
+}
+
+/// Exact totals of one raw stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamTotals {
+    /// Bytes.
+    pub bytes: u64,
+    /// Lines, as `wc -l` counts them plus one for a final unterminated line.
+    pub lines: u64,
+    newlines: u64,
+    ends_with_newline: bool,
+}
+
+impl StreamTotals {
+    fn add(&mut self, chunk: &[u8]) {
+        if chunk.is_empty() {
+            return;
+        }
+        self.bytes += chunk.len() as u64;
+        self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        self.ends_with_newline = chunk.last() == Some(&b'\n');
+        self.lines = self.newlines + u64::from(!self.ends_with_newline);
+    }
+}
+
+/// Totals per stream and merged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Standard output.
+    pub stdout: StreamTotals,
+    /// Standard error.
+    pub stderr: StreamTotals,
+    /// Both, in arrival order.
+    pub merged: StreamTotals,
+}
+
+/// The artifact holding the complete raw stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactInfo {
+    /// Its id (`artifact://ID`).
+    pub id: String,
+    /// Its path.
+    pub path: PathBuf,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Whether the cap stopped it before the end of the stream.
+    pub capped: bool,
+}
+
+/// What a sink captured.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    /// The merged view.
+    pub view: View,
+    /// Per-stream views, when `split_streams` was on.
+    pub stdout: Option<View>,
+    /// See `stdout`.
+    pub stderr: Option<View>,
+    /// Exact raw totals.
+    pub totals: Totals,
+    /// The artifact, when the output was truncated and it could be written.
+    pub artifact: Option<ArtifactInfo>,
+    /// Problems that did not stop capture (an artifact that could not be written…).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug)]
+enum Spill {
+    /// Holding the raw stream in memory until it outgrows the window.
+    Holding(Vec<u8>),
+    Writing(ArtifactWriter),
+    /// No store, or the artifact could not be created.
+    Off,
+}
+
+/// Bounded capture of one command's output. See the crate docs.
+#[derive(Debug)]
+pub struct OutputSink {
+    config: SinkConfig,
+    sanitizers: [Sanitizer; 2],
+    merged: Window,
+    split: Option<[Window; 2]>,
+    totals: Totals,
+    store: Option<Arc<ArtifactStore>>,
+    spill: Spill,
+    warnings: Vec<String>,
+    finished: bool,
+}
+
+/// Sends sanitized text to the merged window and, when split, to the stream's own window.
+struct Fanout<'a> {
+    merged: &'a mut Window,
+    own: Option<&'a mut Window>,
+}
+
+impl Emit for Fanout<'_> {
+    fn text(&mut self, text: &str) {
+        self.merged.text(text);
+        if let Some(own) = &mut self.own {
+            own.text(text);
+        }
+    }
+    fn clear_line(&mut self) {
+        self.merged.clear_line();
+        if let Some(own) = &mut self.own {
+            own.clear_line();
+        }
+    }
+}
+
+fn index(stream: Stream) -> usize {
+    match stream {
+        Stream::Stdout => 0,
+        Stream::Stderr => 1,
+    }
+}
+
+impl OutputSink {
+    /// A sink with `config`, spilling to `store` when given.
+    ///
+    /// Salient patterns that do not compile are reported as a warning and match nothing.
+    pub fn new(config: SinkConfig, store: Option<Arc<ArtifactStore>>) -> Self {
+        let limits = WindowLimits {
+            max_bytes: config.max_bytes,
+            max_lines: config.max_lines,
+            direction: config.direction,
+            head_share: config.head_share,
+            salient: config.salient.clone(),
+        };
+        let mut warnings = Vec::new();
+        if config.direction == Direction::Smart
+            && let Err(e) = config.salient.compile()
+        {
+            warnings.push(format!("salient patterns do not compile, none will match: {e}"));
+        }
+        let split = config.split_streams.then(|| [Window::new(limits.clone()), Window::new(limits.clone())]);
+        let spill = if store.is_some() { Spill::Holding(Vec::new()) } else { Spill::Off };
+        OutputSink {
+            merged: Window::new(limits),
+            split,
+            sanitizers: [Sanitizer::default(), Sanitizer::default()],
+            totals: Totals::default(),
+            store,
+            spill,
+            warnings,
+            finished: false,
+            config,
+        }
+    }
+
+    /// Exact totals so far.
+    pub fn totals(&self) -> Totals {
+        self.totals
+    }
+
+    fn overflows(&self) -> bool {
+        let t = &self.totals.merged;
+        t.bytes > self.config.max_bytes as u64 || self.config.max_lines.is_some_and(|l| t.lines > l as u64)
+    }
+
+    fn spill(&mut self, chunk: &[u8]) {
+        let overflows = self.overflows();
+        self.spill_with(chunk, overflows);
+    }
+
+    fn spill_with(&mut self, chunk: &[u8], overflows: bool) {
+        match &mut self.spill {
+            Spill::Off => {}
+            Spill::Writing(w) => w.write(chunk),
+            Spill::Holding(held) => {
+                held.extend_from_slice(chunk);
+                if !overflows {
+                    return;
+                }
+                let held = std::mem::take(held);
+                let store = self.store.as_ref().expect("holding implies a store");
+                match store.create() {
+                    Ok((id, path, file)) => {
+                        let mut w = ArtifactWriter::new(id, path, file, self.config.artifact_cap);
+                        w.write(&held);
+                        self.spill = Spill::Writing(w);
+                    }
+                    Err(e) => {
+                        self.warnings.push(format!("full output was not saved: {e}"));
+                        self.spill = Spill::Off;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Finishes (if not yet) and returns what was captured.
+    pub fn finish_capture(mut self) -> Capture {
+        let _ = Sink::finish(&mut self);
+        self.capture()
+    }
+
+    /// What was captured so far (call after [`Sink::finish`] for the final result).
+    pub fn capture(&self) -> Capture {
+        let view = self.merged.view();
+        let (stdout, stderr) = match &self.split {
+            Some([o, e]) => (Some(o.view()), Some(e.view())),
+            None => (None, None),
+        };
+        let truncated = view.truncated
+            || stdout.as_ref().is_some_and(|v| v.truncated)
+            || stderr.as_ref().is_some_and(|v| v.truncated);
+        let mut warnings = self.warnings.clone();
+        let artifact = match &self.spill {
+            Spill::Writing(w) if truncated => {
+                if let Some(e) = &w.error {
+                    warnings.push(format!("full output is incomplete: {e}"));
+                }
+                if w.capped {
+                    warnings.push(format!(
+                        "full output exceeded the artifact cap of {}; the artifact holds the first {} bytes",
+                        crate::format_size(self.config.artifact_cap),
+                        w.written
+                    ));
+                }
+                Some(ArtifactInfo { id: w.id.clone(), path: w.path.clone(), bytes: w.written, capped: w.capped })
+            }
+            _ => None,
+        };
+        Capture { view, stdout, stderr, totals: self.totals, artifact, warnings }
+    }
+}
+
+impl Sink for OutputSink {
+    type Error = Infallible;
+
+    fn push(&mut self, stream: Stream, chunk: &[u8]) -> Result<bool, Infallible> {
+        if chunk.is_empty() {
+            return Ok(true);
+        }
+        let i = index(stream);
+        match stream {
+            Stream::Stdout => self.totals.stdout.add(chunk),
+            Stream::Stderr => self.totals.stderr.add(chunk),
+        }
+        self.totals.merged.add(chunk);
+        self.spill(chunk);
+        let mut out = Fanout { merged: &mut self.merged, own: self.split.as_mut().map(|s| &mut s[i]) };
+        self.sanitizers[i].feed(chunk, &mut out);
+        Ok(true)
+    }
+
+    fn finish(&mut self) -> Result<(), Infallible> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        for i in 0..2 {
+            let mut out = Fanout { merged: &mut self.merged, own: self.split.as_mut().map(|s| &mut s[i]) };
+            self.sanitizers[i].finish(&mut out);
+        }
+        // Replacement characters can make the text longer than the raw stream: an output whose
+        // raw bytes fit may still be truncated, and then it needs its artifact too.
+        if matches!(self.spill, Spill::Holding(_)) && self.capture_truncated() {
+            self.spill_with(&[], true);
+        }
+        // An artifact of an output that turned out to fit is not worth keeping.
+        if let Spill::Writing(w) = &self.spill
+            && !self.capture_truncated()
+        {
+            let _ = std::fs::remove_file(&w.path);
+            self.spill = Spill::Off;
+        }
+        Ok(())
+    }
+}
+
+impl OutputSink {
+    fn capture_truncated(&self) -> bool {
+        self.merged.view().truncated
+            || self.split.as_ref().is_some_and(|[o, e]| o.view().truncated || e.view().truncated)
+    }
+}

@@ -1,0 +1,412 @@
+//! Streaming sanitizer: raw terminal bytes in, clean text for a model out.
+//!
+//! The rules, applied identically however the input is chunked:
+//! - bytes are decoded as UTF-8 with the same replacement rule as
+//!   [`String::from_utf8_lossy`] (one U+FFFD per maximal invalid subpart), and a character split
+//!   across two pushes is reassembled;
+//! - ANSI escape sequences (CSI, OSC, DCS/SOS/PM/APC strings and two-byte escapes) are removed,
+//!   also when split across pushes; a string sequence that never terminates is abandoned after
+//!   [`MAX_STRING_SEQUENCE`] characters so binary noise cannot swallow the rest of the output;
+//! - C0 and C1 controls are dropped except `\t` and `\n`; `\r\n` becomes `\n`;
+//! - a lone `\r` followed by more text clears the current line, as a terminal overwrites it
+//!   (`10%\r20%\r100%\n` shows `100%`). A trailing `\r` with nothing after it clears nothing.
+
+/// Receives the sanitized text.
+pub(crate) trait Emit {
+    /// Clean text, possibly containing `\n`, never `\r` or other controls.
+    fn text(&mut self, text: &str);
+    /// The current line is overwritten: discard it.
+    fn clear_line(&mut self);
+}
+
+/// How many characters an OSC/DCS/APC string may hold before it is treated as noise.
+pub const MAX_STRING_SEQUENCE: usize = 4096;
+
+const ESC: char = '\u{1b}';
+const BEL: char = '\u{7}';
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum EscState {
+    #[default]
+    Ground,
+    /// Saw ESC.
+    Esc,
+    /// ESC followed by intermediate bytes (0x20..=0x2F), waiting for the final byte.
+    EscIntermediate,
+    /// Inside a control sequence (ESC `[`).
+    Csi,
+    /// Inside a string sequence (OSC, DCS, SOS, PM, APC); `osc` ends also on BEL.
+    Str { osc: bool, len: usize },
+    /// Saw ESC inside a string sequence: `\` ends it.
+    StrEsc { osc: bool, len: usize },
+}
+
+/// Incremental UTF-8 decoder with `from_utf8_lossy` replacement semantics.
+#[derive(Debug, Default, Clone)]
+struct Utf8Decoder {
+    buf: [u8; 4],
+    len: u8,
+    need: u8,
+}
+
+impl Utf8Decoder {
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Feeds one non-ASCII or pending-continuation byte. Calls `out` with each decoded char.
+    /// Returns `true` if the byte was consumed, `false` if it must be processed again
+    /// (the pending sequence was invalid and has been flushed as U+FFFD).
+    fn feed(&mut self, b: u8, out: &mut impl FnMut(char)) -> bool {
+        if self.len == 0 {
+            let need = match b {
+                0xC2..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF4 => 4,
+                _ => {
+                    out(char::REPLACEMENT_CHARACTER);
+                    return true;
+                }
+            };
+            self.buf[0] = b;
+            self.len = 1;
+            self.need = need;
+            return true;
+        }
+        let valid = if self.len == 1 {
+            match self.buf[0] {
+                0xE0 => (0xA0..=0xBF).contains(&b),
+                0xED => (0x80..=0x9F).contains(&b),
+                0xF0 => (0x90..=0xBF).contains(&b),
+                0xF4 => (0x80..=0x8F).contains(&b),
+                _ => (0x80..=0xBF).contains(&b),
+            }
+        } else {
+            (0x80..=0xBF).contains(&b)
+        };
+        if !valid {
+            self.len = 0;
+            out(char::REPLACEMENT_CHARACTER);
+            return false;
+        }
+        self.buf[self.len as usize] = b;
+        self.len += 1;
+        if self.len == self.need {
+            let bytes = &self.buf[..self.len as usize];
+            self.len = 0;
+            match std::str::from_utf8(bytes).ok().and_then(|s| s.chars().next()) {
+                Some(c) => out(c),
+                None => out(char::REPLACEMENT_CHARACTER),
+            }
+        }
+        true
+    }
+
+    /// End of stream: an incomplete sequence becomes one U+FFFD.
+    fn finish(&mut self, out: &mut impl FnMut(char)) {
+        if self.len > 0 {
+            self.len = 0;
+            out(char::REPLACEMENT_CHARACTER);
+        }
+    }
+}
+
+/// One stream's sanitizer state. Feed it bytes; it calls an [`Emit`] with clean text.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Sanitizer {
+    decoder: Utf8Decoder,
+    esc: EscState,
+    cr_pending: bool,
+}
+
+/// True for bytes that can be copied to the view as they are (printable ASCII, `\t`, `\n`).
+#[inline]
+fn is_plain_ascii(b: u8) -> bool {
+    (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t'
+}
+
+/// Vectorizable check that a slice is entirely plain ASCII.
+#[inline]
+fn all_plain_ascii(bytes: &[u8]) -> bool {
+    let mut bad = false;
+    for chunk in bytes.chunks(64) {
+        let mut acc = 0u8;
+        for &b in chunk {
+            let plain = ((b >= 0x20) & (b < 0x7f)) | (b == b'\n') | (b == b'\t');
+            acc |= u8::from(!plain);
+        }
+        if acc != 0 {
+            bad = true;
+            break;
+        }
+    }
+    !bad
+}
+
+impl Sanitizer {
+    /// Feeds raw bytes.
+    pub(crate) fn feed(&mut self, mut input: &[u8], out: &mut impl Emit) {
+        while !input.is_empty() {
+            if self.is_ground() {
+                // Fast path: the longest clean prefix goes out untouched.
+                let clean = clean_prefix_len(input);
+                if clean > 0 {
+                    let text = std::str::from_utf8(&input[..clean]).expect("clean prefix is valid UTF-8");
+                    self.emit_text(text, out);
+                    input = &input[clean..];
+                    continue;
+                }
+            }
+            // Slow path: one byte through the state machines.
+            let b = input[0];
+            input = &input[1..];
+            self.feed_byte(b, out);
+        }
+    }
+
+    /// End of stream: flush an incomplete UTF-8 sequence.
+    pub(crate) fn finish(&mut self, out: &mut impl Emit) {
+        let mut chars = Vec::new();
+        self.decoder.finish(&mut |c| chars.push(c));
+        for c in chars {
+            self.on_char(c, out);
+        }
+    }
+
+    fn is_ground(&self) -> bool {
+        self.esc == EscState::Ground && self.decoder.is_empty()
+    }
+
+    fn feed_byte(&mut self, b: u8, out: &mut impl Emit) {
+        if b < 0x80 && self.decoder.is_empty() {
+            self.on_char(char::from(b), out);
+            return;
+        }
+        let mut chars: [char; 2] = ['\0'; 2];
+        let mut n = 0;
+        let consumed = self.decoder.feed(b, &mut |c| {
+            chars[n] = c;
+            n += 1;
+        });
+        for &c in &chars[..n] {
+            self.on_char(c, out);
+        }
+        if !consumed {
+            self.feed_byte(b, out);
+        }
+    }
+
+    fn on_char(&mut self, c: char, out: &mut impl Emit) {
+        self.esc = match self.esc {
+            EscState::Ground => {
+                self.ground_char(c, out);
+                return;
+            }
+            EscState::Esc => match c {
+                '[' => EscState::Csi,
+                ']' => EscState::Str { osc: true, len: 0 },
+                'P' | 'X' | '^' | '_' => EscState::Str { osc: false, len: 0 },
+                '\u{20}'..='\u{2f}' => EscState::EscIntermediate,
+                '\u{30}'..='\u{7e}' => EscState::Ground,
+                _ => {
+                    // Not an escape after all: drop the ESC, process the char normally.
+                    self.esc = EscState::Ground;
+                    self.ground_char(c, out);
+                    return;
+                }
+            },
+            EscState::EscIntermediate => match c {
+                '\u{20}'..='\u{2f}' => EscState::EscIntermediate,
+                '\u{30}'..='\u{7e}' => EscState::Ground,
+                _ => {
+                    self.esc = EscState::Ground;
+                    self.ground_char(c, out);
+                    return;
+                }
+            },
+            EscState::Csi => match c {
+                '\u{20}'..='\u{3f}' => EscState::Csi,
+                '\u{40}'..='\u{7e}' => EscState::Ground,
+                _ => {
+                    self.esc = EscState::Ground;
+                    self.ground_char(c, out);
+                    return;
+                }
+            },
+            EscState::Str { osc, len } => match c {
+                BEL if osc => EscState::Ground,
+                ESC => EscState::StrEsc { osc, len },
+                _ if len + 1 >= MAX_STRING_SEQUENCE => EscState::Ground,
+                _ => EscState::Str { osc, len: len + 1 },
+            },
+            EscState::StrEsc { osc, len } => match c {
+                '\\' => EscState::Ground,
+                // An ESC that does not start ST ends the string and starts a new escape.
+                _ => {
+                    self.esc = EscState::Esc;
+                    let _ = (osc, len);
+                    self.on_char(c, out);
+                    return;
+                }
+            },
+        };
+    }
+
+    fn ground_char(&mut self, c: char, out: &mut impl Emit) {
+        match c {
+            ESC => self.esc = EscState::Esc,
+            '\r' => self.cr_pending = true,
+            '\n' | '\t' => {
+                let mut buf = [0u8; 4];
+                self.emit_text(c.encode_utf8(&mut buf), out);
+            }
+            c if c.is_control() => {}
+            c => {
+                let mut buf = [0u8; 4];
+                self.emit_text(c.encode_utf8(&mut buf), out);
+            }
+        }
+    }
+
+    fn emit_text(&mut self, text: &str, out: &mut impl Emit) {
+        if self.cr_pending {
+            self.cr_pending = false;
+            if !text.starts_with('\n') {
+                out.clear_line();
+            }
+        }
+        out.text(text);
+    }
+
+    /// Sanitizes a whole buffer at once (used for previews and tests).
+    pub(crate) fn sanitize_all(input: &[u8]) -> String {
+        let mut s = Sanitizer::default();
+        let mut view = LineText::default();
+        s.feed(input, &mut view);
+        s.finish(&mut view);
+        view.text
+    }
+}
+
+/// Length of the longest prefix that can be emitted unchanged: plain ASCII and valid UTF-8
+/// without controls, ending on a character boundary. Linear in the prefix length (plus one
+/// 64-byte block), so calling it again after each special byte keeps the whole walk linear.
+fn clean_prefix_len(input: &[u8]) -> usize {
+    if all_plain_ascii(input) {
+        return input.len();
+    }
+    let mut i = 0;
+    loop {
+        while i < input.len() && is_plain_ascii(input[i]) {
+            i += 1;
+        }
+        let Some(&b) = input.get(i) else { return i };
+        let width = match b {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return i,
+        };
+        let Some(bytes) = input.get(i..i + width) else { return i };
+        match std::str::from_utf8(bytes) {
+            Ok(s) if !s.chars().next().is_some_and(char::is_control) => i += width,
+            _ => return i,
+        }
+    }
+}
+
+/// An [`Emit`] that builds the text a terminal would show (used by previews and tests).
+#[derive(Debug, Default)]
+pub(crate) struct LineText {
+    pub(crate) text: String,
+}
+
+impl Emit for LineText {
+    fn text(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
+    fn clear_line(&mut self) {
+        let keep = self.text.rfind('\n').map_or(0, |i| i + 1);
+        self.text.truncate(keep);
+    }
+}
+
+/// Sanitizes a complete byte string in one go: the text a model is shown of it.
+pub fn sanitize(input: &[u8]) -> String {
+    Sanitizer::sanitize_all(input)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunked(input: &[u8], size: usize) -> String {
+        let mut s = Sanitizer::default();
+        let mut view = LineText::default();
+        for c in input.chunks(size.max(1)) {
+            s.feed(c, &mut view);
+        }
+        s.finish(&mut view);
+        view.text
+    }
+
+    #[test]
+    fn strips_csi_and_osc() {
+        assert_eq!(sanitize(b"\x1b[31mred\x1b[0m plain"), "red plain");
+        assert_eq!(sanitize(b"\x1b]0;title\x07after"), "after");
+        assert_eq!(sanitize(b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"), "link");
+        assert_eq!(sanitize(b"a\x1b(Bb"), "ab");
+    }
+
+    #[test]
+    fn escapes_split_across_pushes_are_removed() {
+        let input = b"x\x1b[38;5;196mcolour\x1b[0my";
+        for size in 1..input.len() {
+            assert_eq!(chunked(input, size), "xcoloury", "chunk size {size}");
+        }
+    }
+
+    #[test]
+    fn controls_dropped_except_tab_and_newline() {
+        assert_eq!(sanitize(b"a\x00b\x07c\td\x08e\x7ff\n"), "abc\tdef\n");
+        assert_eq!(sanitize("x\u{85}y\u{9b}z".as_bytes()), "xyz");
+    }
+
+    #[test]
+    fn crlf_becomes_lf() {
+        assert_eq!(sanitize(b"one\r\ntwo\r\n"), "one\ntwo\n");
+    }
+
+    #[test]
+    fn carriage_return_overwrites_the_line() {
+        assert_eq!(sanitize(b"10%\r20%\r100%\n"), "100%\n");
+        assert_eq!(sanitize(b"keep\nabc\rX\n"), "keep\nX\n");
+        assert_eq!(sanitize(b"done\r"), "done");
+        assert_eq!(chunked(b"10%\r20%\r100%\n", 1), "100%\n");
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement() {
+        let input = b"a\xffb\xe2\x82c\xf0\x9f\x98";
+        assert_eq!(sanitize(input), String::from_utf8_lossy(input));
+        for size in 1..input.len() {
+            assert_eq!(chunked(input, size), String::from_utf8_lossy(input));
+        }
+    }
+
+    #[test]
+    fn split_character_is_reassembled() {
+        let input = "a😀b".as_bytes();
+        assert_eq!(chunked(input, 1), "a😀b");
+        assert_eq!(chunked(input, 2), "a😀b");
+    }
+
+    #[test]
+    fn unterminated_osc_is_bounded() {
+        let mut input = b"\x1b]".to_vec();
+        input.extend(std::iter::repeat_n(b'x', MAX_STRING_SEQUENCE + 10));
+        let out = sanitize(&input);
+        assert!(out.len() <= 11, "{}", out.len());
+    }
+}

@@ -1,0 +1,436 @@
+//! The bounded window over the sanitized text: which part of it a model is shown.
+//!
+//! The window sees the sanitized stream `S` as it grows (text, and "clear the current line"
+//! for a lone `\r`) and keeps only what any final view could need:
+//! - a prefix of `S` up to the head budget (`head`, `both`, `smart`);
+//! - a suffix of `S` of at least the tail budget, kept as the completed lines' suffix plus the
+//!   current line's suffix, each compacted at twice the budget, so memory is bounded and a
+//!   `\r` that clears the current line can never expose bytes that were dropped.
+//!
+//! Architecture invariant: the view is a function of `S` alone, never of how the input was
+//! chunked; the property tests check exactly that.
+
+use crate::salient::{SalientConfig, SalientTracker};
+use crate::sanitize::Emit;
+use crate::{Direction, TruncatedBy};
+
+/// Budget of one window.
+#[derive(Debug, Clone)]
+pub(crate) struct WindowLimits {
+    pub(crate) max_bytes: usize,
+    pub(crate) max_lines: Option<usize>,
+    pub(crate) direction: Direction,
+    /// Share of the budget given to the head in `both` (0.0..=1.0).
+    pub(crate) head_share: f64,
+    pub(crate) salient: SalientConfig,
+}
+
+/// What the window shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct View {
+    /// The text for the model, with elision markers between parts.
+    pub text: String,
+    /// Whether anything of the sanitized stream is not shown.
+    pub truncated: bool,
+    /// What cut it, when truncated.
+    pub truncated_by: Option<TruncatedBy>,
+    /// Raw line ranges shown, 1-based and inclusive, in order.
+    pub shown_ranges: Vec<[u64; 2]>,
+    /// Bytes of output shown (markers excluded).
+    pub output_bytes: u64,
+    /// Lines of output shown (markers excluded).
+    pub output_lines: u64,
+    /// Salient lines from the elided middle that the view keeps (`smart` only).
+    pub salient_lines: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct Window {
+    limits: WindowLimits,
+    head_cap: usize,
+    tail_cap: usize,
+    head_line_cap: Option<usize>,
+    tail_line_cap: Option<usize>,
+    /// Length of `S`.
+    total_bytes: u64,
+    /// Completed lines of `S`.
+    newlines: u64,
+    /// Bytes of the current (unterminated) line.
+    line_len: u64,
+    head: Vec<u8>,
+    tail_committed: Vec<u8>,
+    tail_current: Vec<u8>,
+    salient: Option<SalientTracker>,
+}
+
+fn is_continuation(b: u8) -> bool {
+    (b & 0xC0) == 0x80
+}
+
+fn count_lines(bytes: &[u8]) -> u64 {
+    let nl = memchr::memchr_iter(b'\n', bytes).count() as u64;
+    nl + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// Keeps the last `keep` bytes of `buf` once it holds more than twice that.
+fn compact(buf: &mut Vec<u8>, keep: usize) {
+    if buf.len() > keep.saturating_mul(2).max(4096) {
+        let drop = buf.len() - keep;
+        buf.drain(..drop);
+    }
+}
+
+/// Start of the last `lines` lines of `text` (a trailing `\n` ends the last line).
+fn start_of_last_lines(text: &[u8], lines: usize) -> usize {
+    if lines == 0 {
+        return text.len();
+    }
+    let body = text.strip_suffix(b"\n").unwrap_or(text);
+    memchr::memrchr_iter(b'\n', body).nth(lines - 1).map_or(0, |i| i + 1)
+}
+
+/// End of the first `lines` lines of `text` (the `\n` ending the last one included).
+fn end_of_first_lines(text: &[u8], lines: usize) -> usize {
+    if lines == 0 {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', text).nth(lines - 1).map_or(text.len(), |i| i + 1)
+}
+
+impl Window {
+    pub(crate) fn new(limits: WindowLimits) -> Self {
+        let max = limits.max_bytes;
+        let share = limits.head_share.clamp(0.0, 1.0);
+        let (head_cap, tail_cap) = match limits.direction {
+            Direction::Tail => (0, max),
+            Direction::Head => (max, 0),
+            Direction::Both => {
+                let head = (max as f64 * share).round() as usize;
+                (head, max - head.min(max))
+            }
+            Direction::Smart => {
+                let head = (max as f64 * limits.salient.head_share.clamp(0.0, 1.0)).round() as usize;
+                (head.min(max), max - head.min(max))
+            }
+        };
+        let (head_line_cap, tail_line_cap) = match (limits.direction, limits.max_lines) {
+            (_, None) => (None, None),
+            (Direction::Tail, Some(l)) => (Some(0), Some(l)),
+            (Direction::Head, Some(l)) => (Some(l), Some(0)),
+            (Direction::Both, Some(l)) => {
+                let h = (l as f64 * share).round() as usize;
+                (Some(h), Some(l - h.min(l)))
+            }
+            (Direction::Smart, Some(l)) => {
+                let h = (l as f64 * limits.salient.head_share).round() as usize;
+                (Some(h), Some(l - h.min(l)))
+            }
+        };
+        let salient = (limits.direction == Direction::Smart).then(|| {
+            let budget = (max as f64 * limits.salient.budget_share.clamp(0.0, 1.0)).round() as usize;
+            SalientTracker::new(limits.salient.clone(), budget.min(tail_cap), head_cap, tail_cap)
+        });
+        Window {
+            limits,
+            head_cap,
+            tail_cap,
+            head_line_cap,
+            tail_line_cap,
+            total_bytes: 0,
+            newlines: 0,
+            line_len: 0,
+            head: Vec::new(),
+            tail_committed: Vec::new(),
+            tail_current: Vec::new(),
+            salient,
+        }
+    }
+
+    fn push_head(&mut self, bytes: &[u8]) {
+        if self.head.len() < self.head_cap {
+            let take = (self.head_cap - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..take]);
+        }
+    }
+
+    fn push_tail(&mut self, bytes: &[u8]) {
+        if self.tail_cap == 0 {
+            return;
+        }
+        let keep = self.tail_cap;
+        match memchr::memrchr(b'\n', bytes) {
+            Some(last_nl) => {
+                let committed = &bytes[..=last_nl];
+                if committed.len() >= keep {
+                    self.tail_committed.clear();
+                    self.tail_current.clear();
+                    self.tail_committed.extend_from_slice(&committed[committed.len() - keep..]);
+                } else {
+                    self.tail_committed.append(&mut self.tail_current);
+                    compact(&mut self.tail_committed, keep);
+                    self.tail_committed.extend_from_slice(committed);
+                    compact(&mut self.tail_committed, keep);
+                }
+                let rest = &bytes[last_nl + 1..];
+                self.tail_current.clear();
+                self.tail_current.extend_from_slice(&rest[rest.len().saturating_sub(keep)..]);
+            }
+            None => {
+                self.tail_current.extend_from_slice(bytes);
+                compact(&mut self.tail_current, keep);
+            }
+        }
+    }
+
+    /// The last `tail_cap` bytes of `S` (at most), as one buffer.
+    fn tail_bytes(&self) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(self.tail_committed.len() + self.tail_current.len());
+        buf.extend_from_slice(&self.tail_committed);
+        buf.extend_from_slice(&self.tail_current);
+        let total = usize::try_from(self.total_bytes).unwrap_or(usize::MAX);
+        let keep = self.tail_cap.min(total);
+        buf.drain(..buf.len().saturating_sub(keep));
+        buf
+    }
+
+    fn total_lines(&self) -> u64 {
+        self.newlines + u64::from(self.line_len > 0)
+    }
+
+    /// Computes what is shown.
+    pub(crate) fn view(&self) -> View {
+        let fits_bytes = self.total_bytes <= self.limits.max_bytes as u64;
+        let fits_lines = self.limits.max_lines.is_none_or(|l| self.total_lines() <= l as u64);
+        match self.limits.direction {
+            Direction::Tail => self.tail_view(),
+            Direction::Head => self.head_view(),
+            Direction::Both | Direction::Smart if fits_bytes && fits_lines => self.whole_view(),
+            Direction::Both => self.both_view(),
+            Direction::Smart => self.smart_view(),
+        }
+    }
+
+    /// The head part: a prefix cut on a character boundary, within the head's line budget.
+    /// Returns the part and whether the line budget (not bytes) cut it.
+    fn head_part(&self) -> (&[u8], bool) {
+        let held = &self.head[..self.head_cap.min(self.head.len())];
+        // The head holds a prefix of valid text, so only a final character can be incomplete.
+        let cut = std::str::from_utf8(held).map_or_else(|e| e.valid_up_to(), str::len);
+        let part = &self.head[..cut];
+        match self.head_line_cap {
+            Some(l) => {
+                let end = end_of_first_lines(part, l);
+                (&part[..end], end < part.len())
+            }
+            None => (part, false),
+        }
+    }
+
+    /// The tail part: a suffix starting on a character boundary, within `lines` lines.
+    /// Returns the part and whether the line budget (not bytes) cut it.
+    fn tail_part(tail: &[u8], lines: Option<usize>) -> (usize, bool) {
+        let mut start = 0;
+        while start < tail.len() && is_continuation(tail[start]) {
+            start += 1;
+        }
+        if let Some(l) = lines {
+            let by_lines = start + start_of_last_lines(&tail[start..], l);
+            if by_lines > start {
+                return (by_lines, true);
+            }
+        }
+        (start, false)
+    }
+
+    fn tail_view(&self) -> View {
+        let tail = self.tail_bytes();
+        let (start, by_lines) = Self::tail_part(&tail, self.tail_line_cap);
+        let shown = &tail[start..];
+        let mut view = self.single_part_view(shown, self.first_line_of_suffix(shown));
+        if view.truncated {
+            view.truncated_by = Some(if by_lines { TruncatedBy::Lines } else { TruncatedBy::Bytes });
+        }
+        view
+    }
+
+    fn head_view(&self) -> View {
+        let (shown, by_lines) = self.head_part();
+        let mut view = self.single_part_view(shown, 1);
+        if view.truncated {
+            view.truncated_by = Some(if by_lines { TruncatedBy::Lines } else { TruncatedBy::Bytes });
+        }
+        view
+    }
+
+    fn whole_view(&self) -> View {
+        // Everything fits: the head holds the start, the tail buffer the rest.
+        let head = &self.head[..];
+        let rest_len = usize::try_from(self.total_bytes).unwrap_or(usize::MAX) - head.len();
+        let tail = self.tail_bytes();
+        let rest = &tail[tail.len() - rest_len.min(tail.len())..];
+        let mut all = Vec::with_capacity(head.len() + rest.len());
+        all.extend_from_slice(head);
+        all.extend_from_slice(rest);
+        self.single_part_view(&all, 1)
+    }
+
+    /// Line number (1-based) of the first byte of a suffix of `S`.
+    fn first_line_of_suffix(&self, suffix: &[u8]) -> u64 {
+        let in_suffix = memchr::memchr_iter(b'\n', suffix).count() as u64;
+        self.newlines - in_suffix + 1
+    }
+
+    fn single_part_view(&self, shown: &[u8], first_line: u64) -> View {
+        let text = String::from_utf8_lossy(shown).into_owned();
+        let output_lines = count_lines(shown);
+        let truncated = (shown.len() as u64) < self.total_bytes;
+        let shown_ranges = if output_lines == 0 {
+            Vec::new()
+        } else {
+            vec![[first_line, first_line + output_lines - 1]]
+        };
+        View {
+            text,
+            truncated,
+            truncated_by: None,
+            shown_ranges,
+            output_bytes: shown.len() as u64,
+            output_lines,
+            salient_lines: 0,
+        }
+    }
+
+    fn both_view(&self) -> View {
+        let (head, head_by_lines) = self.head_part();
+        let tail = self.tail_bytes();
+        let (start, by_lines) = Self::tail_part(&tail, self.tail_line_cap);
+        let tail = &tail[start..];
+        let parts = vec![Part::new(head, 1), Part::new(tail, self.first_line_of_suffix(tail))];
+        let by_lines = by_lines || head_by_lines;
+        self.assemble(&parts, by_lines, 0)
+    }
+
+    fn smart_view(&self) -> View {
+        let (head, head_by_lines) = self.head_part();
+        let head_last = count_lines(head);
+        let tail_all = self.tail_bytes();
+        let salient = self.salient.as_ref().expect("smart windows track salient lines");
+        // Pass 1: choose salient lines from the middle left by the smallest tail we could show.
+        let min_tail_cap = self.tail_cap.saturating_sub(salient.budget());
+        let min_tail = &tail_all[tail_all.len().saturating_sub(min_tail_cap)..];
+        let (start, _) = Self::tail_part(min_tail, self.tail_line_cap);
+        let min_tail_first = self.first_line_of_suffix(&min_tail[start..]);
+        let groups = salient.select(head_last, min_tail_first);
+        // Pass 2: the tail gets whatever budget the salient lines left unused.
+        let used: usize = groups.iter().map(|g| g.text.len()).sum();
+        let tail_cap = self.tail_cap.saturating_sub(used);
+        let tail = &tail_all[tail_all.len().saturating_sub(tail_cap)..];
+        let (start, by_lines) = Self::tail_part(tail, self.tail_line_cap);
+        let tail = &tail[start..];
+        let tail_first = self.first_line_of_suffix(tail);
+        let mut parts = vec![Part::new(head, 1)];
+        let mut kept = 0;
+        for group in groups.iter().filter(|g| g.last_line < tail_first) {
+            kept += group.salient;
+            parts.push(Part { bytes: group.text.as_bytes(), first_line: group.first_line });
+        }
+        parts.push(Part::new(tail, tail_first));
+        self.assemble(&parts, by_lines || head_by_lines, kept)
+    }
+
+    /// Joins parts with markers that say what was left out between them.
+    fn assemble(&self, parts: &[Part<'_>], by_lines: bool, salient_lines: u64) -> View {
+        let mut text = String::new();
+        let mut shown_ranges: Vec<[u64; 2]> = Vec::new();
+        let mut output_bytes = 0u64;
+        let mut output_lines = 0u64;
+        let mut prev_end: Option<u64> = None; // last line number shown so far
+        let mut prev_bytes_end = 0u64;
+        let parts: Vec<&Part<'_>> = parts.iter().filter(|p| !p.bytes.is_empty()).collect();
+        for (i, part) in parts.iter().enumerate() {
+            let lines = count_lines(part.bytes);
+            let last = part.first_line + lines - 1;
+            if i > 0 {
+                let omitted_lines = part.first_line.saturating_sub(prev_end.unwrap_or(0) + 1);
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                let omitted = if salient_lines > 0 || self.limits.direction == Direction::Smart {
+                    format!("[... {omitted_lines} lines omitted ...]\n")
+                } else {
+                    let omitted_bytes = self
+                        .total_bytes
+                        .saturating_sub(prev_bytes_end + part_bytes_from_end(part, &parts[i..]));
+                    format!("[... {omitted_lines} lines ({omitted_bytes} bytes) omitted ...]\n")
+                };
+                text.push_str(&omitted);
+            }
+            text.push_str(&String::from_utf8_lossy(part.bytes));
+            match shown_ranges.last_mut() {
+                Some(range) if part.first_line <= range[1] + 1 => range[1] = range[1].max(last),
+                _ => shown_ranges.push([part.first_line, last]),
+            }
+            output_bytes += part.bytes.len() as u64;
+            output_lines += lines;
+            prev_end = Some(last);
+            prev_bytes_end += part.bytes.len() as u64;
+        }
+        View {
+            text,
+            truncated: true,
+            truncated_by: Some(if by_lines { TruncatedBy::Lines } else { TruncatedBy::Bytes }),
+            shown_ranges,
+            output_bytes,
+            output_lines,
+            salient_lines,
+        }
+    }
+}
+
+/// Bytes of the parts from this one to the end (used for the omitted-bytes count in `both`).
+fn part_bytes_from_end(_part: &Part<'_>, rest: &[&Part<'_>]) -> u64 {
+    rest.iter().map(|p| p.bytes.len() as u64).sum()
+}
+
+struct Part<'a> {
+    bytes: &'a [u8],
+    first_line: u64,
+}
+
+impl<'a> Part<'a> {
+    fn new(bytes: &'a [u8], first_line: u64) -> Self {
+        Part { bytes, first_line }
+    }
+}
+
+impl Emit for Window {
+    fn text(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        self.push_head(bytes);
+        self.push_tail(bytes);
+        if let Some(salient) = &mut self.salient {
+            let line_start = self.total_bytes - self.line_len;
+            salient.text(bytes, self.newlines + 1, line_start, self.line_len);
+        }
+        let nl = memchr::memchr_iter(b'\n', bytes).count() as u64;
+        self.newlines += nl;
+        self.line_len = match memchr::memrchr(b'\n', bytes) {
+            Some(i) => (bytes.len() - i - 1) as u64,
+            None => self.line_len + bytes.len() as u64,
+        };
+        self.total_bytes += bytes.len() as u64;
+    }
+
+    fn clear_line(&mut self) {
+        self.total_bytes -= self.line_len;
+        self.line_len = 0;
+        let line_start = usize::try_from(self.total_bytes).unwrap_or(usize::MAX);
+        if line_start < self.head.len() {
+            self.head.truncate(line_start);
+        }
+        self.tail_current.clear();
+        if let Some(salient) = &mut self.salient {
+            salient.clear_line();
+        }
+    }
+}
