@@ -45,7 +45,7 @@ step() { printf '== %s\n' "$1" >&2; }
 # ---------------------------------------------------------------------------
 # 1. gcc_cascade: one gcc invocation over 60 C files. Most files only produce
 #    -Wall/-Wextra/-Wconversion warnings; src/mod_031.c misses the ';' after a
-#    typedef'd struct, which cascades into dozens of follow-up errors.
+#    typedef'd struct, which cascades into 23 follow-up errors.
 #    Needle: the root-cause error (first error of the cascade).
 step gcc_cascade
 mkdir -p "$WORK/gcc/src"
@@ -625,7 +625,8 @@ count=0
 for i in $(seq -w 1 400); do
     src="assets/img/icon_$i.png"
     cp "$src" "$dest/"
-    sum=$(sha256sum "$dest/icon_$i.png" | cut -c1-12)
+    sum=$(sha256sum "$dest/icon_$i.png")
+    sum=${sum:0:12}
     count=$((count + 1))
     echo "deployed icon_$i.png sha=$sum ($count/400)"
 done
@@ -776,7 +777,7 @@ out = sys.argv[1]
 spec = [
  ("gcc_cascade", "gcc -std=c11 -Wall -Wextra -Wconversion -Wshadow -c src/*.c (60 files)",
   r"^src/mod_031\.c:\d+:\d+: error: expected ';' before", "middle",
-  "root-cause C syntax error (missing ';' after typedef) above ~40 follow-up errors"),
+  "root-cause C syntax error (missing ';' after typedef) above 23 follow-up errors"),
  ("rustc_cascade", "rustc (lib with warnings) then rustc (bin with errors)",
   r"^error\[E0432\]: unresolved import", "middle",
   "root-cause unresolved import above a cascade of E0308 errors"),

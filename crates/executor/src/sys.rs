@@ -1,0 +1,146 @@
+//! Thin, safe wrappers over the Linux calls the executor needs and std does not offer:
+//! pidfds, poll, non-blocking reads, pipe sizes, and `/proc` scans.
+
+use std::fs;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+/// Opens a pidfd for `pid`: readable once the process exits. `None` where unsupported.
+pub(crate) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the syscall returned a fresh descriptor that we now own.
+    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Makes a descriptor non-blocking.
+pub(crate) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor we hold; flags are read then written back.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Asks for a larger pipe buffer (fewer wakeups on floods); failure is harmless.
+pub(crate) fn grow_pipe(fd: RawFd, bytes: i32) {
+    // SAFETY: F_SETPIPE_SZ on a pipe we hold; an error leaves the pipe as it was.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, bytes);
+    }
+}
+
+/// Result of reading what is available from a non-blocking descriptor.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ReadState {
+    /// More may come.
+    Open,
+    /// End of file (or an error that ends the stream).
+    Closed,
+}
+
+/// Reads everything available now, calling `f` per chunk. At most `max_rounds` reads, so one
+/// flooding stream cannot starve the other.
+pub(crate) fn read_available(fd: RawFd, buf: &mut [u8], max_rounds: usize, mut f: impl FnMut(&[u8])) -> ReadState {
+    for _ in 0..max_rounds {
+        // SAFETY: reading into a buffer we own, of its length.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            f(&buf[..n as usize]);
+            continue;
+        }
+        if n == 0 {
+            return ReadState::Closed;
+        }
+        let err = io::Error::last_os_error();
+        return match err.raw_os_error() {
+            Some(libc::EAGAIN | libc::EINTR) => ReadState::Open,
+            // EIO is how a PTY master says the other side closed.
+            _ => ReadState::Closed,
+        };
+    }
+    ReadState::Open
+}
+
+/// Polls descriptors for readability. Returns which are ready (readable or hung up).
+pub(crate) fn poll_readable(fds: &[Option<RawFd>], timeout: Option<Duration>) -> Vec<bool> {
+    let mut pfds: Vec<libc::pollfd> =
+        fds.iter().map(|fd| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 }).collect();
+    let ms = timeout.map_or(-1, |t| {
+        // Round up so a deadline is never polled as already passed.
+        let ms = t.as_micros().div_ceil(1000);
+        i32::try_from(ms).unwrap_or(i32::MAX)
+    });
+    // SAFETY: pfds is a valid array of its length; negative fds are ignored by poll.
+    let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
+    if n <= 0 {
+        return vec![false; fds.len()];
+    }
+    pfds.iter().map(|p| p.revents != 0).collect()
+}
+
+/// A pipe whose both ends are close-on-exec.
+pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two fresh descriptors into the array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are fresh and ours.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Writes all of `data` to a blocking descriptor.
+pub(crate) fn write_all(fd: &impl AsRawFd, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        // SAFETY: writing from a slice we own, of its length.
+        let n = unsafe { libc::write(fd.as_raw_fd(), data.as_ptr().cast(), data.len()) };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        data = &data[n as usize..];
+    }
+    Ok(())
+}
+
+/// One process as `/proc/<pid>/stat` describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcStat {
+    pub(crate) pid: i32,
+    pub(crate) ppid: i32,
+    pub(crate) pgid: i32,
+    pub(crate) zombie: bool,
+}
+
+pub(crate) fn proc_stat(pid: i32) -> Option<ProcStat> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces and parentheses: fields start after the last ')'.
+    let rest = &text[text.rfind(')')? + 2..];
+    let mut fields = rest.split(' ');
+    let state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgid = fields.next()?.parse().ok()?;
+    Some(ProcStat { pid, ppid, pgid, zombie: state == "Z" || state == "X" })
+}
+
+/// Every process visible in `/proc`.
+pub(crate) fn all_pids() -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()
+}
+
+/// Whether `/proc/<pid>/environ` holds `needle` (a `NAME=value` entry).
+pub(crate) fn environ_contains(pid: i32, needle: &[u8]) -> bool {
+    fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == needle))
+}

@@ -1,0 +1,222 @@
+//! One-shot runs against helper programs that misbehave on purpose. This test binary does not
+//! make itself a subreaper, so it exercises the marker scan that finds escaped processes.
+
+mod support;
+
+use std::time::Duration;
+
+use agent_exec_executor::{CancelToken, ExecSpec, ExitStatus, run};
+use agent_exec_sink::{OutputSink, SinkConfig};
+use support::{PidFile, exec, spec};
+
+#[test]
+fn plain_command_exit_code_and_output() {
+    let pids = PidFile::new();
+    let (outcome, capture) = exec(&spec("echo hello; echo oops >&2; exit 3", &pids));
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(3)));
+    assert_eq!(capture.view.text, "hello\noops\n");
+    assert_eq!(capture.totals.stdout.bytes, 6);
+    assert_eq!(capture.totals.stderr.bytes, 5);
+    assert!(!outcome.timed_out && !outcome.cancelled);
+    assert_eq!(outcome.processes_stopped, 0);
+}
+
+#[test]
+fn stdin_is_dev_null() {
+    let pids = PidFile::new();
+    let (outcome, capture) = exec(&spec("$MB read-stdin", &pids));
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
+    assert_eq!(capture.view.text, "read 0 bytes\n");
+}
+
+#[test]
+fn pipefail_reports_the_failing_stage() {
+    let pids = PidFile::new();
+    let (outcome, _) = exec(&spec("false | cat", &pids));
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(1)));
+}
+
+#[test]
+fn hardened_environment_reaches_the_command() {
+    let pids = PidFile::new();
+    let (_, capture) = exec(&spec("echo $GIT_PAGER $TERM $CI $NO_COLOR", &pids));
+    assert_eq!(capture.view.text, "cat dumb 1 1\n");
+}
+
+#[test]
+fn command_leads_its_own_process_group() {
+    let pids = PidFile::new();
+    let (_, capture) = exec(&spec("ps -o pid=,pgid= -p $$", &pids));
+    let fields: Vec<&str> = capture.view.text.split_whitespace().collect();
+    assert_eq!(fields.len(), 2, "{}", capture.view.text);
+    assert_eq!(fields[0], fields[1]);
+}
+
+#[test]
+fn timeout_ends_a_process_that_ignores_term() {
+    let pids = PidFile::new();
+    let mut s = spec("$MB ignore-term 30", &pids);
+    s.timeout = Some(Duration::from_millis(300));
+    let (outcome, capture) = exec(&s);
+    assert!(outcome.timed_out);
+    assert_eq!(outcome.status, Some(ExitStatus::Signaled(9)));
+    assert_eq!(capture.view.text, "ignoring TERM\n");
+    assert_eq!(pids.pids().len(), 1);
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}
+
+#[test]
+fn timeout_ends_a_stopped_process() {
+    let pids = PidFile::new();
+    let mut s = spec("exec $MB stop-self 30", &pids);
+    s.timeout = Some(Duration::from_millis(300));
+    let (outcome, capture) = exec(&s);
+    assert!(outcome.timed_out);
+    assert!(matches!(outcome.status, Some(ExitStatus::Signaled(_))), "{:?}", outcome.status);
+    assert_eq!(capture.view.text, "stopping\n");
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}
+
+#[test]
+fn closing_the_pipes_does_not_end_the_call() {
+    let pids = PidFile::new();
+    let mut s = spec("exec $MB close-and-stay 30", &pids);
+    s.timeout = Some(Duration::from_millis(400));
+    let (outcome, capture) = exec(&s);
+    assert!(outcome.timed_out, "the call must wait for the exit, not for EOF");
+    assert_eq!(capture.view.text, "closing pipes\n");
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}
+
+#[test]
+fn background_child_holding_pipes_is_drained_then_stopped() {
+    let pids = PidFile::new();
+    let (outcome, capture) = exec(&spec("$MB fork-grandchild 30", &pids));
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
+    assert!(outcome.drain_cut_short);
+    assert_eq!(outcome.processes_stopped, 1);
+    assert!(capture.view.text.contains("parent exits"));
+    assert_eq!(pids.pids().len(), 1);
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}
+
+#[test]
+fn background_child_that_closed_its_pipes_is_stopped() {
+    let pids = PidFile::new();
+    let (outcome, _) = exec(&spec("$MB fork-grandchild 30 close", &pids));
+    assert_eq!(outcome.processes_stopped, 1);
+    assert!(!outcome.drain_cut_short);
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}
+
+#[test]
+fn setsid_escapee_is_found_and_stopped() {
+    let pids = PidFile::new();
+    let (outcome, capture) = exec(&spec("$MB setsid-escape 30", &pids));
+    assert_eq!(capture.view.text, "escaped\n");
+    assert_eq!(pids.pids().len(), 1);
+    assert_eq!(outcome.processes_stopped, 1);
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}
+
+#[test]
+fn setsid_escapee_is_ended_on_timeout() {
+    let pids = PidFile::new();
+    let mut s = spec("$MB setsid-escape 30; sleep 30", &pids);
+    s.timeout = Some(Duration::from_millis(500));
+    let (outcome, _) = exec(&s);
+    assert!(outcome.timed_out);
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}
+
+#[test]
+fn flood_is_captured_in_bounded_memory() {
+    let pids = PidFile::new();
+    let (outcome, capture) = exec(&spec("$MB flood 20000000", &pids));
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
+    assert_eq!(capture.totals.stdout.bytes, 20_000_000);
+    assert_eq!(capture.totals.stderr.bytes, 11);
+    assert!(capture.view.output_bytes <= 51_200);
+    assert!(capture.view.text.ends_with("flood done\n"));
+}
+
+#[test]
+fn invalid_utf8_across_writes() {
+    let pids = PidFile::new();
+    let (_, capture) = exec(&spec("$MB invalid-utf8", &pids));
+    assert_eq!(capture.view.text, "start 😀 bad:\u{fffd}\u{fffd} end\n");
+}
+
+#[test]
+fn arrival_order_is_kept_across_streams() {
+    let pids = PidFile::new();
+    let (_, capture) = exec(&spec("$MB stderr-then-stdout", &pids));
+    assert_eq!(capture.view.text, "err line\nout line\n");
+}
+
+#[test]
+fn spawn_failure_is_an_outcome() {
+    let mut sink = OutputSink::new(SinkConfig::default(), None);
+    let spec = ExecSpec::argv("/definitely/not/here", vec![], "/tmp");
+    let outcome = run(&spec, &mut sink, &CancelToken::new());
+    assert_eq!(outcome.status, None);
+    let err = outcome.spawn_error.expect("spawn error");
+    assert!(err.contains("No such file or directory"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("noexec");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    let outcome = run(&ExecSpec::argv(script.display().to_string(), vec![], "/tmp"), &mut sink, &CancelToken::new());
+    assert!(outcome.spawn_error.expect("spawn error").contains("Permission denied"));
+}
+
+#[test]
+fn argv_runs_without_a_shell() {
+    let mut sink = OutputSink::new(SinkConfig::default(), None);
+    let spec = ExecSpec::argv("echo", vec!["$HOME".into(), "a b".into()], "/tmp");
+    let outcome = run(&spec, &mut sink, &CancelToken::new());
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
+    assert_eq!(sink.finish_capture().view.text, "$HOME a b\n");
+}
+
+#[test]
+fn killed_by_a_signal() {
+    let pids = PidFile::new();
+    let (outcome, _) = exec(&spec("kill -SEGV $$", &pids));
+    assert_eq!(outcome.status, Some(ExitStatus::Signaled(11)));
+}
+
+#[test]
+fn cancel_ends_the_group_and_keeps_output() {
+    let pids = PidFile::new();
+    let s = spec("echo before; $MB ignore-term 30", &pids);
+    let cancel = CancelToken::new();
+    let c2 = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        c2.cancel();
+    });
+    let mut sink = OutputSink::new(SinkConfig::default(), None);
+    let outcome = run(&s, &mut sink, &cancel);
+    assert!(outcome.cancelled);
+    assert!(!outcome.timed_out);
+    assert_eq!(sink.finish_capture().view.text, "before\nignoring TERM\n");
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn dropping_the_future_ends_the_group() {
+    let pids = PidFile::new();
+    let s = spec("$MB ignore-term 30", &pids);
+    let sink = OutputSink::new(SinkConfig::default(), None);
+    let fut = agent_exec_executor::run_async(s, sink, CancelToken::new());
+    let _ = tokio::time::timeout(Duration::from_millis(300), fut).await;
+    // The run thread ends the group after the grace period; wait for that, bounded.
+    for _ in 0..200 {
+        if !pids.pids().is_empty() && pids.survivors().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(pids.pids().len(), 1);
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}

@@ -1,0 +1,769 @@
+//! The walk over the syntax tree: finds every simple command however it is nested, resolves
+//! its words, tracks `cd` and static variables, and notes what cannot be known statically.
+
+use std::path::{Path, PathBuf};
+
+use tree_sitter::Node;
+
+use crate::command::{Class, Cmd, Finding, Origin, Redir, RedirKind};
+use crate::paths::{Cwd, normalize};
+use crate::unwrap::unwrap;
+use crate::words::{self, Env, Vars, Word};
+use crate::{fallback, parse};
+
+/// Scripts inside scripts (`bash -c "eval '...'"`) deeper than this are not followed.
+const MAX_SCRIPT_DEPTH: u32 = 12;
+/// Syntax nesting deeper than this is not followed.
+const MAX_NODE_DEPTH: u32 = 200;
+/// Total work bound for one check.
+const MAX_STEPS: usize = 200_000;
+/// Commands recorded for one check.
+const MAX_COMMANDS: usize = 2_000;
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub(crate) struct Analysis {
+    pub(crate) cmds: Vec<Cmd>,
+    pub(crate) findings: Vec<Finding>,
+    /// Commands guessed from text the parser could not make sense of; used for the hardline
+    /// guard only.
+    pub(crate) rough: Vec<Cmd>,
+}
+
+/// Standard input of a pipeline stage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stdin {
+    /// Text known statically (`echo ... |`, `cat <<EOF |`).
+    Text(String),
+    /// Whatever the previous stage writes.
+    Unknown,
+}
+
+/// How a node is placed.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Io {
+    pub(crate) piped_in: bool,
+    pub(crate) piped_out: bool,
+    pub(crate) captured: bool,
+    pub(crate) stdin: Option<Stdin>,
+}
+
+pub(crate) struct Scope {
+    cwd: Cwd,
+    vars: Vars,
+}
+
+/// The walker's state.
+pub(crate) struct Walker {
+    pub(crate) home: Option<String>,
+    pub(crate) cwd: Cwd,
+    pub(crate) vars: Vars,
+    /// Greater than zero where a statement may or may not run.
+    pub(crate) conditional: u32,
+    script_depth: u32,
+    node_depth: u32,
+    steps: usize,
+    pub(crate) out: Analysis,
+}
+
+impl Walker {
+    pub(crate) fn new(cwd: &Path, home: Option<&Path>) -> Walker {
+        Walker {
+            home: home.map(|h| h.to_string_lossy().into_owned()),
+            cwd: Cwd::known(normalize(Path::new("/"), cwd)),
+            vars: Vars::new(),
+            conditional: 0,
+            script_depth: 0,
+            node_depth: 0,
+            steps: 0,
+            out: Analysis::default(),
+        }
+    }
+
+    pub(crate) fn save(&self) -> Scope {
+        Scope {
+            cwd: self.cwd.clone(),
+            vars: self.vars.clone(),
+        }
+    }
+
+    pub(crate) fn restore(&mut self, scope: Scope) {
+        self.cwd = scope.cwd;
+        self.vars = scope.vars;
+    }
+
+    pub(crate) fn finding(&mut self, f: Finding) {
+        if !self.out.findings.contains(&f) {
+            self.out.findings.push(f);
+        }
+    }
+
+    fn too_complex(&mut self, what: &str) {
+        self.finding(Finding::ask(
+            Class::Unresolved,
+            "unresolved.too-complex",
+            format!(
+                "the command is {what} to analyse completely, so it needs approval. Split it into simpler commands."
+            ),
+        ));
+    }
+
+    /// Parses and walks a script (the whole line, or a string a shell will run).
+    pub(crate) fn walk_script(&mut self, text: &str, io: &Io) {
+        if self.script_depth >= MAX_SCRIPT_DEPTH {
+            self.too_complex("nested too deeply (shells inside shells)");
+            return;
+        }
+        let Some(tree) = parse::parse(text) else {
+            self.finding(Finding::ask(
+                Class::Unresolved,
+                "unresolved.parse",
+                "the command could not be parsed, so it needs approval.",
+            ));
+            return;
+        };
+        let root = tree.root_node();
+        if root.has_error() {
+            for words in fallback::rough_commands(text) {
+                let words: Vec<Word> = words.iter().map(|w| Word::lit(w)).collect();
+                let unwrapped = unwrap(&words);
+                self.out.rough.push(Cmd {
+                    words,
+                    unwrapped,
+                    assigns: Vec::new(),
+                    redirects: Vec::new(),
+                    cwd: self.cwd.clone(),
+                    origin: Origin::Direct,
+                    piped_in: false,
+                    piped_out: false,
+                });
+            }
+        }
+        self.script_depth += 1;
+        self.walk(root, text, io);
+        self.script_depth -= 1;
+    }
+
+    pub(crate) fn env(&self) -> (Option<String>, Option<String>) {
+        let pwd = self
+            .cwd
+            .exact()
+            .map(|p| p.to_string_lossy().into_owned());
+        (self.home.clone(), pwd)
+    }
+
+    pub(crate) fn resolve(&self, node: Node<'_>, src: &str) -> Vec<Word> {
+        let (home, pwd) = self.env();
+        let env = Env {
+            home: home.as_deref(),
+            pwd: pwd.as_deref(),
+            vars: &self.vars,
+        };
+        words::resolve(node, src, &env)
+    }
+
+    /// Walks one node; returns what it writes to standard output when that is known.
+    pub(crate) fn walk(&mut self, node: Node<'_>, src: &str, io: &Io) -> Option<String> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS || self.out.cmds.len() > MAX_COMMANDS {
+            self.too_complex("too large");
+            return None;
+        }
+        if self.node_depth >= MAX_NODE_DEPTH {
+            self.too_complex("nested too deeply");
+            return None;
+        }
+        self.node_depth += 1;
+        let out = self.walk_inner(node, src, io);
+        self.node_depth -= 1;
+        out
+    }
+
+    fn walk_inner(&mut self, node: Node<'_>, src: &str, io: &Io) -> Option<String> {
+        match node.kind() {
+            "command" => return self.walk_command(node, src, io, &[]),
+            "redirected_statement" => return self.walk_redirected(node, src, io),
+            "pipeline" => {
+                let stages: Vec<Node<'_>> = named_children(node);
+                self.walk_stages(&stages, src, io, io.stdin.clone());
+            }
+            "list" => self.walk_list(node, src, io),
+            "subshell" => {
+                let scope = self.save();
+                self.walk_children(node, src, io);
+                self.restore(scope);
+            }
+            "command_substitution" | "process_substitution" => {
+                let scope = self.save();
+                let inner = Io {
+                    captured: true,
+                    ..Io::default()
+                };
+                self.walk_children(node, src, &inner);
+                self.restore(scope);
+            }
+            "function_definition" => self.walk_function(node, src),
+            "if_statement" | "while_statement" | "for_statement" | "c_style_for_statement"
+            | "case_statement" => self.walk_compound(node, src, io),
+            "variable_assignment" => self.walk_assignment(node, src),
+            "declaration_command" | "unset_command" => self.walk_declaration(node, src, io),
+            "comment" => {}
+            "compound_statement" | "program" => {
+                let mut last = None;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    last = self.walk(child, src, io);
+                }
+                return last;
+            }
+            _ => self.walk_children(node, src, io),
+        }
+        None
+    }
+
+    fn walk_children(&mut self, node: Node<'_>, src: &str, io: &Io) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.walk(child, src, io);
+        }
+    }
+
+    /// Walks the substitutions inside a word-like node (they run before the command).
+    pub(crate) fn walk_subs(&mut self, node: Node<'_>, src: &str) {
+        match node.kind() {
+            "command_substitution" | "process_substitution" => {
+                self.walk(node, src, &Io::default());
+            }
+            "word" | "raw_string" | "ansi_c_string" | "number" | "variable_name"
+            | "string_content" | "heredoc_content" => {}
+            _ => {
+                if self.node_depth >= MAX_NODE_DEPTH {
+                    self.too_complex("nested too deeply");
+                    return;
+                }
+                self.node_depth += 1;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    self.walk_subs(child, src);
+                }
+                self.node_depth -= 1;
+            }
+        }
+    }
+
+    fn walk_list(&mut self, node: Node<'_>, src: &str, io: &Io) {
+        // Lists nest to the left: flatten the spine without recursion.
+        let mut items: Vec<(Node<'_>, bool)> = Vec::new();
+        let mut cur = node;
+        loop {
+            let kids = named_children(cur);
+            let (Some(&left), Some(&right)) = (kids.first(), kids.last()) else {
+                break;
+            };
+            if kids.len() == 1 {
+                items.push((left, false));
+                break;
+            }
+            items.push((right, true));
+            if left.kind() == "list" {
+                cur = left;
+            } else {
+                items.push((left, false));
+                break;
+            }
+        }
+        items.reverse();
+        for (item, conditional) in items {
+            if conditional {
+                self.conditional += 1;
+            }
+            self.walk(item, src, io);
+            if conditional {
+                self.conditional -= 1;
+            }
+        }
+    }
+
+    /// Walks pipeline stages; each runs in a subshell.
+    fn walk_stages(&mut self, stages: &[Node<'_>], src: &str, io: &Io, first_stdin: Option<Stdin>) {
+        let n = stages.len();
+        let mut stdin = first_stdin;
+        for (i, stage) in stages.iter().enumerate() {
+            let stage_io = Io {
+                piped_in: i > 0 || io.piped_in,
+                piped_out: i + 1 < n || io.piped_out,
+                captured: io.captured,
+                stdin: stdin.take(),
+            };
+            let scope = self.save();
+            let out = self.walk(*stage, src, &stage_io);
+            self.restore(scope);
+            stdin = Some(out.map_or(Stdin::Unknown, Stdin::Text));
+        }
+    }
+
+    fn walk_redirected(&mut self, node: Node<'_>, src: &str, io: &Io) -> Option<String> {
+        let mut redirect_nodes: Vec<Node<'_>> = Vec::new();
+        let mut continuation: Option<(Node<'_>, bool)> = None;
+        let mut body: Option<Node<'_>> = None;
+        for (field, child) in fields(node) {
+            match field {
+                Some("body") => body = Some(child),
+                _ if child.kind().ends_with("redirect") => {
+                    redirect_nodes.push(child);
+                    if child.kind() == "heredoc_redirect" {
+                        for (f, c) in fields(child) {
+                            if c.kind() == "pipeline" {
+                                continuation = Some((c, true));
+                            } else if f == Some("right") {
+                                continuation = Some((c, false));
+                            } else if f == Some("redirect") {
+                                redirect_nodes.push(c);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let body_io = Io {
+            piped_out: io.piped_out || matches!(continuation, Some((_, true))),
+            ..io.clone()
+        };
+        let out = match body {
+            Some(b) if b.kind() == "command" => self.walk_command(b, src, &body_io, &redirect_nodes),
+            Some(b) => {
+                self.walk(b, src, &body_io);
+                let redirects = self.redirects(&redirect_nodes, src);
+                if !redirects.is_empty() {
+                    self.emit(Vec::new(), Vec::new(), redirects, &body_io, Origin::Direct);
+                }
+                None
+            }
+            None => None,
+        };
+        match continuation {
+            Some((pipe, true)) => {
+                let stages = named_children(pipe);
+                let pipe_io = Io {
+                    piped_in: true,
+                    ..io.clone()
+                };
+                self.walk_stages(&stages, src, &pipe_io, Some(out.map_or(Stdin::Unknown, Stdin::Text)));
+                None
+            }
+            Some((right, false)) => {
+                self.conditional += 1;
+                self.walk(right, src, io);
+                self.conditional -= 1;
+                None
+            }
+            None => out,
+        }
+    }
+
+    fn walk_command(
+        &mut self,
+        node: Node<'_>,
+        src: &str,
+        io: &Io,
+        extra_redirects: &[Node<'_>],
+    ) -> Option<String> {
+        // Substitutions run first, in order.
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        for &child in &children {
+            self.walk_subs(child, src);
+        }
+        for &r in extra_redirects {
+            self.walk_subs(r, src);
+        }
+        let mut words: Vec<Word> = Vec::new();
+        let mut assigns: Vec<String> = Vec::new();
+        let mut redirect_nodes: Vec<Node<'_>> = Vec::new();
+        for (field, child) in fields(node) {
+            match (field, child.kind()) {
+                (_, "variable_assignment") => {
+                    if let Some(name) = child.child_by_field_name("name") {
+                        assigns.push(text(name, src).to_owned());
+                    }
+                }
+                (Some("name"), _) => {
+                    let inner = child.named_child(0).unwrap_or(child);
+                    words.extend(self.resolve(inner, src));
+                }
+                (Some("argument"), _) => words.extend(self.resolve(child, src)),
+                (_, k) if k.ends_with("redirect") => redirect_nodes.push(child),
+                _ => {}
+            }
+        }
+        redirect_nodes.extend_from_slice(extra_redirects);
+        let redirects = self.redirects(&redirect_nodes, src);
+        let origin = if io.captured {
+            Origin::Captured
+        } else {
+            Origin::Direct
+        };
+        self.emit(words, assigns, redirects, io, origin)
+    }
+
+    pub(crate) fn redirects(&mut self, nodes: &[Node<'_>], src: &str) -> Vec<Redir> {
+        let mut out = Vec::new();
+        for &node in nodes {
+            let fd = node
+                .child_by_field_name("descriptor")
+                .and_then(|d| text(d, src).parse::<u32>().ok());
+            match node.kind() {
+                "file_redirect" => {
+                    let op = operator(node, src);
+                    let dests: Vec<Node<'_>> = node
+                        .children_by_field_name("destination", &mut node.walk())
+                        .collect();
+                    for dest in dests {
+                        let words = self.resolve(dest, src);
+                        let dup = op.ends_with('&')
+                            && words.iter().all(|w| {
+                                w.literal()
+                                    .is_some_and(|t| t == "-" || t.chars().all(|c| c.is_ascii_digit()))
+                            });
+                        if dup {
+                            continue;
+                        }
+                        let kind = if op.contains('>') || op == "<>" {
+                            RedirKind::Out
+                        } else {
+                            RedirKind::In
+                        };
+                        let fd = if op.starts_with('&') { None } else { fd };
+                        for w in words {
+                            out.push(Redir {
+                                fd,
+                                kind: kind.clone(),
+                                target: Some(w),
+                            });
+                        }
+                    }
+                }
+                "heredoc_redirect" => {
+                    let body = named_children(node)
+                        .into_iter()
+                        .find(|c| c.kind() == "heredoc_body")
+                        .map(|b| text(b, src).to_owned())
+                        .unwrap_or_default();
+                    out.push(Redir {
+                        fd,
+                        kind: RedirKind::HereDoc(body),
+                        target: None,
+                    });
+                }
+                "herestring_redirect" => {
+                    let word = named_children(node)
+                        .into_iter()
+                        .rfind(|c| c.kind() != "file_descriptor")
+                        .and_then(|c| self.resolve(c, src).into_iter().next());
+                    out.push(Redir {
+                        fd,
+                        kind: RedirKind::HereString,
+                        target: word,
+                    });
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Records one simple command and follows what it runs.
+    pub(crate) fn emit(
+        &mut self,
+        words: Vec<Word>,
+        mut assigns: Vec<String>,
+        redirects: Vec<Redir>,
+        io: &Io,
+        origin: Origin,
+    ) -> Option<String> {
+        let unwrapped = unwrap(&words);
+        assigns.extend(unwrapped.env_assigns.iter().cloned());
+        let mut cwd = self.cwd.clone();
+        if let Some(dir) = &unwrapped.chdir {
+            cwd = self.cd_target(Some(dir));
+        }
+        let cmd = Cmd {
+            words,
+            unwrapped,
+            assigns,
+            redirects,
+            cwd,
+            origin,
+            piped_in: io.piped_in,
+            piped_out: io.piped_out,
+        };
+        if let Some(name) = cmd.argv().first()
+            && !name.is_static()
+        {
+            self.finding(Finding::ask(
+                Class::Unresolved,
+                "unresolved.command-name",
+                format!(
+                    "the program name `{}` is only known at run time, so it needs approval. Write the program name literally.",
+                    name.text()
+                ),
+            ));
+        }
+        let program = cmd.program();
+        match program.as_deref() {
+            Some("cd" | "pushd") => {
+                let target = cmd.args().iter().find(|w| !w.starts_with("-") || w.is("-"));
+                let new = self.cd_target(target);
+                self.set_cwd(new);
+            }
+            Some("popd") => self.set_cwd(Cwd::unknown()),
+            _ => {}
+        }
+        self.out.cmds.push(cmd.clone());
+        self.nested(&cmd, io);
+        crate::nested::static_output(&cmd)
+    }
+
+    fn set_cwd(&mut self, new: Cwd) {
+        if self.conditional > 0 {
+            self.cwd.union(new);
+        } else {
+            self.cwd = new;
+        }
+    }
+
+    /// Where `cd WORD` goes from the current directory.
+    pub(crate) fn cd_target(&self, target: Option<&Word>) -> Cwd {
+        let Some(word) = target else {
+            return match &self.home {
+                Some(h) => Cwd::known(PathBuf::from(h)),
+                None => Cwd::known(PathBuf::from(crate::paths::UNKNOWN_HOME)),
+            };
+        };
+        if word.is("-") || word.starts_with("+") {
+            return Cwd::unknown();
+        }
+        let Some(t) = word.literal() else {
+            if word.segs.first() == Some(&crate::words::Seg::Home) && word.segs.len() == 1 {
+                return Cwd::known(PathBuf::from(crate::paths::UNKNOWN_HOME));
+            }
+            return Cwd::unknown();
+        };
+        let t = if word.segs.first() == Some(&crate::words::Seg::Home) {
+            t.replacen('~', crate::paths::UNKNOWN_HOME, 1)
+        } else {
+            t
+        };
+        if word.has_glob() {
+            return Cwd::unknown();
+        }
+        let mut out = Cwd {
+            options: Vec::new(),
+            unknown: self.cwd.unknown && !t.starts_with('/'),
+        };
+        for base in &self.cwd.options {
+            let p = normalize(base, Path::new(&t));
+            if !out.options.contains(&p) {
+                out.options.push(p);
+            }
+        }
+        if t.starts_with('/') && out.options.is_empty() {
+            out.options.push(normalize(Path::new("/"), Path::new(&t)));
+            out.unknown = false;
+        }
+        out
+    }
+
+    fn walk_function(&mut self, node: Node<'_>, src: &str) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| text(n, src).to_owned())
+            .unwrap_or_default();
+        if let Some(body) = node.child_by_field_name("body")
+            && !name.is_empty()
+            && is_fork_bomb(body, src, &name)
+        {
+            self.finding(Finding::deny(
+                Class::Hardline,
+                "hardline.fork-bomb",
+                format!(
+                    "function `{name}` calls itself in a pipeline or in the background: that is a fork bomb and is never allowed (hardline guard)."
+                ),
+            ));
+        }
+        let scope = self.save();
+        self.conditional += 1;
+        self.walk_children(node, src, &Io::default());
+        self.conditional -= 1;
+        self.restore(scope);
+    }
+
+    fn walk_compound(&mut self, node: Node<'_>, src: &str, io: &Io) {
+        let loop_var = node
+            .child_by_field_name("variable")
+            .map(|v| text(v, src).to_owned());
+        for (field, child) in fields(node) {
+            if !child.is_named() {
+                continue;
+            }
+            let first_run = matches!(field, Some("condition" | "value"))
+                && node.kind() != "c_style_for_statement";
+            if field == Some("variable") {
+                continue;
+            }
+            if !first_run {
+                self.conditional += 1;
+            }
+            if let Some(v) = &loop_var {
+                self.vars.insert(v.clone(), None);
+            }
+            self.walk(child, src, io);
+            if !first_run {
+                self.conditional -= 1;
+            }
+        }
+    }
+
+    fn walk_assignment(&mut self, node: Node<'_>, src: &str) {
+        let Some(name) = node.child_by_field_name("name") else {
+            return;
+        };
+        let name = text(name, src).to_owned();
+        let value = node.child_by_field_name("value");
+        if let Some(v) = value {
+            self.walk_subs(v, src);
+        }
+        let appending = operator(node, src) == "+=";
+        let resolved = match value {
+            None => Some(String::new()),
+            Some(v) if v.kind() == "array" => None,
+            Some(v) => {
+                let words = self.resolve(v, src);
+                match words.as_slice() {
+                    [w] => w.literal(),
+                    _ => None,
+                }
+            }
+        };
+        let known = self.conditional == 0 && !appending;
+        self.vars
+            .insert(name, if known { resolved } else { None });
+    }
+
+    fn walk_declaration(&mut self, node: Node<'_>, src: &str, io: &Io) {
+        let keyword = node
+            .child(0)
+            .map(|k| text(k, src).to_owned())
+            .unwrap_or_default();
+        let mut words = vec![Word::lit(&keyword)];
+        let mut exported = keyword == "export";
+        let mut names = Vec::new();
+        for child in named_children(node) {
+            match child.kind() {
+                "variable_assignment" => {
+                    self.walk_assignment(child, src);
+                    if let Some(n) = child.child_by_field_name("name") {
+                        names.push(text(n, src).to_owned());
+                    }
+                    words.push(Word::lit(text(child, src)));
+                }
+                "variable_name" => {
+                    let n = text(child, src).to_owned();
+                    if keyword == "unset" {
+                        self.vars.insert(n.clone(), None);
+                    }
+                    names.push(n.clone());
+                    words.push(Word::lit(&n));
+                }
+                _ => {
+                    self.walk_subs(child, src);
+                    for w in self.resolve(child, src) {
+                        if w.literal().is_some_and(|t| t.starts_with('-') && t.contains('x')) {
+                            exported = true;
+                        }
+                        words.push(w);
+                    }
+                }
+            }
+        }
+        let assigns = if exported { names } else { Vec::new() };
+        let origin = if io.captured {
+            Origin::Captured
+        } else {
+            Origin::Direct
+        };
+        self.emit(words, assigns, Vec::new(), io, origin);
+    }
+}
+
+/// A function body that calls the function in a pipeline or in the background.
+fn is_fork_bomb(body: Node<'_>, src: &str, name: &str) -> bool {
+    let mut calls = 0;
+    let mut piped = false;
+    let mut background = false;
+    let mut stack = vec![(body, false)];
+    let mut seen = 0;
+    while let Some((node, in_pipe)) = stack.pop() {
+        seen += 1;
+        if seen > 10_000 {
+            break;
+        }
+        if node.kind() == "&" {
+            background = true;
+        }
+        if node.kind() == "command"
+            && node
+                .child_by_field_name("name")
+                .is_some_and(|n| text(n, src) == name)
+        {
+            calls += 1;
+            piped |= in_pipe;
+        }
+        let pipe = in_pipe || node.kind() == "pipeline";
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            stack.push((child, pipe));
+        }
+    }
+    calls > 0 && (piped || background)
+}
+
+pub(crate) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// Children with their field names.
+fn fields(node: Node<'_>) -> Vec<(Option<&'static str>, Node<'_>)> {
+    let mut out = Vec::new();
+    let mut cursor = node.walk();
+    if cursor.goto_first_child() {
+        loop {
+            out.push((cursor.field_name(), cursor.node()));
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The operator token of a redirect or assignment (`>`, `>>`, `&>`, `+=` ...).
+fn operator(node: Node<'_>, src: &str) -> String {
+    let mut op = String::new();
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        // `3<> g` parses as `<` then an error holding `>`.
+        if !child.is_named() || child.kind() == "ERROR" {
+            op.push_str(text(child, src));
+        } else if !op.is_empty() {
+            break;
+        }
+    }
+    op
+}
