@@ -20,12 +20,16 @@
 mod cancel;
 pub mod containment;
 pub mod env;
+pub mod jobs;
 mod oneshot;
 mod pump;
+mod pty;
+pub mod session;
 mod sys;
 
 pub use cancel::CancelToken;
 pub use oneshot::{ExecOutcome, ExecSpec, ExitStatus, Program, run, run_async};
+pub use pty::run_pty;
 pub use pump::DrainLimits;
 
 /// The conventional name of a signal (`SIGKILL`), or `SIG<n>` when unknown.

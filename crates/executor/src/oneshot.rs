@@ -103,6 +103,8 @@ pub struct ExecOutcome {
     pub processes_stopped: usize,
     /// Output pipes were still held open when the drain bound passed.
     pub drain_cut_short: bool,
+    /// The sink asked to stop (it had all it could show) and the command was ended.
+    pub stopped_by_sink: bool,
 }
 
 /// The default shell: `bash` from `PATH` (with `-o pipefail`), else `sh`.
@@ -167,6 +169,17 @@ pub(crate) fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
 /// by background children are drained within `spec.drain`; then every process the command
 /// started that is still running is ended (TERM → grace → KILL) and counted.
 pub fn run<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelToken) -> ExecOutcome {
+    run_inner(spec, sink, cancel, false, &mut |_, _| {})
+}
+
+/// [`run`] with an optional stdin pipe, handed to `on_spawn` with the process id.
+pub(crate) fn run_inner<S: Sink + ?Sized>(
+    spec: &ExecSpec,
+    sink: &mut S,
+    cancel: &CancelToken,
+    stdin_pipe: bool,
+    on_spawn: &mut dyn FnMut(Option<std::process::ChildStdin>, i32),
+) -> ExecOutcome {
     let start = Instant::now();
     let marker = containment::new_marker();
     let mut outcome = ExecOutcome {
@@ -177,8 +190,10 @@ pub fn run<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelToken
         spawn_error: None,
         processes_stopped: 0,
         drain_cut_short: false,
+        stopped_by_sink: false,
     };
-    let mut child = match spawn(spec, &marker, Stdio::null(), false) {
+    let stdin = if stdin_pipe { Stdio::piped() } else { Stdio::null() };
+    let mut child = match spawn(spec, &marker, stdin, false) {
         Ok(child) => child,
         Err(e) => {
             outcome.spawn_error = Some(spawn_error_text(&spec.program, &e));
@@ -188,6 +203,7 @@ pub fn run<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelToken
         }
     };
     let pgid = child.id() as i32;
+    on_spawn(child.stdin.take(), pgid);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let mut pump = Pump::new(stdout.as_ref().map(AsRawFd::as_raw_fd), stderr.as_ref().map(AsRawFd::as_raw_fd), sink);
@@ -228,6 +244,7 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
             if expired || cancel.is_cancelled() || pump.stopped {
                 outcome.timed_out = expired && !cancel.is_cancelled();
                 outcome.cancelled = cancel.is_cancelled();
+                outcome.stopped_by_sink = pump.stopped && !expired && !outcome.cancelled;
                 terminate(pgid, marker, Signal::SIGTERM);
                 kill_at = Some(now + spec.grace);
             }

@@ -86,8 +86,10 @@ impl Cmd {
     /// Standard input comes from a file, a here-document or a here-string.
     pub(crate) fn stdin_redirected(&self) -> bool {
         self.redirects.iter().any(|r| {
-            matches!(r.kind, RedirKind::In | RedirKind::HereDoc(_) | RedirKind::HereString)
-                && r.fd.is_none_or(|fd| fd == 0)
+            matches!(
+                r.kind,
+                RedirKind::In | RedirKind::HereDoc(_) | RedirKind::HereString
+            ) && r.fd.is_none_or(|fd| fd == 0)
         })
     }
 

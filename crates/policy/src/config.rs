@@ -25,7 +25,6 @@ use serde::Deserialize;
 /// Everything the policy can be told. The hardline guard is not configurable.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-#[non_exhaustive]
 pub struct PolicyConfig {
     /// Deny any path argument or redirection target outside the workspace roots (after `cd`
     /// tracking, `~` expansion and, for paths that exist, symlinks). Default: `false`.
@@ -49,7 +48,6 @@ pub struct PolicyConfig {
 /// first match in the order deny, ask, allow decides.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-#[non_exhaustive]
 pub struct Rules {
     /// Command prefixes to deny, matched against the words of each simple command after
     /// quote removal and unwrapping, and against each wrapper level (`sudo`, `timeout` ...).
@@ -80,7 +78,6 @@ pub struct Rules {
 /// the tool.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-#[non_exhaustive]
 pub struct Interception {
     /// Turn interception on. Default: `false`.
     pub enabled: bool,
@@ -126,7 +123,9 @@ pub enum ConfigError {
         source: Box<regex::Error>,
     },
     /// A rule is empty or only whitespace.
-    #[error("empty rule in rules.{field}[{index}]: write a command prefix such as `git push`, or remove it")]
+    #[error(
+        "empty rule in rules.{field}[{index}]: write a command prefix such as `git push`, or remove it"
+    )]
     EmptyRule {
         /// The field.
         field: &'static str,

@@ -52,6 +52,12 @@ pub(crate) fn rough_commands(text: &str) -> Vec<Vec<String>> {
                     in_word = true;
                 }
             }
+            // `{a,b}` is a brace expansion (part of a word); `{ ` opens a group.
+            '{' if chars.peek().is_some_and(|n| !n.is_whitespace()) => {
+                word.push(c);
+                in_word = true;
+            }
+            '}' if word.contains('{') => word.push(c),
             ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`' | '\n' | '<' | '>' => {
                 end_word(&mut word, &mut in_word, &mut words);
                 if !words.is_empty() {
@@ -70,7 +76,7 @@ pub(crate) fn rough_commands(text: &str) -> Vec<Vec<String>> {
                 in_word = true;
             }
         }
-        if cmds.len() > 256 {
+        if cmds.len() > 20_000 {
             break;
         }
     }
@@ -78,7 +84,51 @@ pub(crate) fn rough_commands(text: &str) -> Vec<Vec<String>> {
     if !words.is_empty() {
         cmds.push(words);
     }
-    cmds
+    cmds.into_iter()
+        .map(|c| c.iter().flat_map(|w| expand_braces(w, 0)).collect())
+        .collect()
+}
+
+/// Comma brace expansion of one word (`{rm,-rf,/}` → `rm -rf /`), bounded.
+fn expand_braces(word: &str, depth: u32) -> Vec<String> {
+    let Some(open) = word.find('{') else {
+        return vec![word.to_owned()];
+    };
+    let mut level = 0;
+    let mut commas = Vec::new();
+    let mut close = None;
+    for (i, c) in word.char_indices().skip_while(|(i, _)| *i < open) {
+        match c {
+            '{' => level += 1,
+            '}' => {
+                level -= 1;
+                if level == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            ',' if level == 1 => commas.push(i),
+            _ => {}
+        }
+    }
+    let (Some(close), false) = (close, commas.is_empty()) else {
+        return vec![word.to_owned()];
+    };
+    if depth > 4 {
+        return vec![word.to_owned()];
+    }
+    let (prefix, suffix) = (&word[..open], &word[close + 1..]);
+    let mut out = Vec::new();
+    let mut from = open + 1;
+    for end in commas.into_iter().chain(std::iter::once(close)) {
+        let alt = &word[from..end];
+        out.extend(expand_braces(&format!("{prefix}{alt}{suffix}"), depth + 1));
+        from = end + 1;
+        if out.len() > 64 {
+            break;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -91,5 +141,7 @@ mod tests {
             rough_commands("echo 'a b' && r\"m\" -rf / )"),
             vec![vec!["echo", "a b"], vec!["rm", "-rf", "/"]]
         );
+        assert_eq!(rough_commands("{rm,-rf,/}"), vec![vec!["rm", "-rf", "/"]]);
+        assert_eq!(rough_commands("{ ls; }"), vec![vec!["ls"]]);
     }
 }

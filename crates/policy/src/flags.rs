@@ -103,11 +103,11 @@ pub(crate) fn parse(args: &[Word], spec: &Spec) -> Parsed {
             }
             if let Some(v) = inline {
                 p.values.push((format!("--{name}"), v.to_owned()));
-            } else if spec.value_long.contains(&name) {
-                if let Some(v) = args.get(i + 1) {
-                    p.values.push((format!("--{name}"), v.text()));
-                    i += 1;
-                }
+            } else if spec.value_long.contains(&name)
+                && let Some(v) = args.get(i + 1)
+            {
+                p.values.push((format!("--{name}"), v.text()));
+                i += 1;
             }
             i += 1;
             continue;
@@ -140,7 +140,9 @@ pub(crate) fn parse(args: &[Word], spec: &Spec) -> Parsed {
 /// Canonical flags of a rule written as text (`-rf`, `--force`), for rule matching.
 pub(crate) fn rule_flags(tokens: &[&str], spec: &Spec) -> (Vec<char>, Vec<String>) {
     let words: Vec<Word> = tokens.iter().map(|t| Word::lit(t)).collect();
-    let p = parse(&words, spec);
+    let mut p = parse(&words, spec);
+    // A long flag with a short alias is matched through the alias.
+    p.longs.retain(|l| alias(spec, l).is_none());
     (p.shorts, p.longs)
 }
 
@@ -161,7 +163,12 @@ pub(crate) fn spec_for(program: &str) -> Spec {
         "cp" => Spec {
             value_short: "St",
             value_long: &["target-directory", "suffix"],
-            aliases: &[("R", 'r'), ("recursive", 'r'), ("force", 'f'), ("archive", 'a')],
+            aliases: &[
+                ("R", 'r'),
+                ("recursive", 'r'),
+                ("force", 'f'),
+                ("archive", 'a'),
+            ],
             ..Spec::PLAIN
         },
         "mv" | "install" => Spec {
@@ -198,14 +205,18 @@ pub(crate) fn spec_for(program: &str) -> Spec {
             aliases: &[("recursive", 'r'), ("archive", 'a')],
             ..Spec::PLAIN
         },
-        "tee" => Spec::PLAIN,
         "head" | "tail" => Spec {
             value_short: "ncs",
-            value_long: &["lines", "bytes", "sleep-interval", "pid", "max-unchanged-stats"],
+            value_long: &[
+                "lines",
+                "bytes",
+                "sleep-interval",
+                "pid",
+                "max-unchanged-stats",
+            ],
             aliases: &[("follow", 'f'), ("F", 'f')],
             ..Spec::PLAIN
         },
-        "cat" | "less" | "more" => Spec::PLAIN,
         "grep" | "egrep" | "fgrep" => Spec {
             value_short: "efmABCD",
             value_long: &[
@@ -293,7 +304,13 @@ pub(crate) fn spec_for(program: &str) -> Spec {
         },
         "tar" => Spec {
             value_short: "fCTXbHIV",
-            value_long: &["file", "directory", "files-from", "exclude-from", "use-compress-program"],
+            value_long: &[
+                "file",
+                "directory",
+                "files-from",
+                "exclude-from",
+                "use-compress-program",
+            ],
             ..Spec::PLAIN
         },
         "git" => Spec {
@@ -310,7 +327,6 @@ pub(crate) fn spec_for(program: &str) -> Spec {
             aliases: &[],
             permute: false,
         },
-        "dd" => Spec::PLAIN,
         "kill" | "pkill" | "killall" => Spec {
             value_short: "snu",
             ..Spec::PLAIN

@@ -23,10 +23,27 @@ const SAFE_DEVICES: &[&str] = &[
     "/dev/console",
     "/dev/ptmx",
 ];
-const SAFE_DEVICE_DIRS: &[&str] = &["/dev/fd/", "/dev/pts/", "/dev/shm/", "/dev/tcp/", "/dev/udp/", "/dev/mqueue/"];
+const SAFE_DEVICE_DIRS: &[&str] = &[
+    "/dev/fd/",
+    "/dev/pts/",
+    "/dev/shm/",
+    "/dev/tcp/",
+    "/dev/udp/",
+    "/dev/mqueue/",
+];
 
-const MKFS: &[&str] = &["mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "wipefs", "blkdiscard"];
-const PARTITIONERS: &[&str] = &["fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "cgdisk"];
+const MKFS: &[&str] = &[
+    "mke2fs",
+    "mkswap",
+    "mkdosfs",
+    "mkntfs",
+    "mkexfatfs",
+    "wipefs",
+    "blkdiscard",
+];
+const PARTITIONERS: &[&str] = &[
+    "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "cgdisk",
+];
 
 /// Checks one command; `None` when the guard has nothing to say.
 pub(crate) fn check(cmd: &Cmd, home: &Path) -> Option<Finding> {
@@ -44,7 +61,10 @@ pub(crate) fn check(cmd: &Cmd, home: &Path) -> Option<Finding> {
         "shutdown" | "reboot" | "halt" | "poweroff" => Some(power(&program)),
         "init" | "telinit" => {
             let level = args.iter().find(|a| !a.starts_with("-"))?.literal()?;
-            let harmless = matches!(level.as_str(), "q" | "Q" | "u" | "U" | "2" | "3" | "4" | "5");
+            let harmless = matches!(
+                level.as_str(),
+                "q" | "Q" | "u" | "U" | "2" | "3" | "4" | "5"
+            );
             (!harmless).then(|| power(&format!("{program} {level}")))
         }
         "systemctl" | "loginctl" => systemctl(&program, args),
@@ -69,17 +89,33 @@ pub(crate) fn check(cmd: &Cmd, home: &Path) -> Option<Finding> {
 }
 
 /// Whether `rm` aimed at a protected directory: the finding for `target`.
-fn delete_finding(rule: &str, what: &str, word: &Word, target: &Target, home: &Path) -> Option<Finding> {
+fn delete_finding(
+    rule: &str,
+    what: &str,
+    word: &Word,
+    target: &Target,
+    home: &Path,
+) -> Option<Finding> {
     let shown = word.text();
-    let deny = |kind: &str, reason: String| Some(Finding::deny(Class::Hardline, format!("hardline.{rule}-{kind}"), reason));
+    let deny = |kind: &str, reason: String| {
+        Some(Finding::deny(
+            Class::Hardline,
+            format!("hardline.{rule}-{kind}"),
+            reason,
+        ))
+    };
     match target {
         Target::Root => deny(
             "root",
-            format!("{what} of / (`{shown}`) is never allowed (hardline guard). Delete a specific project directory instead."),
+            format!(
+                "{what} of / (`{shown}`) is never allowed (hardline guard). Delete a specific project directory instead."
+            ),
         ),
         Target::Home => deny(
             "home",
-            format!("{what} of the home directory (`{shown}`) is never allowed (hardline guard). Delete a specific directory inside it instead."),
+            format!(
+                "{what} of the home directory (`{shown}`) is never allowed (hardline guard). Delete a specific directory inside it instead."
+            ),
         ),
         Target::System(dir) => deny(
             "system",
@@ -112,7 +148,10 @@ fn rm(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
     if recursive || no_preserve {
         for &i in &p.positionals {
             let t = classify(&args[i], &cmd.cwd, home);
-            found = worst(found, delete_finding("recursive-delete", "recursive deletion", &args[i], &t, home));
+            found = worst(
+                found,
+                delete_finding("recursive-delete", "recursive deletion", &args[i], &t, home),
+            );
         }
         // A dynamic word may hide more flags; a dynamic flag word next to `/` is still `/`.
     } else if cmd.origin == Origin::Exec && p.positionals.iter().any(|&i| !args[i].is_static()) {
@@ -165,7 +204,10 @@ fn find(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
     let mut found = None;
     for s in &starts {
         let t = classify(s, &cmd.cwd, home);
-        found = worst(found, delete_finding("find-delete", "`find -delete`", s, &t, home));
+        found = worst(
+            found,
+            delete_finding("find-delete", "`find -delete`", s, &t, home),
+        );
     }
     found.map(|mut f| {
         // One rule id for find, whatever the directory.
@@ -178,7 +220,10 @@ fn find(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
 
 fn rsync(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
     let p = parse(args, &spec_for("rsync"));
-    let deletes = p.longs.iter().any(|l| l.starts_with("del") || l == "remove-source-files");
+    let deletes = p
+        .longs
+        .iter()
+        .any(|l| l.starts_with("del") || l == "remove-source-files");
     if !deletes {
         return None;
     }
@@ -208,7 +253,16 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], home: &Path) -> Option<Finding
     for &i in p.positionals.iter().skip(skip) {
         let t = classify(&args[i], &cmd.cwd, home);
         let t = if t == Target::Home { Target::Safe } else { t };
-        found = worst(found, delete_finding("recursive-chmod", &format!("recursive `{program}`"), &args[i], &t, home));
+        found = worst(
+            found,
+            delete_finding(
+                "recursive-chmod",
+                &format!("recursive `{program}`"),
+                &args[i],
+                &t,
+                home,
+            ),
+        );
     }
     found.map(|mut f| {
         if f.class == Class::Hardline {
@@ -222,7 +276,9 @@ fn power(what: &str) -> Finding {
     Finding::deny(
         Class::Hardline,
         "hardline.power",
-        format!("`{what}` would shut down or restart the machine, which is never allowed (hardline guard). Ask the user to do it if it is really needed."),
+        format!(
+            "`{what}` would shut down or restart the machine, which is never allowed (hardline guard). Ask the user to do it if it is really needed."
+        ),
     )
 }
 
@@ -230,8 +286,17 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
     let p = parse(args, &spec_for("systemctl"));
     let mut ops = p.positionals.iter().filter_map(|&i| args[i].literal());
     let verb = ops.next()?;
-    let power_verbs = ["poweroff", "reboot", "halt", "kexec", "soft-reboot", "suspend-then-hibernate"];
-    if power_verbs.contains(&verb.as_str()) || (program == "systemctl" && matches!(verb.as_str(), "emergency" | "rescue")) {
+    let power_verbs = [
+        "poweroff",
+        "reboot",
+        "halt",
+        "kexec",
+        "soft-reboot",
+        "suspend-then-hibernate",
+    ];
+    if power_verbs.contains(&verb.as_str())
+        || (program == "systemctl" && matches!(verb.as_str(), "emergency" | "rescue"))
+    {
         return Some(power(&format!("{program} {verb}")));
     }
     if matches!(verb.as_str(), "isolate" | "start") {
@@ -257,7 +322,9 @@ fn kill_finding(why: &str) -> Finding {
     Finding::deny(
         Class::Hardline,
         "hardline.kill-all",
-        format!("killing every process or PID 1 is never allowed (hardline guard): {why}. Kill a specific process ID instead."),
+        format!(
+            "killing every process or PID 1 is never allowed (hardline guard): {why}. Kill a specific process ID instead."
+        ),
     )
 }
 
@@ -292,9 +359,14 @@ fn kill(args: &[Word]) -> Option<Finding> {
 
 fn device_tool(args: &[Word], program: &str, partitioner: bool) -> Option<Finding> {
     if partitioner
-        && args
-            .iter()
-            .any(|a| a.is("-l") || a.is("--list") || a.is("print") || a.is("-p") || a.is("--print") || a.is("--help"))
+        && args.iter().any(|a| {
+            a.is("-l")
+                || a.is("--list")
+                || a.is("print")
+                || a.is("-p")
+                || a.is("--print")
+                || a.is("--help")
+        })
     {
         return None;
     }
@@ -316,7 +388,10 @@ fn device_tool(args: &[Word], program: &str, partitioner: bool) -> Option<Findin
             return Some(Finding::ask(
                 Class::Unresolved,
                 "unresolved.device-format",
-                format!("`{program}` on `{}`, only known at run time, could destroy a disk, so it needs approval.", a.text()),
+                format!(
+                    "`{program}` on `{}`, only known at run time, could destroy a disk, so it needs approval.",
+                    a.text()
+                ),
             ));
         }
     }

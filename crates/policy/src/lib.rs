@@ -1,1 +1,311 @@
-//! Placeholder: filled by the policy issue.
+//! A command safety policy that understands the command.
+//!
+//! Substring deny-lists fail both ways: `rm -r -f /`, `r""m -rf /` or `bash -c 'rm -rf ~'`
+//! walk past them while `git commit -m "fix shutdown handler"` gets blocked. This crate parses
+//! the command with tree-sitter-bash, finds every simple command however it is nested
+//! (pipelines, lists, subshells, `$(…)`, process substitution, function bodies, `trap`,
+//! `eval`, `bash -c`, scripts fed to a shell, `xargs`, `find -exec`, git aliases), unwraps
+//! wrappers (`sudo`, `env`, `timeout`, …), resolves each word as the shell would where that is
+//! static, and decides:
+//!
+//! 1. the **hardline guard** ([`Decision::Deny`], never overridable): recursive deletion of
+//!    `/`, `~` or system directories, formatting devices, writing to block devices, power
+//!    commands, killing every process or PID 1, fork bombs;
+//! 2. **rules** from [`PolicyConfig`]: deny / ask / allow by command prefix or regex, the
+//!    allow-list mode, denied environment names;
+//! 3. the **workspace restriction** (`workspace_only`);
+//! 4. **interception** of commands a dedicated tool does better (off by default).
+//!
+//! What cannot be resolved statically where it matters (a program name from an expansion,
+//! a generated script piped into a shell, a recursive delete of `$DIR`) is
+//! [`Decision::Ask`], never silently allowed.
+//!
+//! The crate does no I/O except resolving paths (symlinks, for the workspace restriction),
+//! never panics, and answers every input.
+//!
+//! # Example
+//!
+//! ```
+//! use std::path::Path;
+//! use agent_exec_policy::{Context, Decision, Policy};
+//!
+//! let policy = Policy::permissive();
+//! let ctx = Context {
+//!     cwd: Path::new("/work/project"),
+//!     home: Some(Path::new("/home/dev")),
+//!     env_keys: &[],
+//! };
+//!
+//! let v = policy.check("sudo timeout 9 rm -r -f /", &ctx);
+//! assert_eq!(v.decision, Decision::Deny);
+//! assert_eq!(v.rule.as_deref(), Some("hardline.recursive-delete-root"));
+//! assert_eq!(v.commands, ["rm -r -f /"]);
+//!
+//! let v = policy.check(r#"git commit -m "fix shutdown handler" && rm -rf ./dist"#, &ctx);
+//! assert_eq!(v.decision, Decision::Allow);
+//!
+//! let v = policy.check("$CMD -rf /", &ctx);
+//! assert_eq!(v.decision, Decision::Ask);
+//! ```
+
+#![deny(missing_docs)]
+
+mod command;
+mod config;
+mod fallback;
+mod flags;
+mod hardline;
+mod intercept;
+mod nested;
+mod parse;
+mod paths;
+mod rules;
+mod unwrap;
+mod walk;
+mod words;
+mod workspace;
+
+use std::path::Path;
+
+pub use config::{ConfigError, Interception, PolicyConfig, Rules};
+
+use command::{Class, Cmd, Finding};
+use walk::{Io, Walker};
+
+/// Commands longer than this are not analysed (the decision is `ask`).
+const MAX_COMMAND_BYTES: usize = 256 * 1024;
+
+/// What to do with a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// Run it.
+    Allow,
+    /// Run it only with approval.
+    Ask,
+    /// Do not run it.
+    Deny,
+}
+
+/// The policy's answer for one command.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Verdict {
+    /// Allow, ask or deny.
+    pub decision: Decision,
+    /// Why, written for the model reading it; it reads well after `Blocked: `.
+    pub reason: String,
+    /// The stable id of the rule that decided (`hardline.recursive-delete-root`,
+    /// `config.deny-prefix:git push`, `workspace.outside`, `intercept.read`, …); `None` when
+    /// no rule matched.
+    pub rule: Option<String>,
+    /// Every simple command found, resolved words joined by spaces, after unwrapping.
+    pub commands: Vec<String>,
+}
+
+/// Where the command runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The working directory (absolute).
+    pub cwd: &'a Path,
+    /// The home directory, for `~` and `$HOME`; without it they still count as the home
+    /// directory for the hardline guard.
+    pub home: Option<&'a Path>,
+    /// Names of the extra environment variables the request sets (checked against
+    /// `denied_env`).
+    pub env_keys: &'a [String],
+}
+
+/// A compiled policy: built once, reused for every call; `Send + Sync`.
+#[derive(Debug)]
+pub struct Policy {
+    config: PolicyConfig,
+    rules: rules::Compiled,
+}
+
+impl Policy {
+    /// Compiles a configuration; errors name the bad rule.
+    pub fn new(config: PolicyConfig) -> Result<Policy, ConfigError> {
+        let rules = rules::Compiled::new(&config.rules, config.allowlist_mode)?;
+        Ok(Policy { config, rules })
+    }
+
+    /// The default configuration: the hardline guard only (and asking about what cannot be
+    /// resolved).
+    pub fn permissive() -> Policy {
+        let config = PolicyConfig::default();
+        let rules = rules::Compiled::new(&config.rules, false)
+            .expect("the default configuration has no rules to fail");
+        Policy { config, rules }
+    }
+
+    /// The configuration this policy was built from.
+    pub fn config(&self) -> &PolicyConfig {
+        &self.config
+    }
+
+    /// Decides about a shell command string.
+    pub fn check(&self, command: &str, ctx: &Context<'_>) -> Verdict {
+        if command.trim().is_empty() {
+            return Verdict {
+                decision: Decision::Allow,
+                reason: "the command is empty; nothing runs.".into(),
+                rule: None,
+                commands: Vec::new(),
+            };
+        }
+        if command.len() > MAX_COMMAND_BYTES {
+            return Verdict {
+                decision: Decision::Ask,
+                reason: format!(
+                    "the command is {} bytes long, more than the {} the policy analyses, so it needs approval. Put long scripts in a file.",
+                    command.len(),
+                    MAX_COMMAND_BYTES
+                ),
+                rule: Some("unresolved.too-long".into()),
+                commands: Vec::new(),
+            };
+        }
+        let mut walker = Walker::new(ctx.cwd, ctx.home);
+        walker.walk_script(command, &Io::default());
+        self.decide(walker, ctx)
+    }
+
+    /// Decides about running `program` with `args` directly, without a shell.
+    pub fn check_argv(&self, program: &str, args: &[String], ctx: &Context<'_>) -> Verdict {
+        let mut walker = Walker::new(ctx.cwd, ctx.home);
+        let mut words = vec![words::literal_word(program)];
+        words.extend(args.iter().map(|a| words::literal_word(a)));
+        walker.emit(
+            words,
+            Vec::new(),
+            Vec::new(),
+            &Io::default(),
+            command::Origin::Direct,
+        );
+        self.decide(walker, ctx)
+    }
+
+    fn decide(&self, walker: Walker, ctx: &Context<'_>) -> Verdict {
+        let home = paths::home_path(ctx.home);
+        let analysis = walker.out;
+        let mut findings: Vec<Finding> = analysis.findings;
+        for cmd in &analysis.rough {
+            if let Some(f) = hardline::check(cmd, &home)
+                && f.class == Class::Hardline
+            {
+                findings.push(f);
+            }
+        }
+        for name in ctx.env_keys {
+            if let Some(f) = self.env_finding(name) {
+                findings.push(f);
+            }
+        }
+        let roots = self.config.workspace_only.then(|| {
+            workspace::Roots::new(
+                &self.config.workspace_roots,
+                &self.config.extra_readable_roots,
+                ctx.cwd,
+            )
+        });
+        let mut allowed_by: Option<String> = None;
+        for cmd in &analysis.cmds {
+            findings.extend(self.check_cmd(cmd, &home, ctx, roots.as_ref(), &mut allowed_by));
+        }
+        let commands: Vec<String> = analysis
+            .cmds
+            .iter()
+            .map(Cmd::display)
+            .filter(|c| !c.is_empty())
+            .collect();
+        // The first of the most severe findings decides.
+        let best = findings
+            .into_iter()
+            .enumerate()
+            .min_by_key(|(i, f)| (f.key(), *i))
+            .map(|(_, f)| f);
+        match best {
+            Some(f) => Verdict {
+                decision: f.decision,
+                reason: f.reason,
+                rule: Some(f.rule),
+                commands,
+            },
+            None => Verdict {
+                decision: Decision::Allow,
+                reason: match (&allowed_by, commands.len()) {
+                    (Some(rule), _) => format!("allowed by the policy rule `{rule}`."),
+                    (None, 1) => "no policy rule matched the command.".into(),
+                    (None, n) => format!("no policy rule matched any of the {n} commands."),
+                },
+                rule: allowed_by,
+                commands,
+            },
+        }
+    }
+
+    fn check_cmd(
+        &self,
+        cmd: &Cmd,
+        home: &Path,
+        ctx: &Context<'_>,
+        roots: Option<&workspace::Roots>,
+        allowed_by: &mut Option<String>,
+    ) -> Vec<Finding> {
+        let mut out = Vec::new();
+        if let Some(f) = hardline::check(cmd, home) {
+            out.push(f);
+        }
+        let rule = self.rules.check(cmd);
+        let explicitly_allowed = match rule {
+            rules::RuleMatch::Found(f) => {
+                out.push(f);
+                false
+            }
+            rules::RuleMatch::Allowed(id) => {
+                if allowed_by.is_none() {
+                    *allowed_by = Some(id);
+                }
+                true
+            }
+            rules::RuleMatch::None => false,
+        };
+        for name in &cmd.assigns {
+            if let Some(f) = self.env_finding(name) {
+                out.push(f);
+            }
+        }
+        if let Some(roots) = roots
+            && let Some(f) = workspace::check(cmd, roots, ctx.home)
+        {
+            out.push(f);
+        }
+        if !explicitly_allowed && let Some(f) = intercept::check(cmd, &self.config.interception) {
+            out.push(f);
+        }
+        out
+    }
+
+    fn env_finding(&self, name: &str) -> Option<Finding> {
+        let pattern = self.rules.denied_env(name)?;
+        Some(Finding::deny(
+            Class::Env,
+            "config.denied-env",
+            format!(
+                "setting the environment variable `{name}` is denied by the policy (rules.denied_env `{pattern}`). Run the command without it."
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn policy_is_send_and_sync() {
+        assert_send_sync::<Policy>();
+    }
+}

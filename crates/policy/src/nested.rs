@@ -13,16 +13,57 @@ pub(crate) const SHELLS: &[&str] = &[
 
 /// Interpreters that run a script read from standard input when given no script.
 const INTERPRETERS: &[&str] = &[
-    "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh",
-    "osascript", "pwsh", "deno", "bun",
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "php",
+    "lua",
+    "tclsh",
+    "osascript",
+    "pwsh",
+    "deno",
+    "bun",
 ];
 
 /// Tests that filter what `find` matches.
 const FIND_FILTERS: &[&str] = &[
-    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
-    "-type", "-xtype", "-newer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin",
-    "-size", "-user", "-group", "-perm", "-empty", "-lname", "-ilname", "-links", "-inum",
-    "-uid", "-gid", "-nouser", "-nogroup", "-samefile", "-maxdepth", "-mindepth",
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-type",
+    "-xtype",
+    "-newer",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-size",
+    "-user",
+    "-group",
+    "-perm",
+    "-empty",
+    "-lname",
+    "-ilname",
+    "-links",
+    "-inum",
+    "-uid",
+    "-gid",
+    "-nouser",
+    "-nogroup",
+    "-samefile",
+    "-maxdepth",
+    "-mindepth",
 ];
 
 /// Git configuration keys whose value git runs through a shell.
@@ -47,6 +88,11 @@ impl Walker {
         let Some(program) = cmd.program() else {
             return;
         };
+        if let Some(first) = cmd.argv().first()
+            && first.text().contains('/')
+        {
+            self.run_written(first, cmd);
+        }
         let args = cmd.args();
         let program = program.as_str();
         if SHELLS.contains(&program) {
@@ -67,6 +113,9 @@ impl Walker {
                 }
             }
             "source" | "." => {
+                if let Some(script) = args.first() {
+                    self.run_written(script, cmd);
+                }
                 if let Some(script) = args.first()
                     && generated(script)
                 {
@@ -116,9 +165,17 @@ impl Walker {
                 while i < args.len() {
                     let a = &args[i];
                     if a.starts_with("-") {
-                        let takes_cmd = ["-p", "--prepare", "-c", "--cleanup", "-s", "--setup", "--conclude"]
-                            .iter()
-                            .any(|o| a.is(o));
+                        let takes_cmd = [
+                            "-p",
+                            "--prepare",
+                            "-c",
+                            "--cleanup",
+                            "-s",
+                            "--setup",
+                            "--conclude",
+                        ]
+                        .iter()
+                        .any(|o| a.is(o));
                         if takes_cmd && let Some(v) = args.get(i + 1) {
                             self.run_string(v, io, true, "hyperfine");
                         }
@@ -132,6 +189,21 @@ impl Walker {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Follows a script file written earlier on the same line.
+    fn run_written(&mut self, file: &Word, cmd: &Cmd) {
+        match self.written_script(file, &cmd.cwd) {
+            Some(Some(script)) => self.walk_scoped(&script, &Io::default()),
+            Some(None) => self.finding(unresolved(
+                "unresolved.generated-script",
+                format!(
+                    "`{}` is written earlier in the same command with content only known at run time and then run, so it needs approval. Write the script in one step, review it, then run it.",
+                    file.text()
+                ),
+            )),
+            None => {}
         }
     }
 
@@ -194,6 +266,7 @@ impl Walker {
         match args.get(i) {
             Some(script) if has_c => self.run_string(script, io, true, "shell -c"),
             Some(file) => {
+                self.run_written(file, cmd);
                 let stdin_file = file.is("/dev/stdin") || file.is("-");
                 if stdin_file {
                     self.stdin_script(cmd, io, "shell");
@@ -240,10 +313,17 @@ impl Walker {
     }
 
     fn interpreter(&mut self, cmd: &Cmd, args: &[Word], io: &Io, program: &str) {
+        if let Some(code) =
+            option_value(args, &["-c", "-e", "-E", "--eval"]).and_then(|w| w.literal())
+        {
+            self.code_literals(&code);
+        }
         let has_script = args
             .iter()
             .any(|a| !a.starts_with("-") || a.is("-c") || a.is("-e") || a.is("-m"))
-            || args.iter().any(|a| a.starts_with("-e") || a.starts_with("-c"));
+            || args
+                .iter()
+                .any(|a| a.starts_with("-e") || a.starts_with("-c"));
         let reads_stdin = args.iter().all(|a| a.starts_with("-")) || args.iter().any(|a| a.is("-"));
         if has_script && !reads_stdin {
             return;
@@ -277,14 +357,27 @@ impl Walker {
             if let Some(long) = t.strip_prefix("--") {
                 let (name, value) = long.split_once('=').unwrap_or((long, ""));
                 match name {
-                    "replace" => replace = Some(if value.is_empty() { "{}".into() } else { value.into() }),
+                    "replace" => {
+                        replace = Some(if value.is_empty() {
+                            "{}".into()
+                        } else {
+                            value.into()
+                        })
+                    }
                     "arg-file" => from_file = true,
                     _ => {}
                 }
                 if value.is_empty()
                     && matches!(
                         name,
-                        "arg-file" | "delimiter" | "max-lines" | "max-args" | "max-procs" | "max-chars" | "process-slot-var" | "eof"
+                        "arg-file"
+                            | "delimiter"
+                            | "max-lines"
+                            | "max-args"
+                            | "max-procs"
+                            | "max-chars"
+                            | "process-slot-var"
+                            | "eof"
                     )
                 {
                     if name == "arg-file" {
@@ -342,7 +435,12 @@ impl Walker {
         let commands: Vec<Vec<Word>> = match (&replace, items) {
             (Some(r), Some(items)) => items
                 .iter()
-                .map(|item| inner.iter().map(|w| substitute(w, r, &Word::lit(item))).collect())
+                .map(|item| {
+                    inner
+                        .iter()
+                        .map(|w| substitute(w, r, &Word::lit(item)))
+                        .collect()
+                })
                 .collect(),
             (Some(r), None) => vec![
                 inner
@@ -379,8 +477,9 @@ impl Walker {
         let first_expr = args
             .iter()
             .position(|a| {
-                a.literal()
-                    .is_some_and(|t| t.starts_with('-') || t == "(" || t == "!" || t == ")" || t == ",")
+                a.literal().is_some_and(|t| {
+                    t.starts_with('-') || t == "(" || t == "!" || t == ")" || t == ","
+                })
             })
             .unwrap_or(args.len());
         let mut starts: Vec<Word> = args[..first_expr].to_vec();
@@ -392,7 +491,9 @@ impl Walker {
             .any(|a| FIND_FILTERS.iter().any(|f| a.is(f)));
         let mut i = first_expr;
         while i < args.len() {
-            let is_exec = ["-exec", "-execdir", "-ok", "-okdir"].iter().any(|e| args[i].is(e));
+            let is_exec = ["-exec", "-execdir", "-ok", "-okdir"]
+                .iter()
+                .any(|e| args[i].is(e));
             if !is_exec {
                 i += 1;
                 continue;
@@ -436,9 +537,14 @@ impl Walker {
                 i += 1;
                 args.get(i).cloned()
             } else {
-                t.strip_prefix("-c").filter(|v| v.contains('=')).map(Word::lit)
+                t.strip_prefix("-c")
+                    .filter(|v| v.contains('='))
+                    .map(Word::lit)
             };
-            if matches!(t.as_str(), "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env") {
+            if matches!(
+                t.as_str(),
+                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env"
+            ) {
                 i += 1;
             }
             if let Some(v) = value {
@@ -468,7 +574,9 @@ impl Walker {
             || key.starts_with("pager.")
             || key.ends_with(".textconv")
             || (key.starts_with("filter.")
-                && (key.ends_with(".clean") || key.ends_with(".smudge") || key.ends_with(".process")))
+                && [".clean", ".smudge", ".process"]
+                    .iter()
+                    .any(|s| key.ends_with(s)))
         {
             Some(value.strip_prefix('!').unwrap_or(value))
         } else {
@@ -494,7 +602,11 @@ impl Walker {
             if t == "-x" || t == "--exec" {
                 exec = true;
             }
-            if matches!(t.as_str(), "-n" | "--interval" | "-d" | "-q" | "--equexit" | "-s" | "--shell") && !t.contains('=') {
+            if matches!(
+                t.as_str(),
+                "-n" | "--interval" | "-d" | "-q" | "--equexit" | "-s" | "--shell"
+            ) && !t.contains('=')
+            {
                 // `-d` takes an optional attached value only.
                 if t != "-d" {
                     i += 1;
@@ -514,7 +626,11 @@ impl Walker {
                     .iter()
                     .enumerate()
                     .flat_map(|(k, w)| {
-                        let mut s = if k > 0 { vec![Seg::Lit(" ".into())] } else { Vec::new() };
+                        let mut s = if k > 0 {
+                            vec![Seg::Lit(" ".into())]
+                        } else {
+                            Vec::new()
+                        };
                         s.extend(w.segs.iter().cloned());
                         s
                     })
@@ -523,6 +639,61 @@ impl Walker {
             self.run_string(&joined, &Io::default(), true, "watch");
         }
     }
+}
+
+impl Walker {
+    /// Inline code that starts processes (`os.system("rm -rf /")`): its string literals, alone
+    /// and joined, go to the hardline guard.
+    fn code_literals(&mut self, code: &str) {
+        const MARKERS: &[&str] = &[
+            "system",
+            "popen",
+            "subprocess",
+            "exec",
+            "spawn",
+            "`",
+            "check_output",
+            "Command",
+        ];
+        if !MARKERS.iter().any(|m| code.contains(m)) {
+            return;
+        }
+        let literals = string_literals(code);
+        for l in &literals {
+            self.add_rough_text(l);
+        }
+        if literals.len() > 1 {
+            self.add_rough_text(&literals.join(" "));
+        }
+    }
+}
+
+/// The contents of '...', "..." and `...` literals in program code.
+fn string_literals(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = code.chars();
+    while let Some(c) = chars.next() {
+        if !matches!(c, '\'' | '"' | '`') {
+            continue;
+        }
+        let mut s = String::new();
+        while let Some(d) = chars.next() {
+            if d == '\\' {
+                if let Some(e) = chars.next() {
+                    s.push(e);
+                }
+            } else if d == c {
+                break;
+            } else {
+                s.push(d);
+            }
+        }
+        out.push(s);
+        if out.len() > 64 {
+            break;
+        }
+    }
+    out
 }
 
 fn unresolved(rule: &str, reason: impl Into<String>) -> Finding {
@@ -537,11 +708,41 @@ fn generated(word: &Word) -> bool {
 
 fn takes_value_hyperfine(opt: &Word) -> bool {
     [
-        "-w", "--warmup", "-m", "--min-runs", "-M", "--max-runs", "-r", "--runs", "-p",
-        "--prepare", "-c", "--cleanup", "-s", "--setup", "--conclude", "-P", "--parameter-scan",
-        "-D", "--parameter-step-size", "-L", "--parameter-list", "-S", "--shell", "--style",
-        "--export-csv", "--export-json", "--export-markdown", "--export-asciidoc", "-n",
-        "--command-name", "--output", "--input", "-u", "--time-unit", "--sort",
+        "-w",
+        "--warmup",
+        "-m",
+        "--min-runs",
+        "-M",
+        "--max-runs",
+        "-r",
+        "--runs",
+        "-p",
+        "--prepare",
+        "-c",
+        "--cleanup",
+        "-s",
+        "--setup",
+        "--conclude",
+        "-P",
+        "--parameter-scan",
+        "-D",
+        "--parameter-step-size",
+        "-L",
+        "--parameter-list",
+        "-S",
+        "--shell",
+        "--style",
+        "--export-csv",
+        "--export-json",
+        "--export-markdown",
+        "--export-asciidoc",
+        "-n",
+        "--command-name",
+        "--output",
+        "--input",
+        "-u",
+        "--time-unit",
+        "--sort",
     ]
     .iter()
     .any(|o| opt.is(o))
@@ -596,11 +797,16 @@ fn substitute(word: &Word, pattern: &str, with: &Word) -> Word {
     out
 }
 
-/// What a command writes to standard output, when that is known statically.
+/// What a command writes to standard output (a pipe), when that is known statically.
 pub(crate) fn static_output(cmd: &Cmd) -> Option<String> {
     if cmd.stdout_files().next().is_some() {
         return None;
     }
+    static_text(cmd)
+}
+
+/// The text a command prints, wherever it goes, when that is known statically.
+pub(crate) fn static_text(cmd: &Cmd) -> Option<String> {
     let program = cmd.argv().first().and_then(program_name)?;
     let args = cmd.args();
     match program.as_str() {
@@ -609,7 +815,10 @@ pub(crate) fn static_output(cmd: &Cmd) -> Option<String> {
             let mut escapes = false;
             let mut i = 0;
             while let Some(t) = args.get(i).and_then(Word::literal) {
-                if t.len() > 1 && t.starts_with('-') && t[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E')) {
+                if t.len() > 1
+                    && t.starts_with('-')
+                    && t[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+                {
                     newline &= !t.contains('n');
                     escapes = t.contains('e');
                     i += 1;
@@ -617,7 +826,10 @@ pub(crate) fn static_output(cmd: &Cmd) -> Option<String> {
                     break;
                 }
             }
-            let words: Option<Vec<String>> = args[i.min(args.len())..].iter().map(Word::literal).collect();
+            let words: Option<Vec<String>> = args[i.min(args.len())..]
+                .iter()
+                .map(Word::literal)
+                .collect();
             let mut s = words?.join(" ");
             if escapes {
                 s = ansi_c(&s);

@@ -285,7 +285,7 @@ fn classify_glob(word: &Word, base: &Path, home: &Path) -> Target {
             .copied()
             .filter(|name| glob_match(pattern, name))
             .collect();
-        if match_all || (!hits.is_empty() && last) {
+        if match_all || (hits.len() > 1 && last) {
             return Target::Root;
         }
         if !hits.is_empty() {
@@ -437,8 +437,14 @@ mod tests {
 
     #[test]
     fn normalizes() {
-        assert_eq!(normalize(Path::new("/a/b"), Path::new("../c/./d")), Path::new("/a/c/d"));
-        assert_eq!(normalize(Path::new("/a"), Path::new("/../..//")), Path::new("/"));
+        assert_eq!(
+            normalize(Path::new("/a/b"), Path::new("../c/./d")),
+            Path::new("/a/c/d")
+        );
+        assert_eq!(
+            normalize(Path::new("/a"), Path::new("/../..//")),
+            Path::new("/")
+        );
     }
 
     #[test]

@@ -40,13 +40,41 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         names: &["sudo"],
         value_opts: &[
-            "-u", "-g", "-h", "-p", "-r", "-t", "-T", "-U", "-C", "-D", "--user", "--group",
-            "--host", "--prompt", "--role", "--type", "--command-timeout", "--other-user",
-            "--close-from", "--chdir",
+            "-u",
+            "-g",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-T",
+            "-U",
+            "-C",
+            "-D",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--other-user",
+            "--close-from",
+            "--chdir",
         ],
         stop_opts: &[
-            "-l", "-v", "-k", "-K", "-e", "-V", "--list", "--validate", "--reset-timestamp",
-            "--remove-timestamp", "--edit", "--version", "--help",
+            "-l",
+            "-v",
+            "-k",
+            "-K",
+            "-e",
+            "-V",
+            "--list",
+            "--validate",
+            "--reset-timestamp",
+            "--remove-timestamp",
+            "--edit",
+            "--version",
+            "--help",
         ],
         chdir: &["-D", "--chdir"],
         privileged: true,
@@ -68,7 +96,15 @@ const WRAPPERS: &[Wrapper] = &[
     },
     Wrapper {
         names: &["env"],
-        value_opts: &["-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-P"],
+        value_opts: &[
+            "-u",
+            "--unset",
+            "-C",
+            "--chdir",
+            "-S",
+            "--split-string",
+            "-P",
+        ],
         stop_opts: &["--help", "--version"],
         assignments: true,
         chdir: &["-C", "--chdir"],
@@ -121,19 +157,34 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         names: &["flock"],
         value_opts: &[
-            "-w", "--wait", "--timeout", "-E", "--conflict-exit-code", "-c", "--command",
+            "-w",
+            "--wait",
+            "--timeout",
+            "-E",
+            "--conflict-exit-code",
+            "-c",
+            "--command",
         ],
         skip: 1,
         ..W
     },
     Wrapper {
         names: &["strace", "ltrace"],
-        value_opts: &["-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-P", "-X"],
+        value_opts: &[
+            "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-P", "-X",
+        ],
         ..W
     },
     Wrapper {
         names: &["chrt"],
-        value_opts: &["-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"],
+        value_opts: &[
+            "-T",
+            "-P",
+            "-D",
+            "--sched-runtime",
+            "--sched-period",
+            "--sched-deadline",
+        ],
         stop_opts: &["-p", "--pid", "-m", "--max"],
         skip: 1,
         ..W
@@ -147,8 +198,18 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         names: &["runuser"],
         value_opts: &[
-            "-u", "-g", "-G", "--user", "--group", "--supp-group", "-s", "--shell", "-w",
-            "--whitelist-environment", "-c", "--command",
+            "-u",
+            "-g",
+            "-G",
+            "--user",
+            "--group",
+            "--supp-group",
+            "-s",
+            "--shell",
+            "-w",
+            "--whitelist-environment",
+            "-c",
+            "--command",
         ],
         privileged: true,
         ..W
@@ -156,9 +217,26 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         names: &["systemd-run"],
         value_opts: &[
-            "-p", "--property", "-u", "--unit", "-E", "--setenv", "-M", "--machine", "-H",
-            "--host", "--description", "--slice", "--uid", "--gid", "--nice", "-D",
-            "--working-directory", "--on-active", "--on-calendar", "--timer-property",
+            "-p",
+            "--property",
+            "-u",
+            "--unit",
+            "-E",
+            "--setenv",
+            "-M",
+            "--machine",
+            "-H",
+            "--host",
+            "--description",
+            "--slice",
+            "--uid",
+            "--gid",
+            "--nice",
+            "-D",
+            "--working-directory",
+            "--on-active",
+            "--on-calendar",
+            "--timer-property",
         ],
         chdir: &["-D", "--working-directory"],
         privileged: true,
@@ -166,7 +244,17 @@ const WRAPPERS: &[Wrapper] = &[
     },
     Wrapper {
         names: &["xvfb-run"],
-        value_opts: &["-n", "-s", "-f", "-e", "-p", "--server-num", "--server-args", "--auth-file", "--error-file"],
+        value_opts: &[
+            "-n",
+            "-s",
+            "-f",
+            "-e",
+            "-p",
+            "--server-num",
+            "--server-args",
+            "--auth-file",
+            "--error-file",
+        ],
         ..W
     },
     Wrapper {
@@ -191,7 +279,18 @@ const WRAPPERS: &[Wrapper] = &[
     },
     Wrapper {
         names: &["unshare"],
-        value_opts: &["--map-user", "--map-group", "-S", "-G", "--setuid", "--setgid", "-R", "--root", "-w", "--wd"],
+        value_opts: &[
+            "--map-user",
+            "--map-group",
+            "-S",
+            "-G",
+            "--setuid",
+            "--setgid",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+        ],
         ..W
     },
     Wrapper {
@@ -385,8 +484,14 @@ mod tests {
     #[test]
     fn unwraps_nested_wrappers() {
         assert_eq!(inner("sudo timeout 9 rm -rf /"), "rm -rf /");
-        assert_eq!(inner("sudo -u root -E nice -n 5 ionice -c3 env A=1 rm x"), "rm x");
-        assert_eq!(inner("timeout -s KILL --foreground 5 nohup stdbuf -oL ls"), "ls");
+        assert_eq!(
+            inner("sudo -u root -E nice -n 5 ionice -c3 env A=1 rm x"),
+            "rm x"
+        );
+        assert_eq!(
+            inner("timeout -s KILL --foreground 5 nohup stdbuf -oL ls"),
+            "ls"
+        );
         assert_eq!(inner("/usr/bin/sudo -- /bin/rm -rf /"), "/bin/rm -rf /");
         assert_eq!(inner("busybox rm -rf /"), "rm -rf /");
         assert_eq!(inner("chroot /mnt rm -rf /"), "rm -rf /");

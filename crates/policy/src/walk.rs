@@ -63,6 +63,11 @@ pub(crate) struct Walker {
     script_depth: u32,
     node_depth: u32,
     steps: usize,
+    /// A bound was hit and part of the input was not walked.
+    gave_up: bool,
+    /// Files written earlier on the line, with their content when it is known statically
+    /// (`echo 'rm -rf /' > x.sh && bash x.sh`).
+    pub(crate) written: std::collections::HashMap<PathBuf, Option<String>>,
     pub(crate) out: Analysis,
 }
 
@@ -76,6 +81,8 @@ impl Walker {
             script_depth: 0,
             node_depth: 0,
             steps: 0,
+            gave_up: false,
+            written: std::collections::HashMap::new(),
             out: Analysis::default(),
         }
     }
@@ -99,6 +106,7 @@ impl Walker {
     }
 
     fn too_complex(&mut self, what: &str) {
+        self.gave_up = true;
         self.finding(Finding::ask(
             Class::Unresolved,
             "unresolved.too-complex",
@@ -124,31 +132,41 @@ impl Walker {
         };
         let root = tree.root_node();
         if root.has_error() {
-            for words in fallback::rough_commands(text) {
-                let words: Vec<Word> = words.iter().map(|w| Word::lit(w)).collect();
-                let unwrapped = unwrap(&words);
-                self.out.rough.push(Cmd {
-                    words,
-                    unwrapped,
-                    assigns: Vec::new(),
-                    redirects: Vec::new(),
-                    cwd: self.cwd.clone(),
-                    origin: Origin::Direct,
-                    piped_in: false,
-                    piped_out: false,
-                });
-            }
+            self.add_rough(text);
         }
         self.script_depth += 1;
         self.walk(root, text, io);
         self.script_depth -= 1;
+        if self.script_depth == 0 && self.gave_up {
+            // Parts were not analysed: the hardline guard still looks at a rough split.
+            self.add_rough(text);
+        }
+    }
+
+    /// Records the commands of a rough split of `text` for the hardline guard.
+    pub(crate) fn add_rough_text(&mut self, text: &str) {
+        self.add_rough(text);
+    }
+
+    fn add_rough(&mut self, text: &str) {
+        for words in fallback::rough_commands(text) {
+            let words: Vec<Word> = words.iter().map(|w| Word::lit(w)).collect();
+            let unwrapped = unwrap(&words);
+            self.out.rough.push(Cmd {
+                words,
+                unwrapped,
+                assigns: Vec::new(),
+                redirects: Vec::new(),
+                cwd: self.cwd.clone(),
+                origin: Origin::Direct,
+                piped_in: false,
+                piped_out: false,
+            });
+        }
     }
 
     pub(crate) fn env(&self) -> (Option<String>, Option<String>) {
-        let pwd = self
-            .cwd
-            .exact()
-            .map(|p| p.to_string_lossy().into_owned());
+        let pwd = self.cwd.exact().map(|p| p.to_string_lossy().into_owned());
         (self.home.clone(), pwd)
     }
 
@@ -203,7 +221,10 @@ impl Walker {
                 self.restore(scope);
             }
             "function_definition" => self.walk_function(node, src),
-            "if_statement" | "while_statement" | "for_statement" | "c_style_for_statement"
+            "if_statement"
+            | "while_statement"
+            | "for_statement"
+            | "c_style_for_statement"
             | "case_statement" => self.walk_compound(node, src, io),
             "variable_assignment" => self.walk_assignment(node, src),
             "declaration_command" | "unset_command" => self.walk_declaration(node, src, io),
@@ -331,7 +352,9 @@ impl Walker {
             ..io.clone()
         };
         let out = match body {
-            Some(b) if b.kind() == "command" => self.walk_command(b, src, &body_io, &redirect_nodes),
+            Some(b) if b.kind() == "command" => {
+                self.walk_command(b, src, &body_io, &redirect_nodes)
+            }
             Some(b) => {
                 self.walk(b, src, &body_io);
                 let redirects = self.redirects(&redirect_nodes, src);
@@ -349,7 +372,12 @@ impl Walker {
                     piped_in: true,
                     ..io.clone()
                 };
-                self.walk_stages(&stages, src, &pipe_io, Some(out.map_or(Stdin::Unknown, Stdin::Text)));
+                self.walk_stages(
+                    &stages,
+                    src,
+                    &pipe_io,
+                    Some(out.map_or(Stdin::Unknown, Stdin::Text)),
+                );
                 None
             }
             Some((right, false)) => {
@@ -423,8 +451,9 @@ impl Walker {
                         let words = self.resolve(dest, src);
                         let dup = op.ends_with('&')
                             && words.iter().all(|w| {
-                                w.literal()
-                                    .is_some_and(|t| t == "-" || t.chars().all(|c| c.is_ascii_digit()))
+                                w.literal().is_some_and(|t| {
+                                    t == "-" || t.chars().all(|c| c.is_ascii_digit())
+                                })
                             });
                         if dup {
                             continue;
@@ -521,8 +550,37 @@ impl Walker {
             _ => {}
         }
         self.out.cmds.push(cmd.clone());
+        self.record_writes(&cmd);
         self.nested(&cmd, io);
         crate::nested::static_output(&cmd)
+    }
+
+    /// Remembers what a command writes into files through redirections.
+    fn record_writes(&mut self, cmd: &Cmd) {
+        let Some(cwd) = cmd.cwd.exact().map(Path::to_path_buf) else {
+            return;
+        };
+        let text = crate::nested::static_text(cmd);
+        for target in cmd.stdout_files() {
+            let Some(t) = target.literal() else { continue };
+            let path = normalize(&cwd, Path::new(&t));
+            let entry = self
+                .written
+                .entry(path)
+                .or_insert_with(|| Some(String::new()));
+            match (entry.as_mut(), &text) {
+                (Some(content), Some(new)) => content.push_str(new),
+                _ => *entry = None,
+            }
+        }
+    }
+
+    /// What a file written earlier on the line holds: `None` when it was not written here,
+    /// `Some(None)` when its content is unknown.
+    pub(crate) fn written_script(&self, word: &Word, cwd: &Cwd) -> Option<Option<String>> {
+        let t = word.literal()?;
+        let cwd = cwd.exact()?;
+        self.written.get(&normalize(cwd, Path::new(&t))).cloned()
     }
 
     fn set_cwd(&mut self, new: Cwd) {
@@ -647,8 +705,7 @@ impl Walker {
             }
         };
         let known = self.conditional == 0 && !appending;
-        self.vars
-            .insert(name, if known { resolved } else { None });
+        self.vars.insert(name, if known { resolved } else { None });
     }
 
     fn walk_declaration(&mut self, node: Node<'_>, src: &str, io: &Io) {
@@ -679,7 +736,9 @@ impl Walker {
                 _ => {
                     self.walk_subs(child, src);
                     for w in self.resolve(child, src) {
-                        if w.literal().is_some_and(|t| t.starts_with('-') && t.contains('x')) {
+                        if w.literal()
+                            .is_some_and(|t| t.starts_with('-') && t.contains('x'))
+                        {
                             exported = true;
                         }
                         words.push(w);

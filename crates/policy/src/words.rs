@@ -204,7 +204,14 @@ fn tokens(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, depth: u
             }
         }
         "simple_expansion" | "expansion" => expansion(text, env, out, Q::Expanded),
-        "command_substitution" | "process_substitution" | "arithmetic_expansion" => {
+        "command_substitution" => match (text, env.pwd) {
+            // `$(pwd)` is the working directory when that is known.
+            ("$(pwd)" | "`pwd`", Some(pwd)) => {
+                out.extend(pwd.chars().map(|c| Tok::Ch(c, Q::Expanded)))
+            }
+            _ => out.push(Tok::Dyn(text.to_owned())),
+        },
+        "process_substitution" | "arithmetic_expansion" => {
             out.push(Tok::Dyn(text.to_owned()));
         }
         _ => bare(text, out),
@@ -284,11 +291,13 @@ fn double_quoted(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, d
 
 /// `$NAME` or `${NAME}`: the value when known, else a dynamic part.
 fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
-    let name = text
-        .strip_prefix("${")
-        .and_then(|t| t.strip_suffix('}'))
-        .or_else(|| text.strip_prefix('$'))
-        .unwrap_or("");
+    let braced = text.strip_prefix("${").and_then(|t| t.strip_suffix('}'));
+    // `${NAME:?message}` and `${NAME?message}` are NAME or an error: the same value.
+    let braced = braced.map(|t| match t.find('?') {
+        Some(i) => t[..i].strip_suffix(':').unwrap_or(&t[..i]),
+        None => t,
+    });
+    let name = braced.or_else(|| text.strip_prefix('$')).unwrap_or("");
     let simple = !name.is_empty()
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
@@ -300,13 +309,14 @@ fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
         Some(Some(v)) => Some(v.clone()),
         Some(None) => None,
         None => match name {
-            "HOME" => match env.home {
-                Some(h) => Some(h.to_owned()),
-                None => {
+            "HOME" => {
+                if let Some(h) = env.home {
+                    Some(h.to_owned())
+                } else {
                     out.push(Tok::Home);
                     return;
                 }
-            },
+            }
             "PWD" => env.pwd.map(str::to_owned),
             _ => None,
         },
@@ -590,16 +600,28 @@ mod tests {
         assert_eq!(words(r#"r""m -rf "/""#, None), ["rm", "-rf", "/"]);
         assert_eq!(words(r"\rm a\ b 'c d'", None), ["rm", "a b", "c d"]);
         assert_eq!(words(r"echo $'\x41\n'", None), ["echo", "A\n"]);
-        assert_eq!(words(r#"echo "a\"b\$c\\d\e""#, None), ["echo", r#"a"b$c\d\e"#]);
+        assert_eq!(
+            words(r#"echo "a\"b\$c\\d\e""#, None),
+            ["echo", r#"a"b$c\d\e"#]
+        );
     }
 
     #[test]
     fn braces_and_tilde() {
         assert_eq!(words("rm {/,x}", None), ["rm", "/", "x"]);
-        assert_eq!(words("echo a{b,c}d {1..3}", None), ["echo", "abd", "acd", "1", "2", "3"]);
+        assert_eq!(
+            words("echo a{b,c}d {1..3}", None),
+            ["echo", "abd", "acd", "1", "2", "3"]
+        );
         assert_eq!(words("echo \"{x,y}\" {x}", None), ["echo", "{x,y}", "{x}"]);
-        assert_eq!(words("ls ~ ~/a \"~\"", Some("/h")), ["ls", "/h", "/h/a", "~"]);
-        assert_eq!(words("ls $HOME/b ${HOME}", Some("/h")), ["ls", "/h/b", "/h"]);
+        assert_eq!(
+            words("ls ~ ~/a \"~\"", Some("/h")),
+            ["ls", "/h", "/h/a", "~"]
+        );
+        assert_eq!(
+            words("ls $HOME/b ${HOME}", Some("/h")),
+            ["ls", "/h/b", "/h"]
+        );
     }
 
     #[test]
@@ -610,7 +632,12 @@ mod tests {
             .unwrap();
         let src = "rm \"$X/\"*";
         let tree = parser.parse(src, None).unwrap();
-        let arg = tree.root_node().named_child(0).unwrap().named_child(1).unwrap();
+        let arg = tree
+            .root_node()
+            .named_child(0)
+            .unwrap()
+            .named_child(1)
+            .unwrap();
         let vars = Vars::new();
         let env = Env {
             home: None,

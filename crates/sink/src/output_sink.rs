@@ -28,6 +28,9 @@ pub struct SinkConfig {
     pub artifact_cap: u64,
     /// Salient-line settings for [`Direction::Smart`]. Default: [`SalientConfig::default`].
     pub salient: SalientConfig,
+    /// With [`Direction::Head`]: ask the producer to stop once the head is full, as a
+    /// `| head -n N` would. Default: `false`.
+    pub stop_when_head_full: bool,
 }
 
 impl Default for SinkConfig {
@@ -40,6 +43,7 @@ impl Default for SinkConfig {
             split_streams: false,
             artifact_cap: 100 << 20,
             salient: SalientConfig::default(),
+            stop_when_head_full: false,
         }
     }
 }
@@ -286,7 +290,8 @@ impl Sink for OutputSink {
         self.spill(chunk);
         let mut out = Fanout { merged: &mut self.merged, own: self.split.as_mut().map(|s| &mut s[i]) };
         self.sanitizers[i].feed(chunk, &mut out);
-        Ok(true)
+        let stop = self.config.stop_when_head_full && self.config.direction == Direction::Head && self.merged.head_is_full();
+        Ok(!stop)
     }
 
     fn finish(&mut self) -> Result<(), Infallible> {

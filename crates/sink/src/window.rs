@@ -153,6 +153,12 @@ impl Window {
         }
     }
 
+    /// Whether the head already holds everything a head view can show.
+    pub(crate) fn head_is_full(&self) -> bool {
+        self.head.len() >= self.head_cap
+            || self.head_line_cap.is_some_and(|l| memchr::memchr_iter(b'\n', &self.head).nth(l.saturating_sub(1)).is_some())
+    }
+
     fn push_tail(&mut self, bytes: &[u8]) {
         if self.tail_cap == 0 {
             return;

@@ -1,0 +1,432 @@
+//! The long-lived parts of the tool: persistent sessions and background jobs.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use agent_exec_executor::jobs::{JobLimits, JobRegistry, JobStatus, describe_end};
+use agent_exec_executor::session::{Session, SessionConfig};
+use agent_exec_executor::{CancelToken, ExitStatus};
+use agent_exec_sink::OutputSink;
+use serde::Deserialize;
+
+use crate::config::Config;
+use crate::request::{Target, Validated};
+use crate::result::{Details, Outcome, ToolResult};
+use crate::tool::{Shaping, Tool};
+
+/// Most sessions kept; the least recently used goes first.
+pub const MAX_SESSIONS: usize = 16;
+/// A session unused this long is closed.
+pub const SESSION_IDLE_EXPIRY: Duration = Duration::from_secs(30 * 60);
+
+/// `job_output` parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobOutputRequest {
+    /// The job.
+    pub job_id: String,
+    /// `new` (default): output since the last read; `all`: everything held.
+    #[serde(default)]
+    pub mode: OutputMode,
+    /// Wait up to this long for new output or the job's end. Default: 0.
+    #[serde(default)]
+    pub wait_ms: u64,
+}
+
+/// Which output `job_output` returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputMode {
+    /// Since the last read.
+    #[default]
+    New,
+    /// Everything held.
+    All,
+}
+
+/// `job_input` parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobInput {
+    /// The job.
+    pub job_id: String,
+    /// Text to write.
+    #[serde(default)]
+    pub data: String,
+    /// Append a newline. Default: true.
+    #[serde(default = "yes")]
+    pub enter: bool,
+    /// Close the job's stdin afterwards. Default: false.
+    #[serde(default)]
+    pub eof: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+struct Slot {
+    session: Option<Session>,
+    last_used: Instant,
+    restart_note: Option<String>,
+    cwd: PathBuf,
+    name: String,
+}
+
+pub(crate) struct Services {
+    sessions: Mutex<HashMap<String, Arc<Mutex<Slot>>>>,
+    jobs: JobRegistry,
+    session_config: SessionConfig,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn session_key(name: &str, env: &[(String, String)]) -> String {
+    let mut key = name.to_owned();
+    for (k, v) in env {
+        key.push('\0');
+        key.push_str(k);
+        key.push('=');
+        key.push_str(v);
+    }
+    key
+}
+
+impl Services {
+    pub(crate) fn new(config: &Config) -> Self {
+        Services {
+            sessions: Mutex::new(HashMap::new()),
+            jobs: JobRegistry::new(JobLimits::default()),
+            session_config: SessionConfig {
+                shell: config.shell.clone(),
+                env: config.env.clone(),
+                extra_env: Vec::new(),
+                rc_snapshot: None,
+                prefix: None,
+            },
+        }
+    }
+
+    /// The cwd of a session, if it exists.
+    pub(crate) fn session_cwd(&self, name: &str) -> Option<PathBuf> {
+        let sessions = lock(&self.sessions);
+        sessions.values().find_map(|s| {
+            let slot = lock(s);
+            (slot.name == name).then(|| slot.cwd.clone())
+        })
+    }
+
+    fn slot(&self, key: &str, name: &str, cwd: PathBuf) -> Arc<Mutex<Slot>> {
+        let mut sessions = lock(&self.sessions);
+        // Idle expiry, then the bound on the number of sessions (least recently used first).
+        let expired: Vec<String> = sessions
+            .iter()
+            .filter(|(k, s)| *k != key && s.try_lock().is_ok_and(|s| s.last_used.elapsed() > SESSION_IDLE_EXPIRY))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in expired {
+            if let Some(s) = sessions.remove(&k) {
+                close_slot(&s);
+            }
+        }
+        if !sessions.contains_key(key) && sessions.len() >= MAX_SESSIONS {
+            let oldest = sessions
+                .iter()
+                .filter_map(|(k, s)| s.try_lock().ok().map(|s| (k.clone(), s.last_used)))
+                .min_by_key(|(_, t)| *t)
+                .map(|(k, _)| k);
+            if let Some(k) = oldest
+                && let Some(s) = sessions.remove(&k)
+            {
+                close_slot(&s);
+            }
+        }
+        sessions
+            .entry(key.to_owned())
+            .or_insert_with(|| {
+                Arc::new(Mutex::new(Slot { session: None, last_used: Instant::now(), restart_note: None, cwd, name: name.to_owned() }))
+            })
+            .clone()
+    }
+
+    pub(crate) fn run_in_session(
+        &self,
+        tool: &Tool,
+        validated: &Validated,
+        target: &Target,
+        shaping: Shaping<'_>,
+        cancel: &CancelToken,
+    ) -> ToolResult {
+        let name = validated.session.clone().unwrap_or_default();
+        let key = session_key(&name, &validated.env);
+        let start_cwd = validated.cwd.clone().unwrap_or_else(|| tool.config.workdir.clone());
+        let slot = self.slot(&key, &name, start_cwd.clone());
+        let mut slot = lock(&slot);
+        slot.last_used = Instant::now();
+        let mut notes = Vec::new();
+        let alive = slot.session.as_mut().is_some_and(Session::is_alive);
+        if !alive {
+            if let Some(note) = slot.restart_note.take() {
+                notes.push(format!("[session restarted: {note}]"));
+            } else if slot.session.is_some() {
+                notes.push("[session restarted: the shell had ended]".to_owned());
+            }
+            let config = SessionConfig { extra_env: validated.env.clone(), ..self.session_config.clone() };
+            let cwd = if slot.session.is_some() || slot.cwd.is_dir() { slot.cwd.clone() } else { start_cwd.clone() };
+            match Session::start(&config, &cwd) {
+                Ok(s) => slot.session = Some(s),
+                Err(e) => {
+                    let mut d = Details::empty(Outcome::SpawnFailed, cwd.display().to_string());
+                    d.session = Some(name.clone());
+                    return ToolResult::new(format!("failed to start a session shell: {e}"), d);
+                }
+            }
+        }
+        let mut command = match target {
+            Target::Shell(c) => c.clone(),
+            Target::Program(p, args) => {
+                std::iter::once(p).chain(args).map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
+            }
+        };
+        if let Some(cwd) = &validated.cwd {
+            command = format!("cd -- {} && {command}", shell_quote(&cwd.display().to_string()));
+        }
+        let mut sink = OutputSink::new(tool.sink_config(shaping.head, shaping.tail), tool.store.clone());
+        let session = slot.session.as_mut().expect("started above");
+        let outcome = session.run(&command, &mut sink, Some(validated.timeout), tool.config.grace, tool.config.drain, cancel);
+        let capture = sink.finish_capture();
+        slot.cwd = outcome.cwd.clone();
+        if let Some(why) = &outcome.ended {
+            if let Some(s) = slot.session.take() {
+                let _ = s.close(Duration::from_millis(100));
+            }
+            notes.push(format!("[session ended: {why}; the next call starts a fresh shell]"));
+            slot.restart_note = Some(why.clone());
+        }
+        let cwd = outcome.cwd.display().to_string();
+        let mut all_notes = shaping.notes.clone();
+        all_notes.extend(notes);
+        tool.shape(&outcome.exec, &capture, Shaping { cwd, notes: all_notes, session: Some(name), ..shaping })
+    }
+
+    /// Closes a session. Returns whether it existed.
+    pub(crate) fn close_session(&self, name: &str) -> bool {
+        let mut sessions = lock(&self.sessions);
+        let keys: Vec<String> = sessions.iter().filter(|(_, s)| lock(s).name == name).map(|(k, _)| k.clone()).collect();
+        for k in &keys {
+            if let Some(s) = sessions.remove(k) {
+                close_slot(&s);
+            }
+        }
+        !keys.is_empty()
+    }
+
+    pub(crate) fn start_job(&self, tool: &Tool, validated: &Validated, target: &Target, command: &str) -> ToolResult {
+        let cwd = validated.cwd.clone().unwrap_or_else(|| tool.config.workdir.clone());
+        let spec = tool.spec(target, &cwd, validated);
+        let spill = OutputSink::new(tool.sink_config(None, None), tool.store.clone());
+        let cwd_text = cwd.display().to_string();
+        match self.jobs.start(spec, command.to_owned(), spill) {
+            Ok(job) => {
+                let mut d = Details::empty(Outcome::Success, cwd_text);
+                d.job_id = Some(job.id.clone());
+                let text = format!(
+                    "Started background job {id}: {command}\nRead its output with job_output {{\"job_id\": \"{id}\"}} (mode \"new\" or \"all\", wait_ms to wait); send input with job_input; stop it with job_kill.",
+                    id = job.id
+                );
+                ToolResult::new(text, d)
+            }
+            Err(e) => ToolResult::invalid(e.to_string(), cwd_text),
+        }
+    }
+
+    pub(crate) fn job_output(&self, tool: &Tool, req: &JobOutputRequest) -> ToolResult {
+        let job = match self.jobs.get(&req.job_id) {
+            Ok(j) => j,
+            Err(e) => return ToolResult::invalid(e.to_string(), tool.config.workdir.display().to_string()),
+        };
+        let out = job.read(req.mode == OutputMode::All, Duration::from_millis(req.wait_ms.min(600_000)));
+        let mut d = Details::empty(Outcome::Success, tool.config.workdir.display().to_string());
+        d.job_id = Some(job.id.clone());
+        d.stdout_bytes = out.stdout_bytes;
+        d.stderr_bytes = out.stderr_bytes;
+        d.duration_ms = out.elapsed.as_millis() as u64;
+        let state = match &out.status {
+            JobStatus::Running => format!("running for {:.1}s", out.elapsed.as_secs_f64()),
+            JobStatus::Finished(o) => {
+                match o.status {
+                    Some(ExitStatus::Exited(c)) => {
+                        d.exit_code = Some(c);
+                        d.outcome = if c == 0 { Outcome::Success } else { Outcome::ExitNonzero };
+                    }
+                    Some(ExitStatus::Signaled(s)) => {
+                        d.signal = Some(s);
+                        d.outcome = if o.cancelled { Outcome::Cancelled } else { Outcome::Signaled };
+                    }
+                    None => d.outcome = Outcome::SpawnFailed,
+                }
+                d.cancelled = o.cancelled;
+                d.success = d.outcome == Outcome::Success;
+                describe_end(o)
+            }
+        };
+        let mut text = format!(
+            "[job {} {state}; exit code: {}; stdout {} bytes, stderr {} bytes]\n",
+            job.id,
+            d.exit_code.map_or_else(|| "none".to_owned(), |c| c.to_string()),
+            out.stdout_bytes,
+            out.stderr_bytes
+        );
+        if out.dropped > 0 {
+            text.push_str(&format!("[{} earlier bytes were dropped from the job's buffer]\n", out.dropped));
+        }
+        let clean = agent_exec_sink::sanitize(&out.bytes);
+        if clean.is_empty() {
+            text.push_str(if req.mode == OutputMode::All { "(no output)" } else { "(no new output)" });
+        } else {
+            let max = tool.config.max_bytes;
+            if clean.len() > max {
+                let mut start = clean.len() - max;
+                while !clean.is_char_boundary(start) {
+                    start += 1;
+                }
+                text.push_str(&format!("[... {} earlier bytes not shown]\n", start));
+                text.push_str(&clean[start..]);
+            } else {
+                text.push_str(&clean);
+            }
+        }
+        if let Some(id) = &out.artifact_id {
+            text.push_str(&format!("\n\n[Full output: artifact://{id}]"));
+        }
+        if !matches!(out.status, JobStatus::Running) {
+            self.jobs.forget_if_done(&job.id);
+        }
+        ToolResult::new(text, d)
+    }
+
+    pub(crate) fn job_input(&self, tool: &Tool, req: &JobInput) -> ToolResult {
+        let cwd = tool.config.workdir.display().to_string();
+        let job = match self.jobs.get(&req.job_id) {
+            Ok(j) => j,
+            Err(e) => return ToolResult::invalid(e.to_string(), cwd),
+        };
+        let mut data = req.data.clone().into_bytes();
+        if req.enter {
+            data.push(b'\n');
+        }
+        match job.input(&data, req.eof) {
+            Ok(()) => {
+                let mut d = Details::empty(Outcome::Success, cwd);
+                d.job_id = Some(job.id.clone());
+                let closed = if req.eof { " and closed its input" } else { "" };
+                ToolResult::new(format!("Sent {} bytes to job {}{closed}.", data.len(), job.id), d)
+            }
+            Err(e) => {
+                let mut r = ToolResult::invalid(e.to_string(), cwd);
+                r.details.job_id = Some(job.id.clone());
+                r
+            }
+        }
+    }
+
+    pub(crate) fn job_kill(&self, tool: &Tool, job_id: &str) -> ToolResult {
+        let cwd = tool.config.workdir.display().to_string();
+        let job = match self.jobs.get(job_id) {
+            Ok(j) => j,
+            Err(e) => return ToolResult::invalid(e.to_string(), cwd),
+        };
+        let was_running = job.status() == JobStatus::Running;
+        let status = job.kill(tool.config.grace + Duration::from_secs(5));
+        let mut d = Details::empty(Outcome::Success, cwd);
+        d.job_id = Some(job.id.clone());
+        let text = match &status {
+            JobStatus::Finished(o) => {
+                if let Some(ExitStatus::Signaled(s)) = o.status {
+                    d.signal = Some(s);
+                }
+                if let Some(ExitStatus::Exited(c)) = o.status {
+                    d.exit_code = Some(c);
+                }
+                d.processes_stopped = o.processes_stopped as u64;
+                if was_running {
+                    format!("Job {} {}.", job.id, describe_end(o))
+                } else {
+                    format!("Job {} had already ended: it {}.", job.id, describe_end(o))
+                }
+            }
+            JobStatus::Running => format!("Job {} did not end within the wait; it was sent SIGKILL.", job.id),
+        };
+        ToolResult::new(text, d)
+    }
+
+    pub(crate) fn shutdown(&self) {
+        self.jobs.shutdown(Duration::from_secs(5));
+        let slots: Vec<Arc<Mutex<Slot>>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        for s in slots {
+            close_slot(&s);
+        }
+    }
+}
+
+fn close_slot(slot: &Arc<Mutex<Slot>>) {
+    if let Some(s) = lock(slot).session.take() {
+        let _ = s.close(Duration::from_millis(500));
+    }
+}
+
+impl Tool {
+    /// `job_output`: a background job's output since the last read (or all held).
+    pub fn job_output(&self, req: &JobOutputRequest) -> ToolResult {
+        self.services.job_output(self, req)
+    }
+
+    /// `job_input`: writes to a background job's stdin.
+    pub fn job_input(&self, req: &JobInput) -> ToolResult {
+        self.services.job_input(self, req)
+    }
+
+    /// `job_kill`: ends a background job's whole tree.
+    pub fn job_kill(&self, job_id: &str) -> ToolResult {
+        self.services.job_kill(self, job_id)
+    }
+
+    /// `session_close`: ends a session's shell and everything it started.
+    pub fn session_close(&self, name: &str) -> ToolResult {
+        let cwd = self.config.workdir.display().to_string();
+        if self.services.close_session(name) {
+            let mut d = Details::empty(Outcome::Success, cwd);
+            d.session = Some(name.to_owned());
+            ToolResult::new(format!("Session {name:?} closed."), d)
+        } else {
+            ToolResult::invalid(format!("no session named {name:?}"), cwd)
+        }
+    }
+
+    /// `artifact_read`: bytes of a spilled output.
+    pub fn artifact_read(&self, id: &str, offset: u64, limit: Option<u64>) -> ToolResult {
+        let cwd = self.config.workdir.display().to_string();
+        let Some(store) = self.artifacts() else {
+            return ToolResult::invalid("artifacts are disabled: the artifact directory could not be opened", cwd);
+        };
+        match store.read_bytes(id, offset, limit.or(Some(self.config.max_bytes as u64))) {
+            Ok((bytes, size)) => {
+                let end = offset.min(size) + bytes.len() as u64;
+                let mut text = String::from_utf8_lossy(&bytes).into_owned();
+                if end < size {
+                    text.push_str(&format!("\n\n[Showing bytes {}-{end} of {size}. Read on with offset {end}.]", offset.min(size)));
+                }
+                ToolResult::new(text, Details::empty(Outcome::Success, cwd))
+            }
+            Err(e) => ToolResult::invalid(e.to_string(), cwd),
+        }
+    }
+}

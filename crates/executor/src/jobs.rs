@@ -1,0 +1,327 @@
+//! Background jobs: commands that keep running while the agent works, read incrementally.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::ChildStdin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use agent_exec_sink::{Capture, OutputSink, Sink, Stream, TailBuffer};
+
+use crate::cancel::CancelToken;
+use crate::oneshot::{ExecOutcome, ExecSpec, ExitStatus, run_inner};
+
+/// Bounds of the job registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobLimits {
+    /// Most jobs running at once. Default: 32.
+    pub max_live: usize,
+    /// Bytes of recent output each job keeps in memory. Default: 256 KiB.
+    pub ring_bytes: usize,
+    /// How long a finished job is kept when nobody reads it. Default: 1 hour.
+    pub keep_finished: Duration,
+}
+
+impl Default for JobLimits {
+    fn default() -> Self {
+        JobLimits { max_live: 32, ring_bytes: 256 * 1024, keep_finished: Duration::from_secs(3600) }
+    }
+}
+
+/// Errors of job operations, written for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JobError {
+    /// No job has that id.
+    #[error("no job with id {id}; running or unread jobs: {}", if .known.is_empty() { "none".to_owned() } else { .known.join(", ") })]
+    NotFound {
+        /// The id asked for.
+        id: String,
+        /// Ids known.
+        known: Vec<String>,
+    },
+    /// Too many jobs are running.
+    #[error("{0} background jobs are already running (the limit); kill one with job_kill or wait for one to finish")]
+    TooMany(usize),
+    /// The job cannot take input.
+    #[error("job {id} {why}; it cannot take input")]
+    NoInput {
+        /// The job.
+        id: String,
+        /// Why.
+        why: String,
+    },
+}
+
+/// State of a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobStatus {
+    /// Still running.
+    Running,
+    /// Ended.
+    Finished(ExecOutcome),
+}
+
+#[derive(Debug)]
+struct JobState {
+    ring: TailBuffer,
+    read_offset: u64,
+    stdout_bytes: u64,
+    stderr_bytes: u64,
+    status: JobStatus,
+    capture: Option<Capture>,
+    finished_at: Option<Instant>,
+}
+
+/// One background job.
+#[derive(Debug)]
+pub struct Job {
+    /// Its id.
+    pub id: String,
+    /// The command it runs.
+    pub command: String,
+    state: Mutex<JobState>,
+    changed: Condvar,
+    stdin: Mutex<Option<ChildStdin>>,
+    cancel: CancelToken,
+    started: Instant,
+}
+
+/// What a read of a job's output returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobOutput {
+    /// New (or all held) raw output.
+    pub bytes: Vec<u8>,
+    /// Bytes that were dropped from the ring before they could be read.
+    pub dropped: u64,
+    /// The job's status.
+    pub status: JobStatus,
+    /// Raw bytes per stream so far.
+    pub stdout_bytes: u64,
+    /// See `stdout_bytes`.
+    pub stderr_bytes: u64,
+    /// Artifact of the full output, once the job ended and it overflowed the window.
+    pub artifact_id: Option<String>,
+    /// Time since start.
+    pub elapsed: Duration,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+struct JobSink {
+    job: Arc<Job>,
+    spill: OutputSink,
+}
+
+impl Sink for JobSink {
+    type Error = std::convert::Infallible;
+    fn push(&mut self, stream: Stream, chunk: &[u8]) -> Result<bool, Self::Error> {
+        let _ = self.spill.push(stream, chunk);
+        let mut st = lock(&self.job.state);
+        st.ring.push(chunk);
+        match stream {
+            Stream::Stdout => st.stdout_bytes += chunk.len() as u64,
+            Stream::Stderr => st.stderr_bytes += chunk.len() as u64,
+        }
+        drop(st);
+        self.job.changed.notify_all();
+        Ok(true)
+    }
+    fn finish(&mut self) -> Result<(), Self::Error> {
+        self.spill.finish()
+    }
+}
+
+/// The registry of background jobs of one tool or server.
+#[derive(Debug, Default)]
+pub struct JobRegistry {
+    jobs: Mutex<HashMap<String, Arc<Job>>>,
+    next: AtomicU64,
+    limits: JobLimits,
+}
+
+impl JobRegistry {
+    /// An empty registry.
+    pub fn new(limits: JobLimits) -> Self {
+        JobRegistry { jobs: Mutex::new(HashMap::new()), next: AtomicU64::new(1), limits }
+    }
+
+    fn expire(&self) {
+        let keep = self.limits.keep_finished;
+        lock(&self.jobs).retain(|_, j| lock(&j.state).finished_at.is_none_or(|t| t.elapsed() < keep));
+    }
+
+    /// Starts `spec` as a job (no timeout is applied). `spill` receives the output for the
+    /// artifact and the final window.
+    pub fn start(&self, spec: ExecSpec, command: String, spill: OutputSink) -> Result<Arc<Job>, JobError> {
+        self.expire();
+        let live = lock(&self.jobs).values().filter(|j| lock(&j.state).status == JobStatus::Running).count();
+        if live >= self.limits.max_live {
+            return Err(JobError::TooMany(self.limits.max_live));
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed).to_string();
+        let job = Arc::new(Job {
+            id: id.clone(),
+            command,
+            state: Mutex::new(JobState {
+                ring: TailBuffer::new(self.limits.ring_bytes),
+                read_offset: 0,
+                stdout_bytes: 0,
+                stderr_bytes: 0,
+                status: JobStatus::Running,
+                capture: None,
+                finished_at: None,
+            }),
+            changed: Condvar::new(),
+            stdin: Mutex::new(None),
+            cancel: CancelToken::new(),
+            started: Instant::now(),
+        });
+        lock(&self.jobs).insert(id, job.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread_job = job.clone();
+        std::thread::spawn(move || {
+            let mut sink = JobSink { job: thread_job.clone(), spill };
+            let mut spec = spec;
+            spec.timeout = None;
+            let outcome = run_inner(&spec, &mut sink, &thread_job.cancel, true, &mut |stdin, _pid| {
+                *lock(&thread_job.stdin) = stdin;
+                let _ = tx.send(());
+            });
+            let _ = tx.send(());
+            let capture = sink.spill.capture();
+            *lock(&thread_job.stdin) = None;
+            let mut st = lock(&thread_job.state);
+            st.status = JobStatus::Finished(outcome);
+            st.capture = Some(capture);
+            st.finished_at = Some(Instant::now());
+            drop(st);
+            thread_job.changed.notify_all();
+        });
+        // Return once the process exists (or failed to start), so an immediate read sees it.
+        let _ = rx.recv_timeout(Duration::from_secs(5));
+        Ok(job)
+    }
+
+    /// The job with `id`.
+    pub fn get(&self, id: &str) -> Result<Arc<Job>, JobError> {
+        let jobs = lock(&self.jobs);
+        jobs.get(id.trim()).cloned().ok_or_else(|| {
+            let mut known: Vec<String> = jobs.keys().cloned().collect();
+            known.sort_by_key(|k| k.parse::<u64>().unwrap_or(u64::MAX));
+            JobError::NotFound { id: id.to_owned(), known }
+        })
+    }
+
+    /// Removes a finished job whose output was read in full.
+    pub fn forget_if_done(&self, id: &str) {
+        let mut jobs = lock(&self.jobs);
+        let done = jobs.get(id).is_some_and(|j| {
+            let st = lock(&j.state);
+            st.finished_at.is_some() && st.read_offset >= st.ring.total()
+        });
+        if done {
+            jobs.remove(id);
+        }
+    }
+
+    /// Ends every job (TERM → grace → KILL), waiting at most `wait` for them.
+    pub fn shutdown(&self, wait: Duration) {
+        let jobs: Vec<Arc<Job>> = lock(&self.jobs).values().cloned().collect();
+        for j in &jobs {
+            j.cancel.cancel();
+        }
+        for j in &jobs {
+            j.wait_finished(wait);
+        }
+    }
+}
+
+impl Job {
+    /// Reads output: `all` = everything held, else what was not read yet. Waits up to `wait`
+    /// for new output or for the job to end.
+    pub fn read(&self, all: bool, wait: Duration) -> JobOutput {
+        let until = Instant::now() + wait;
+        let mut st = lock(&self.state);
+        loop {
+            let has_new = st.ring.total() > st.read_offset;
+            if all || has_new || st.status != JobStatus::Running {
+                break;
+            }
+            let now = Instant::now();
+            if now >= until {
+                break;
+            }
+            st = self.changed.wait_timeout(st, until - now).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+        }
+        let from = if all { 0 } else { st.read_offset };
+        let (bytes, dropped) = st.ring.since(from);
+        let bytes = bytes.to_vec();
+        st.read_offset = st.ring.total();
+        JobOutput {
+            bytes,
+            dropped,
+            status: st.status.clone(),
+            stdout_bytes: st.stdout_bytes,
+            stderr_bytes: st.stderr_bytes,
+            artifact_id: st.capture.as_ref().and_then(|c| c.artifact.as_ref().map(|a| a.id.clone())),
+            elapsed: self.started.elapsed(),
+        }
+    }
+
+    /// Writes to the job's stdin; `eof` closes it afterwards.
+    pub fn input(&self, data: &[u8], eof: bool) -> Result<(), JobError> {
+        if let JobStatus::Finished(o) = &lock(&self.state).status {
+            return Err(JobError::NoInput { id: self.id.clone(), why: describe_end(o) });
+        }
+        let mut stdin = lock(&self.stdin);
+        let Some(pipe) = stdin.as_mut() else {
+            return Err(JobError::NoInput { id: self.id.clone(), why: "has closed its input".into() });
+        };
+        if let Err(e) = pipe.write_all(data).and_then(|()| pipe.flush()) {
+            *stdin = None;
+            return Err(JobError::NoInput { id: self.id.clone(), why: format!("stopped reading its input ({e})") });
+        }
+        if eof {
+            *stdin = None;
+        }
+        Ok(())
+    }
+
+    /// Ends the job's whole tree (TERM → grace → KILL) and waits for it, at most `wait`.
+    pub fn kill(&self, wait: Duration) -> JobStatus {
+        self.cancel.cancel();
+        self.wait_finished(wait)
+    }
+
+    fn wait_finished(&self, wait: Duration) -> JobStatus {
+        let until = Instant::now() + wait;
+        let mut st = lock(&self.state);
+        while st.status == JobStatus::Running && Instant::now() < until {
+            let left = until - Instant::now();
+            st = self.changed.wait_timeout(st, left).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+        }
+        st.status.clone()
+    }
+
+    /// The current status.
+    pub fn status(&self) -> JobStatus {
+        lock(&self.state).status.clone()
+    }
+}
+
+/// "exited with code 0", "was killed by SIGTERM", "could not start: …".
+pub fn describe_end(o: &ExecOutcome) -> String {
+    if let Some(e) = &o.spawn_error {
+        return format!("could not start: {e}");
+    }
+    let how = match o.status {
+        Some(ExitStatus::Exited(c)) => format!("exited with code {c}"),
+        Some(ExitStatus::Signaled(s)) => format!("was terminated by signal {} ({s})", crate::signal_name(s)),
+        None => "ended".to_owned(),
+    };
+    if o.cancelled { format!("was killed: {how}") } else { how }
+}

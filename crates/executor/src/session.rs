@@ -1,0 +1,360 @@
+//! Persistent shell sessions: cwd, exports, functions, aliases and options persist between calls.
+//!
+//! A session is `bash --noprofile --norc -c DRIVER` in its own process group, with stdout and
+//! stderr on pipes to us plus two more pipes: a **control pipe** (fd 3: we write, the shell
+//! reads) and a **status pipe** (fd 4: the shell writes, we read). Commands arrive out of band
+//! as `LEN\n` + LEN bytes, are `eval`ed with `</dev/null >&250 2>&251`, and the status comes
+//! back out of band on the status pipe. Output therefore never carries markers: binary output,
+//! output without a final newline or output that looks like a marker comes back exact.
+//! Because the redirections sit on the `eval`, a command's `exec >/dev/null` is undone when it
+//! ends. See `sessions-and-containment.md` for the experiments behind this design.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use agent_exec_sink::Sink;
+use nix::sys::signal::Signal;
+
+use crate::cancel::CancelToken;
+use crate::containment::{self, MARKER_VAR};
+use crate::env::{EnvConfig, build_env};
+use crate::oneshot::{ExecOutcome, ExitStatus, exit_status};
+use crate::pump::{DrainLimits, Pump};
+use crate::sys;
+
+const DRIVER: &str = r#"exec 250>&1 251>&2 1>/dev/null 2>/dev/null
+[ -n "$AGENT_EXEC_RC_SNAPSHOT" ] && [ -r "$AGENT_EXEC_RC_SNAPSHOT" ] && . "$AGENT_EXEC_RC_SNAPSHOT"
+unset AGENT_EXEC_RC_SNAPSHOT
+while IFS= read -r __agent_exec_len <&3; do
+  LC_ALL=C IFS= read -r -N "$__agent_exec_len" __agent_exec_cmd <&3
+  eval "$__agent_exec_cmd" </dev/null >&250 2>&251
+  __agent_exec_status=$?
+  printf 'S %s %s\n' "$__agent_exec_status" "$PWD" >&4
+  jobs -p >&4
+  printf 'E\n' >&4
+done
+"#;
+
+/// How a session's shell is started.
+#[derive(Debug, Clone, Default)]
+pub struct SessionConfig {
+    /// The shell; `None` = `bash` from `PATH`.
+    pub shell: Option<PathBuf>,
+    /// Environment construction.
+    pub env: EnvConfig,
+    /// Extra variables of the session.
+    pub extra_env: Vec<(String, String)>,
+    /// A script sourced when the shell starts (see [`rc_snapshot`]).
+    pub rc_snapshot: Option<PathBuf>,
+    /// A prefix put before every command (`<prefix> <command>`).
+    pub prefix: Option<String>,
+}
+
+/// A live session shell.
+#[derive(Debug)]
+pub struct Session {
+    child: Child,
+    pgid: i32,
+    marker: String,
+    control: OwnedFd,
+    status: OwnedFd,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+    cwd: PathBuf,
+    prefix: Option<String>,
+    status_buf: Vec<u8>,
+}
+
+/// The outcome of one command in a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionOutcome {
+    /// As for a one-shot run; `status` is the command's (or the shell's, when it ended).
+    pub exec: ExecOutcome,
+    /// The shell's cwd after the command.
+    pub cwd: PathBuf,
+    /// Why the shell is gone, when the command ended it (`exit`, `exec`, a crash, a timeout…).
+    pub ended: Option<String>,
+}
+
+impl Session {
+    /// Starts a session shell in `cwd`.
+    pub fn start(config: &SessionConfig, cwd: &Path) -> std::io::Result<Session> {
+        let marker = containment::new_marker();
+        let shell = config.shell.clone().unwrap_or_else(|| crate::oneshot::default_shell().0.clone());
+        let (control_r, control_w) = sys::pipe()?;
+        let (status_r, status_w) = sys::pipe()?;
+        let mut cmd = Command::new(shell);
+        cmd.args(["--noprofile", "--norc", "-c", DRIVER]);
+        let mut env = build_env(&config.env, &config.extra_env, false);
+        env.push((MARKER_VAR.into(), marker.clone().into()));
+        if let Some(rc) = &config.rc_snapshot {
+            env.push(("AGENT_EXEC_RC_SNAPSHOT".into(), rc.clone().into()));
+        }
+        cmd.env_clear().envs(env).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.process_group(0);
+        let (cr, sw) = (control_r.as_raw_fd(), status_w.as_raw_fd());
+        // SAFETY: dup2 is async-signal-safe; the closure allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(cr, 3) < 0 || libc::dup2(sw, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn()?;
+        drop(control_r);
+        drop(status_w);
+        let stdout: OwnedFd = child.stdout.take().expect("piped").into();
+        let stderr: OwnedFd = child.stderr.take().expect("piped").into();
+        for fd in [&stdout, &stderr, &status_r] {
+            sys::set_nonblocking(fd.as_raw_fd())?;
+        }
+        let pgid = child.id() as i32;
+        Ok(Session {
+            child,
+            pgid,
+            marker,
+            control: control_w,
+            status: status_r,
+            stdout,
+            stderr,
+            cwd: cwd.to_path_buf(),
+            prefix: config.prefix.clone(),
+            status_buf: Vec::new(),
+        })
+    }
+
+    /// The shell's cwd after the last command.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// Whether the shell is still running.
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Runs `command` in the shell, pushing its output into `sink`.
+    pub fn run<S: Sink + ?Sized>(
+        &mut self,
+        command: &str,
+        sink: &mut S,
+        timeout: Option<Duration>,
+        grace: Duration,
+        drain: DrainLimits,
+        cancel: &CancelToken,
+    ) -> SessionOutcome {
+        let start = Instant::now();
+        let mut exec = ExecOutcome {
+            status: None,
+            timed_out: false,
+            cancelled: false,
+            duration: Duration::ZERO,
+            spawn_error: None,
+            processes_stopped: 0,
+            drain_cut_short: false,
+            stopped_by_sink: false,
+        };
+        let mut pump = Pump::new(Some(self.stdout.as_raw_fd()), Some(self.stderr.as_raw_fd()), sink);
+        // Output left by an earlier command's background processes is not this command's.
+        pump.discard_now();
+        let full = match &self.prefix {
+            Some(p) => format!("{p} {command}"),
+            None => command.to_owned(),
+        };
+        let mut frame = format!("{}\n", full.len()).into_bytes();
+        frame.extend_from_slice(full.as_bytes());
+        self.status_buf.clear();
+        if sys::write_all(&self.control, &frame).is_err() {
+            return self.ended(pump, exec, start, "the shell had already exited".into());
+        }
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut kill_at: Option<Instant> = None;
+        let mut report: Option<(i32, PathBuf, Vec<i32>)> = None;
+        loop {
+            let now = Instant::now();
+            if kill_at.is_none() {
+                let expired = deadline.is_some_and(|d| now >= d);
+                if expired || cancel.is_cancelled() {
+                    exec.timed_out = expired && !cancel.is_cancelled();
+                    exec.cancelled = cancel.is_cancelled();
+                    crate::oneshot::terminate(self.pgid, &self.marker, Signal::SIGTERM);
+                    kill_at = Some(now + grace);
+                }
+            } else if kill_at.is_some_and(|k| now >= k) {
+                crate::oneshot::terminate(self.pgid, &self.marker, Signal::SIGKILL);
+                kill_at = Some(now + Duration::from_secs(3600));
+            }
+            let wake = kill_at.or(deadline);
+            let [out, err] = pump.fds();
+            let cancel_fd = (!cancel.is_cancelled()).then(|| cancel.fd());
+            let ready = sys::poll_readable(
+                &[out, err, Some(self.status.as_raw_fd()), cancel_fd],
+                wake.map(|w| w.saturating_duration_since(now)),
+            );
+            pump.read_ready([ready[0], ready[1]]);
+            if ready[2] {
+                match self.read_status() {
+                    StatusRead::Complete(s) => {
+                        report = Some(s);
+                        break;
+                    }
+                    StatusRead::Partial => {}
+                    StatusRead::Eof => break,
+                }
+            }
+        }
+        let Some((code, cwd, jobs)) = report else {
+            // The status pipe closed: the shell is gone (exit, exec, crash, or our kill).
+            let why = if exec.timed_out {
+                "the previous command timed out".to_owned()
+            } else if exec.cancelled {
+                "the previous command was cancelled".to_owned()
+            } else {
+                String::new()
+            };
+            return self.ended(pump, exec, start, why);
+        };
+        // Everything the foreground wrote came before the status line.
+        pump.read_now();
+        if !jobs.is_empty() {
+            let stopped = containment::end_survivors(None, &self.marker, grace);
+            exec.processes_stopped = stopped.max(jobs.len());
+            pump.read_now();
+        }
+        let _ = drain;
+        pump.finish();
+        exec.status = Some(ExitStatus::Exited(code));
+        self.cwd = cwd;
+        exec.duration = start.elapsed();
+        SessionOutcome { exec, cwd: self.cwd.clone(), ended: None }
+    }
+
+    fn ended<S: Sink + ?Sized>(&mut self, mut pump: Pump<'_, S>, mut exec: ExecOutcome, start: Instant, why: String) -> SessionOutcome {
+        // Wait for the shell itself (bounded), then end anything it left.
+        let until = Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break Some(exit_status(s)),
+                Ok(None) if Instant::now() < until => {
+                    pump.read_now();
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                _ => {
+                    containment::signal_group(self.pgid, Signal::SIGKILL);
+                    break self.child.wait().ok().map(exit_status);
+                }
+            }
+        };
+        pump.read_now();
+        if !pump.is_closed() {
+            exec.drain_cut_short = !pump.drain(DrainLimits { idle: Duration::from_millis(50), max: Duration::from_millis(500) });
+        }
+        pump.finish();
+        exec.processes_stopped = containment::end_survivors(Some(self.pgid), &self.marker, Duration::from_millis(200));
+        exec.status = status;
+        exec.duration = start.elapsed();
+        let why = if why.is_empty() {
+            match status {
+                Some(ExitStatus::Exited(c)) => format!("the shell exited with code {c}"),
+                Some(ExitStatus::Signaled(s)) => format!("the shell was killed by {}", crate::signal_name(s)),
+                None => "the shell ended".to_owned(),
+            }
+        } else {
+            why
+        };
+        SessionOutcome { exec, cwd: self.cwd.clone(), ended: Some(why) }
+    }
+
+    fn read_status(&mut self) -> StatusRead {
+        let mut buf = [0u8; 4096];
+        let mut eof = false;
+        loop {
+            // SAFETY: reading into a local buffer of its length.
+            let n = unsafe { libc::read(self.status.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n > 0 {
+                self.status_buf.extend_from_slice(&buf[..n as usize]);
+                continue;
+            }
+            if n == 0 {
+                eof = true;
+            }
+            break;
+        }
+        if let Some(parsed) = parse_status(&self.status_buf) {
+            return StatusRead::Complete(parsed);
+        }
+        if eof { StatusRead::Eof } else { StatusRead::Partial }
+    }
+
+    /// Ends the shell and everything it started (TERM → grace → KILL).
+    pub fn close(mut self, grace: Duration) -> usize {
+        containment::signal_group(self.pgid, Signal::SIGTERM);
+        let until = Instant::now() + grace;
+        while Instant::now() < until && matches!(self.child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if matches!(self.child.try_wait(), Ok(None)) {
+            containment::signal_group(self.pgid, Signal::SIGKILL);
+            let _ = self.child.wait();
+        }
+        containment::end_survivors(Some(self.pgid), &self.marker, grace)
+    }
+}
+
+enum StatusRead {
+    Complete((i32, PathBuf, Vec<i32>)),
+    Partial,
+    Eof,
+}
+
+/// Parses `S <status> <pwd>\n` + `<pid>\n`* + `E\n`.
+fn parse_status(buf: &[u8]) -> Option<(i32, PathBuf, Vec<i32>)> {
+    let text = std::str::from_utf8(buf).ok()?;
+    if !text.ends_with("E\n") {
+        return None;
+    }
+    let mut lines = text.lines();
+    let first = lines.next()?.strip_prefix("S ")?;
+    let (code, pwd) = first.split_once(' ')?;
+    let jobs = lines.filter(|l| *l != "E").filter_map(|l| l.trim().parse().ok()).collect();
+    Some((code.parse().ok()?, PathBuf::from(pwd), jobs))
+}
+
+/// Builds an rc snapshot for `shell`: runs the user's `~/.bashrc` once in a throwaway
+/// interactive shell (stdin `/dev/null`) and captures its functions, aliases, shell options and
+/// `PATH` into a script under `cache_dir`, reused while `~/.bashrc` is unchanged.
+pub fn rc_snapshot(shell: &Path, cache_dir: &Path) -> std::io::Result<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let rc = home.join(".bashrc");
+    let stamp = std::fs::metadata(&rc).and_then(|m| m.modified()).ok();
+    let stamp = stamp.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+    std::fs::create_dir_all(cache_dir)?;
+    let name = shell.file_name().map_or_else(|| "sh".into(), |n| n.to_string_lossy().into_owned());
+    let path = cache_dir.join(format!("rc-snapshot-{name}-{stamp}.sh"));
+    if path.is_file() {
+        return Ok(path);
+    }
+    let script = r#"declare -f; alias -p; shopt -p; printf 'export PATH=%q\n' "$PATH""#;
+    let out = Command::new(shell)
+        .args(["-i", "-c", script])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()?;
+    std::fs::write(&path, &out.stdout)?;
+    Ok(path)
+}
+
+impl<S: Sink + ?Sized> Pump<'_, S> {
+    /// Reads and drops whatever is waiting on the pipes.
+    pub(crate) fn discard_now(&mut self) {
+        let mut buf = vec![0u8; 64 * 1024];
+        for fd in self.fds().into_iter().flatten() {
+            let _ = sys::read_available(fd, &mut buf, 64, |_| {});
+        }
+    }
+}

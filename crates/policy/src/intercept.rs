@@ -1,0 +1,194 @@
+//! Interception: shell commands that a dedicated tool of the agent does better. Seven rules
+//! on parsed commands: read (`cat head tail less more`), grep (`grep rg ag ack`), find
+//! (`find fd locate` with name/type filters), edit (`sed -i`, `perl -i`, `awk -i inplace`) and
+//! write (`echo`, `printf`, `cat <<` redirected into a file).
+
+use crate::command::{Class, Cmd, Finding, Origin};
+use crate::config::Interception;
+use crate::flags::{parse, spec_for};
+use crate::words::Word;
+
+/// Devices that are not files to write with a tool.
+fn is_device(word: &Word) -> bool {
+    word.text().starts_with("/dev/")
+}
+
+/// Checks one command against the interception rules.
+pub(crate) fn check(cmd: &Cmd, config: &Interception) -> Option<Finding> {
+    if !config.enabled || cmd.origin != Origin::Direct {
+        return None;
+    }
+    let program = cmd.program()?;
+    let (rule, tool, what) = rule_for(cmd, &program)?;
+    let name = config
+        .available_tools
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(tool))?;
+    Some(Finding::deny(
+        Class::Intercept,
+        format!("intercept.{rule}"),
+        format!("{what}; use the `{name}` tool instead of the shell for that."),
+    ))
+}
+
+/// (rule, tool, what the command does) when a rule applies.
+fn rule_for(cmd: &Cmd, program: &str) -> Option<(&'static str, &'static str, String)> {
+    let args = cmd.args();
+    let p = parse(args, &spec_for(program));
+    let redirected_out = cmd.stdout_files().next().is_some();
+    match program {
+        "cat" if cmd.here_input().is_some() => write_rule(cmd, program, &p),
+        "echo" | "printf" => write_rule(cmd, program, &p),
+        "cat" | "head" | "tail" | "less" | "more" => {
+            if cmd.piped_out || redirected_out || cmd.stdin_redirected() {
+                return None;
+            }
+            if program == "tail" && p.has('f', "follow") {
+                return None;
+            }
+            let files = p.positionals.iter().filter(|&&i| !args[i].is("-")).count();
+            (files > 0).then(|| ("read", "read", format!("`{program}` reads a file here")))
+        }
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => {
+            if cmd.piped_in || cmd.piped_out || redirected_out || cmd.stdin_redirected() {
+                return None;
+            }
+            // `grep -q` is a test in a condition, not a search to read.
+            if p.has('q', "quiet") || p.has_long("silent") {
+                return None;
+            }
+            Some(("grep", "grep", format!("`{program}` searches files here")))
+        }
+        "find" | "fd" | "fdfind" | "locate" | "plocate" | "mlocate" => {
+            if cmd.piped_out || redirected_out {
+                return None;
+            }
+            let filtered = match program {
+                "find" => {
+                    let actions = [
+                        "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf",
+                        "-fls", "-fprint0",
+                    ];
+                    if args.iter().any(|a| actions.iter().any(|x| a.is(x))) {
+                        return None;
+                    }
+                    let filters = [
+                        "-name",
+                        "-iname",
+                        "-type",
+                        "-path",
+                        "-ipath",
+                        "-regex",
+                        "-iregex",
+                        "-wholename",
+                        "-iwholename",
+                    ];
+                    args.iter().any(|a| filters.iter().any(|x| a.is(x)))
+                }
+                "fd" | "fdfind" => {
+                    if p.has('x', "exec") || p.has('X', "exec-batch") {
+                        return None;
+                    }
+                    !p.positionals.is_empty()
+                        || p.has('e', "extension")
+                        || p.has('t', "type")
+                        || p.has('g', "glob")
+                }
+                _ => !p.positionals.is_empty(),
+            };
+            filtered.then(|| {
+                (
+                    "find",
+                    "find",
+                    format!("`{program}` looks for files by name or type here"),
+                )
+            })
+        }
+        "sed" => {
+            let in_place = args.iter().any(|a| {
+                a.literal().is_some_and(|t| {
+                    t.starts_with("--in-place")
+                        || (t.starts_with('-') && !t.starts_with("--") && sed_cluster_has_i(&t))
+                })
+            });
+            in_place.then(|| {
+                (
+                    "edit",
+                    "edit",
+                    "`sed -i` edits a file in place here".to_owned(),
+                )
+            })
+        }
+        "perl" => {
+            let in_place = args.iter().any(|a| {
+                a.literal().is_some_and(|t| {
+                    t.starts_with('-') && !t.starts_with("--") && perl_cluster_has_i(&t)
+                })
+            });
+            in_place.then(|| {
+                (
+                    "edit",
+                    "edit",
+                    "`perl -i` edits a file in place here".to_owned(),
+                )
+            })
+        }
+        "awk" | "gawk" => {
+            let inplace = p.values.iter().any(|(k, v)| {
+                matches!(k.as_str(), "-i" | "--include") && (v == "inplace" || v == "inplace.awk")
+            });
+            inplace.then(|| {
+                (
+                    "edit",
+                    "edit",
+                    format!("`{program} -i inplace` edits a file in place here"),
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `echo`, `printf`, `cat <<EOF` redirected into a file.
+fn write_rule(
+    cmd: &Cmd,
+    program: &str,
+    p: &crate::flags::Parsed,
+) -> Option<(&'static str, &'static str, String)> {
+    if cmd.piped_in || (program == "cat" && !p.positionals.is_empty()) {
+        return None;
+    }
+    let target = cmd.stdout_files().find(|w| !is_device(w))?;
+    Some((
+        "write",
+        "write",
+        format!(
+            "`{program}` with a redirection writes the file `{}` here",
+            target.text()
+        ),
+    ))
+}
+
+/// `-i`, `-Ei`, `-ni.bak`: an `i` before any option that takes the rest as its value.
+fn sed_cluster_has_i(t: &str) -> bool {
+    for c in t.chars().skip(1) {
+        match c {
+            'i' => return true,
+            'e' | 'f' | 'l' => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `-i`, `-pi`, `-i.bak`, `-pie`: an `i` before `-e`'s code.
+fn perl_cluster_has_i(t: &str) -> bool {
+    for c in t.chars().skip(1) {
+        match c {
+            'i' => return true,
+            'e' | 'E' | 'I' | 'M' | 'm' | 'x' | 'l' | '0' | 'C' | 'd' | 'D' => return false,
+            _ => {}
+        }
+    }
+    false
+}

@@ -1,0 +1,374 @@
+//! The workspace restriction: path arguments and redirection targets must stay under the
+//! workspace roots (reads may also use the extra readable roots).
+
+use std::path::{Path, PathBuf};
+
+use crate::command::{Class, Cmd, Finding, RedirKind};
+use crate::flags::{parse, spec_for};
+use crate::paths::{UNKNOWN_HOME, normalize};
+use crate::words::{Seg, Word};
+
+/// Always allowed, for reading and writing.
+const EXEMPT: &[&str] = &[
+    "/dev/null",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+];
+/// Allowed for reading.
+const EXEMPT_READ: &[&str] = &["/dev/zero", "/dev/random", "/dev/urandom"];
+
+/// Programs whose operands are data, not paths.
+const DATA_PROGRAMS: &[&str] = &[
+    "echo", "printf", "true", "false", ":", "export", "declare", "local", "readonly", "typeset",
+    "unset", "alias", "eval", "trap", "exit", "return", "set", "shopt", "type", "hash", "which",
+    "command", "builtin", "read",
+];
+
+/// Programs that modify the paths they are given.
+const WRITERS: &[&str] = &[
+    "rm", "rmdir", "mv", "cp", "touch", "mkdir", "chmod", "chown", "chgrp", "ln", "tee",
+    "truncate", "install", "shred", "unlink", "dd", "rsync", "patch", "tar", "unzip", "sed",
+    "perl",
+];
+
+/// Writers whose last operand is the destination and the others are only read.
+const COPIERS: &[&str] = &["cp", "rsync", "install", "ln"];
+
+#[derive(Debug, Clone)]
+struct Root {
+    lexical: PathBuf,
+    canonical: Option<PathBuf>,
+}
+
+impl Root {
+    fn new(path: PathBuf) -> Root {
+        let canonical = std::fs::canonicalize(&path).ok();
+        Root {
+            lexical: path,
+            canonical,
+        }
+    }
+
+    fn contains(&self, p: &Path) -> bool {
+        p.starts_with(&self.lexical) || self.canonical.as_ref().is_some_and(|c| p.starts_with(c))
+    }
+}
+
+/// The roots for one check.
+#[derive(Debug, Clone)]
+pub(crate) struct Roots {
+    write: Vec<Root>,
+    read: Vec<Root>,
+}
+
+impl Roots {
+    pub(crate) fn new(workspace: &[PathBuf], readable: &[PathBuf], cwd: &Path) -> Roots {
+        let abs = |p: &PathBuf| normalize(cwd, p);
+        let write: Vec<Root> = if workspace.is_empty() {
+            vec![Root::new(normalize(Path::new("/"), cwd))]
+        } else {
+            workspace.iter().map(|p| Root::new(abs(p))).collect()
+        };
+        let mut read = write.clone();
+        read.extend(readable.iter().map(|p| Root::new(abs(p))));
+        Roots { write, read }
+    }
+
+    fn shown(&self) -> String {
+        self.write
+            .iter()
+            .map(|r| r.lexical.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Whether `path` (absolute, normalised) is under one of `roots`, lexically and, for the part
+/// that exists, after resolving symlinks.
+fn inside(path: &Path, roots: &[Root]) -> bool {
+    if !roots.iter().any(|r| r.contains(path)) {
+        return false;
+    }
+    match real_path(path) {
+        Some(real) => roots.iter().any(|r| r.contains(&real)),
+        None => true,
+    }
+}
+
+/// The path with symlinks resolved in its longest existing prefix.
+fn real_path(path: &Path) -> Option<PathBuf> {
+    let mut existing = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    for _ in 0..256 {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return Some(normalize(Path::new("/"), &out));
+        }
+        let name = existing.file_name()?.to_os_string();
+        rest.push(name);
+        if !existing.pop() {
+            return None;
+        }
+    }
+    None
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
+/// Checks the paths of one command.
+pub(crate) fn check(cmd: &Cmd, roots: &Roots, home: Option<&Path>) -> Option<Finding> {
+    let mut candidates: Vec<(Word, Access)> = Vec::new();
+    for r in &cmd.redirects {
+        let Some(target) = &r.target else { continue };
+        match r.kind {
+            RedirKind::Out => candidates.push((target.clone(), Access::Write)),
+            RedirKind::In => candidates.push((target.clone(), Access::Read)),
+            RedirKind::HereDoc(_) | RedirKind::HereString => {}
+        }
+    }
+    let program = cmd.program().unwrap_or_default();
+    if !DATA_PROGRAMS.contains(&program.as_str()) {
+        operands(cmd, &program, &mut candidates);
+    }
+    // A relative path is only a concern when it could land outside: after `cd` out of the
+    // workspace (the `cd` itself is checked) or through a symlink.
+    let mut ask = None;
+    for (word, access) in candidates.iter().take(64) {
+        match check_word(word, *access, cmd, roots, home) {
+            Some(f) if f.decision == crate::Decision::Deny => return Some(f),
+            Some(f) => ask = ask.or(Some(f)),
+            None => {}
+        }
+    }
+    ask
+}
+
+/// The operands of a command that name files, with how they are used.
+fn operands(cmd: &Cmd, program: &str, out: &mut Vec<(Word, Access)>) {
+    let args = cmd.args();
+    let spec = spec_for(program);
+    let p = parse(args, &spec);
+    let writer = match program {
+        "sed" => p.has('i', "in-place"),
+        "perl" => p.shorts.contains(&'i'),
+        "tar" => p.shorts.contains(&'x') || p.has_long("extract"),
+        _ => WRITERS.contains(&program),
+    };
+    let mut positionals: Vec<usize> = p.positionals.clone();
+    // The first operand is a pattern or a program, not a file.
+    let pattern_first = match program {
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => {
+            p.value(&["-e", "--regexp", "-f", "--file"]).is_none()
+        }
+        "sed" => p.value(&["-e", "--expression", "-f", "--file"]).is_none(),
+        "awk" | "gawk" | "mawk" | "nawk" => p.value(&["-f", "--file"]).is_none(),
+        "jq" | "yq" | "chmod" | "chown" | "chgrp" => true,
+        "perl" | "python" | "python3" | "ruby" | "node" => {
+            p.value(&["-e", "-c"]).is_some() || p.shorts.contains(&'e') || p.shorts.contains(&'c')
+        }
+        _ => false,
+    };
+    if pattern_first && !positionals.is_empty() {
+        positionals.remove(0);
+    }
+    if program == "find" {
+        let first_expr = args
+            .iter()
+            .position(|a| {
+                a.literal()
+                    .is_some_and(|t| t.starts_with('-') || t == "(" || t == "!")
+            })
+            .unwrap_or(args.len());
+        positionals = (0..first_expr).collect();
+    }
+    if program == "git" {
+        // Subcommands and refs are not paths; `-C DIR` is.
+        if let Some(dir) = p.value(&["-C"]) {
+            out.push((Word::lit(dir), Access::Read));
+        }
+    }
+    // Commit messages and titles are text.
+    if matches!(program, "git" | "gh" | "hg" | "svn" | "jj" | "glab") {
+        let mut skip = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            if [
+                "-m",
+                "--message",
+                "--title",
+                "-t",
+                "--body",
+                "-b",
+                "--notes",
+            ]
+            .iter()
+            .any(|o| a.is(o))
+            {
+                skip.push(i + 1);
+            }
+        }
+        positionals.retain(|i| !skip.contains(i));
+    }
+    let last = positionals.last().copied();
+    for &i in &positionals {
+        let access = if writer && (!COPIERS.contains(&program) || Some(i) == last) {
+            Access::Write
+        } else {
+            Access::Read
+        };
+        out.push((args[i].clone(), access));
+    }
+    // `--output=/x`, `of=/x`, `DESTDIR=/x`.
+    for a in args {
+        let Some(t) = a.literal() else { continue };
+        if let Some((_, v)) = t.split_once('=')
+            && (v.starts_with('/') || v.starts_with('~') || v.starts_with(".."))
+        {
+            let access = if writer || t.starts_with("of=") || t.starts_with("--output") {
+                Access::Write
+            } else {
+                Access::Read
+            };
+            let mut w = Word::lit(v);
+            if v.starts_with('~') {
+                w = tilde_word(v);
+            }
+            out.push((w, access));
+        }
+    }
+    for (opt, v) in &p.values {
+        if v.starts_with('/') || v.starts_with('~') || v.starts_with("..") {
+            let access = if matches!(
+                opt.as_str(),
+                "-o" | "--output" | "-t" | "--target-directory"
+            ) {
+                Access::Write
+            } else {
+                Access::Read
+            };
+            out.push((Word::lit(v), access));
+        }
+    }
+}
+
+fn tilde_word(v: &str) -> Word {
+    let mut w = Word::default();
+    w.segs.push(Seg::Home);
+    if let Some(rest) = v.strip_prefix('~')
+        && !rest.is_empty()
+    {
+        w.segs.push(Seg::Lit(rest.to_owned()));
+    }
+    w
+}
+
+fn check_word(
+    word: &Word,
+    access: Access,
+    cmd: &Cmd,
+    roots: &Roots,
+    home: Option<&Path>,
+) -> Option<Finding> {
+    let text = word.text();
+    if text.contains("://") || text.is_empty() {
+        return None;
+    }
+    if let Some((host, _)) = text.split_once(':')
+        && !host.is_empty()
+        && !host.contains('/')
+    {
+        return None; // `host:path`, `HEAD:file`.
+    }
+    if word.starts_dynamic() {
+        let rest_has_slash = word.segs.iter().skip(1).any(|s| match s {
+            Seg::Lit(t) | Seg::Glob(t) => t.contains('/'),
+            _ => false,
+        });
+        if rest_has_slash || access == Access::Write || cmd.program().as_deref() == Some("cd") {
+            return Some(Finding::ask(
+                Class::Unresolved,
+                "workspace.unresolved",
+                format!(
+                    "the path `{text}` is only known at run time, so whether it stays inside the workspace ({}) cannot be checked; it needs approval. Write the path literally.",
+                    roots.shown()
+                ),
+            ));
+        }
+        return None;
+    }
+    // The static part: up to the first dynamic part or glob component.
+    let mut path_text = String::new();
+    for seg in &word.segs {
+        match seg {
+            Seg::Lit(t) => path_text.push_str(t),
+            Seg::Home => path_text
+                .push_str(home.map_or(UNKNOWN_HOME, |h| h.to_str().unwrap_or(UNKNOWN_HOME))),
+            Seg::Glob(_) | Seg::Dyn(_) => {
+                // Keep the directory part only.
+                match path_text.rfind('/') {
+                    Some(i) => path_text.truncate(i + 1),
+                    None => path_text.clear(),
+                }
+                break;
+            }
+        }
+    }
+    let absolute = path_text.starts_with('/');
+    let strong = absolute
+        || path_text == ".."
+        || path_text.starts_with("../")
+        || path_text.contains("/../")
+        || path_text.ends_with("/..");
+    if path_text.chars().any(char::is_whitespace) && !strong && !Path::new(&path_text).exists() {
+        return None;
+    }
+    let bases: Vec<PathBuf> = if absolute {
+        vec![PathBuf::from("/")]
+    } else {
+        cmd.cwd.options.clone()
+    };
+    for base in bases {
+        let path = normalize(&base, Path::new(&path_text));
+        if EXEMPT.iter().any(|e| Path::new(e) == path) || path.starts_with("/dev/fd") {
+            continue;
+        }
+        if access == Access::Read && EXEMPT_READ.iter().any(|e| Path::new(e) == path) {
+            continue;
+        }
+        let allowed = match access {
+            Access::Write => &roots.write,
+            Access::Read => &roots.read,
+        };
+        if inside(&path, allowed) {
+            continue;
+        }
+        let readable_only = access == Access::Write && inside(&path, &roots.read);
+        let shown = if path.starts_with(UNKNOWN_HOME) {
+            text.clone()
+        } else {
+            path.display().to_string()
+        };
+        return Some(Finding::deny(
+            Class::Workspace,
+            "workspace.outside",
+            format!(
+                "`{shown}` is outside the workspace ({}){}; workspace_only allows only paths inside it. Use a path inside the workspace.",
+                roots.shown(),
+                if readable_only {
+                    " and the extra readable roots are read-only"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    None
+}

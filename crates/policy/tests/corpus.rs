@@ -1,0 +1,140 @@
+//! Corpus tests: every line of each file under `tests/corpus/` must get the expected decision.
+//! Lines are commands; `#` starts a comment line; `⏎` stands for a newline inside a command.
+
+use std::path::{Path, PathBuf};
+
+use agent_exec_policy::{Context, Decision, Policy, PolicyConfig, Verdict};
+
+fn corpus(name: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.replace('⏎', "\n"))
+        .collect()
+}
+
+/// Checks every line, prints the pass count, and fails listing every miss.
+fn run(name: &str, expected: Decision, check: impl Fn(&str) -> Verdict) {
+    let lines = corpus(name);
+    assert!(
+        lines.len() >= 40,
+        "{name} has only {} commands",
+        lines.len()
+    );
+    let mut failures = Vec::new();
+    for line in &lines {
+        let v = check(line);
+        if v.decision != expected {
+            failures.push(format!(
+                "  {line:?}\n    -> {:?} {:?}: {} {:?}",
+                v.decision, v.rule, v.reason, v.commands
+            ));
+        }
+    }
+    let passed = lines.len() - failures.len();
+    println!("{name}: {passed}/{} passed", lines.len());
+    assert!(
+        failures.is_empty(),
+        "{name}: {} of {} lines did not get {expected:?}:\n{}",
+        failures.len(),
+        lines.len(),
+        failures.join("\n")
+    );
+}
+
+fn dev_ctx() -> Context<'static> {
+    Context {
+        cwd: Path::new("/work/proj"),
+        home: Some(Path::new("/home/dev")),
+        env_keys: &[],
+    }
+}
+
+#[test]
+fn deny_corpus() {
+    let policy = Policy::permissive();
+    run("deny.txt", Decision::Deny, |c| policy.check(c, &dev_ctx()));
+}
+
+#[test]
+fn deny_corpus_without_home() {
+    // `~` and `$HOME` still count as the home directory when the caller does not know it.
+    let policy = Policy::permissive();
+    let ctx = Context {
+        home: None,
+        ..dev_ctx()
+    };
+    run("deny.txt", Decision::Deny, |c| policy.check(c, &ctx));
+}
+
+#[test]
+fn allow_corpus() {
+    let policy = Policy::permissive();
+    run("allow.txt", Decision::Allow, |c| {
+        policy.check(c, &dev_ctx())
+    });
+}
+
+#[test]
+fn ask_corpus() {
+    let policy = Policy::permissive();
+    run("ask.txt", Decision::Ask, |c| policy.check(c, &dev_ctx()));
+}
+
+/// A workspace with a symlink pointing out of it.
+struct Workspace {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+fn workspace() -> Workspace {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("proj");
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    std::fs::write(root.join("src/main.rs"), "fn main() {}").expect("write");
+    std::os::unix::fs::symlink("/etc", root.join("etc-link")).expect("symlink");
+    std::os::unix::fs::symlink("/etc/hostname", root.join("host-link")).expect("symlink");
+    std::fs::create_dir_all(dir.path().join("sibling")).expect("mkdir");
+    Workspace { _dir: dir, root }
+}
+
+fn workspace_policy(root: &Path) -> Policy {
+    let config = PolicyConfig {
+        workspace_only: true,
+        workspace_roots: vec![root.to_path_buf()],
+        extra_readable_roots: vec![PathBuf::from("/usr/include")],
+        ..PolicyConfig::default()
+    };
+    Policy::new(config).expect("valid config")
+}
+
+#[test]
+fn workspace_escape_corpus() {
+    let ws = workspace();
+    let policy = workspace_policy(&ws.root);
+    let ctx = Context {
+        cwd: &ws.root,
+        home: Some(Path::new("/home/dev")),
+        env_keys: &[],
+    };
+    run("workspace-escape.txt", Decision::Deny, |c| {
+        policy.check(c, &ctx)
+    });
+}
+
+#[test]
+fn workspace_inside_corpus() {
+    let ws = workspace();
+    let policy = workspace_policy(&ws.root);
+    let ctx = Context {
+        cwd: &ws.root,
+        home: Some(Path::new("/home/dev")),
+        env_keys: &[],
+    };
+    run("workspace-inside.txt", Decision::Allow, |c| {
+        policy.check(c, &ctx)
+    });
+}

@@ -1,0 +1,202 @@
+//! Property tests: any input gets a decision without panicking; evasions built from random
+//! wrappers, flag spellings and quoting are always denied.
+
+use std::path::Path;
+
+use agent_exec_policy::{Context, Decision, Policy, PolicyConfig};
+use proptest::prelude::*;
+
+fn ctx() -> Context<'static> {
+    Context {
+        cwd: Path::new("/work/proj"),
+        home: Some(Path::new("/home/dev")),
+        env_keys: &[],
+    }
+}
+
+fn strict() -> Policy {
+    let config = PolicyConfig::from_toml_str(
+        r#"
+        workspace_only = true
+        workspace_roots = ["/work/proj"]
+        [rules]
+        deny = ["git push --force"]
+        ask_regex = ["^curl"]
+        denied_env = ["*_TOKEN"]
+        [interception]
+        enabled = true
+        available_tools = ["read", "grep", "find", "edit", "write"]
+        "#,
+    )
+    .expect("toml");
+    Policy::new(config).expect("config")
+}
+
+/// Shell-flavoured text: operators, quotes, expansions, newlines.
+fn shellish() -> impl Strategy<Value = String> {
+    let atoms = prop::sample::select(vec![
+        "rm",
+        "-rf",
+        "/",
+        "~",
+        "$HOME",
+        "sudo",
+        "bash",
+        "-c",
+        "'",
+        "\"",
+        "$(",
+        ")",
+        "`",
+        "(",
+        "{",
+        "}",
+        ";",
+        "&&",
+        "||",
+        "|",
+        "&",
+        "<",
+        ">",
+        ">>",
+        "<<EOF\n",
+        "\nEOF\n",
+        "<<<",
+        "\\",
+        "*",
+        "?",
+        "[",
+        "]",
+        "{a,b}",
+        "{1..3}",
+        "cd",
+        "..",
+        "xargs",
+        "find",
+        "-exec",
+        "{}",
+        "\\;",
+        "eval",
+        "trap",
+        "f()",
+        "$x",
+        "x=",
+        "#",
+        "\n",
+        " ",
+        "  ",
+        "echo",
+        "kill",
+        "-1",
+        "dd",
+        "of=/dev/sda",
+        "$'\\x41'",
+        "!",
+        "((",
+        "))",
+        "[[",
+        "]]",
+        "case",
+        "in",
+        "esac",
+        "if",
+        "then",
+        "fi",
+        "for",
+        "do",
+        "done",
+        "while",
+        "=~",
+        "${x:-",
+        "}",
+        "<(",
+        ">(",
+    ]);
+    prop::collection::vec(atoms, 0..40).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_text_always_gets_a_decision(s in any::<String>()) {
+        let v = Policy::permissive().check(&s, &ctx());
+        prop_assert!(matches!(v.decision, Decision::Allow | Decision::Ask | Decision::Deny));
+        prop_assert!(!v.reason.is_empty());
+    }
+
+    #[test]
+    fn shellish_text_always_gets_a_decision(s in shellish()) {
+        for policy in [Policy::permissive(), strict()] {
+            let v = policy.check(&s, &ctx());
+            prop_assert!(!v.reason.is_empty());
+            // Deterministic.
+            prop_assert_eq!(&policy.check(&s, &ctx()), &v);
+        }
+    }
+
+    #[test]
+    fn arbitrary_argv_always_gets_a_decision(program in ".{0,12}", args in prop::collection::vec(".{0,20}", 0..6)) {
+        let v = strict().check_argv(&program, &args, &ctx());
+        prop_assert!(!v.reason.is_empty());
+    }
+
+    #[test]
+    fn wrapped_and_respelled_deletions_of_root_are_denied(
+        wrappers in prop::collection::vec(prop::sample::select(vec![
+            "sudo", "sudo -u root", "doas", "env", "env A=1", "nice -n 5", "ionice -c3", "nohup",
+            "timeout 9", "timeout -s KILL 5", "time", "command", "exec", "stdbuf -oL", "setsid",
+            "busybox", "chroot /mnt", "builtin",
+        ]), 0..4),
+        program in prop::sample::select(vec!["rm", "\\rm", "r\"\"m", "'rm'", "/bin/rm", "$'rm'"]),
+        flags in prop::sample::select(vec![
+            "-rf", "-fr", "-r -f", "-R -f", "-Rf", "--recursive --force", "-r", "-R", "--recursive",
+            "-rfv", "-f -r --", "-rf --",
+        ]),
+        target in prop::sample::select(vec!["/", "\"/\"", "'/'", "//", "/*", "~", "~/", "$HOME", "\"$HOME\"", "/usr", "/etc/", "{/,x}"]),
+        context in prop::sample::select(vec![
+            "{}", "echo ok && {}", "({})", "{{ {}; }}", "bash -c '{}'", "sh -c \"{}\"",
+            "echo $({})", "true; {}", "f() {{ {}; }}; f", "if true; then {}; fi", "eval '{}'",
+            "ls | {}", "trap '{}' EXIT",
+        ]),
+    ) {
+        let mut cmd = wrappers.join(" ");
+        if !cmd.is_empty() {
+            cmd.push(' ');
+        }
+        cmd.push_str(&format!("{program} {flags} {target}"));
+        let line = context.replace("{}", &cmd);
+        // Quotes of the target would clash with single-quoted contexts; skip those combinations.
+        prop_assume!(!(context.contains('\'') && line.matches('\'').count() % 2 == 1));
+        prop_assume!(!(context.contains('\'') && (target.contains('\'') || program.contains('\''))));
+        prop_assume!(!(context.contains('"') && (target.contains('"') || program.contains('"'))));
+        let v = Policy::permissive().check(&line, &ctx());
+        prop_assert_eq!(v.decision, Decision::Deny, "{} -> {:?}", line, v);
+    }
+}
+
+#[test]
+fn deep_nesting_is_answered() {
+    let inputs = [
+        "(".repeat(20_000),
+        "$(".repeat(5_000),
+        "{ ".repeat(5_000),
+        "a && ".repeat(20_000) + "rm -rf /",
+        "echo \"$(echo \"".repeat(2_000),
+        "`".repeat(10_000),
+        "x | ".repeat(10_000) + "y",
+        "bash -c \"".repeat(100) + "rm -rf /",
+        "{a,b}".repeat(40),
+        "f() { ".repeat(3_000),
+        "$((".repeat(5_000),
+        "${x:-".repeat(5_000),
+    ];
+    let policy = strict();
+    for s in &inputs {
+        let v = policy.check(s, &ctx());
+        assert!(!v.reason.is_empty());
+    }
+    // Long && chains are flattened, not truncated: the last command is still seen.
+    let v = Policy::permissive().check(&("true && ".repeat(5_000) + "rm -rf /"), &ctx());
+    assert_eq!(v.decision, Decision::Deny);
+}
