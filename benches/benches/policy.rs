@@ -9,8 +9,14 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 const COMMANDS: &[(&str, &str)] = &[
     ("simple", "ls -la"),
-    ("typical", "cd crates/core && cargo test --all-features 2>&1 | tail -n 50"),
-    ("git", r#"git add -A && git commit -m "fix shutdown handler" && git push origin main"#),
+    (
+        "typical",
+        "cd crates/core && cargo test --all-features 2>&1 | tail -n 50",
+    ),
+    (
+        "git",
+        r#"git add -A && git commit -m "fix shutdown handler" && git push origin main"#,
+    ),
     ("evasion", "sudo timeout 9 bash -c 'r\"\"m -r -f /'"),
     (
         "script",

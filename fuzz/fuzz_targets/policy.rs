@@ -25,7 +25,10 @@ fn policies() -> &'static [Policy; 2] {
             "#,
         )
         .expect("valid config");
-        [Policy::permissive(), Policy::new(strict).expect("valid config")]
+        [
+            Policy::permissive(),
+            Policy::new(strict).expect("valid config"),
+        ]
     })
 }
 

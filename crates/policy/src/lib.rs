@@ -20,6 +20,22 @@
 //! a generated script piped into a shell, a recursive delete of `$DIR`) is
 //! [`Decision::Ask`], never silently allowed.
 //!
+//! # Rule ids
+//!
+//! `Verdict::rule` is one of: `hardline.recursive-delete-{root,home,system}`,
+//! `hardline.find-delete`, `hardline.rsync-delete`, `hardline.recursive-chmod`,
+//! `hardline.device-format`, `hardline.device-write`, `hardline.sysrq`, `hardline.power`,
+//! `hardline.kill-all`, `hardline.fork-bomb`; `config.deny-prefix:RULE`,
+//! `config.deny-regex:RULE`, `config.ask-prefix:RULE`, `config.ask-regex:RULE`,
+//! `config.allow-prefix:RULE`, `config.allow-regex:RULE`, `config.allowlist`,
+//! `config.denied-env`; `workspace.outside`, `workspace.unresolved`; `intercept.read`,
+//! `intercept.grep`, `intercept.find`, `intercept.edit`, `intercept.write`; and for what
+//! cannot be resolved statically, `unresolved.*` (`command-name`, `pipe-to-shell`,
+//! `pipe-to-interpreter`, `generated-script`, `shell-string`, `eval`, `xargs`,
+//! `recursive-delete-target`, `find-delete-target`, `rsync-delete-target`,
+//! `recursive-chmod-target`, `device-format`, `git-alias`, `alias`, `too-complex`,
+//! `too-long`, `parse`).
+//!
 //! The crate does no I/O except resolving paths (symlinks, for the workspace restriction),
 //! never panics, and answers every input.
 //!

@@ -3,7 +3,7 @@
 
 use crate::command::{Class, Cmd, Finding, Origin, RedirKind};
 use crate::unwrap::program_name;
-use crate::walk::{Io, Stdin, Walker};
+use crate::walk::{Io, Stdin, Walker, Written};
 use crate::words::{Seg, Word, ansi_c};
 
 /// Shells whose `-c` string and standard input are bash-like scripts.
@@ -195,8 +195,8 @@ impl Walker {
     /// Follows a script file written earlier on the same line.
     fn run_written(&mut self, file: &Word, cmd: &Cmd) {
         match self.written_script(file, &cmd.cwd) {
-            Some(Some(script)) => self.walk_scoped(&script, &Io::default()),
-            Some(None) => self.finding(unresolved(
+            Some(Written::Known(script)) => self.walk_scoped(&script, &Io::default()),
+            Some(Written::Unknown) => self.finding(unresolved(
                 "unresolved.generated-script",
                 format!(
                     "`{}` is written earlier in the same command with content only known at run time and then run, so it needs approval. Write the script in one step, review it, then run it.",
@@ -362,7 +362,7 @@ impl Walker {
                             "{}".into()
                         } else {
                             value.into()
-                        })
+                        });
                     }
                     "arg-file" => from_file = true,
                     _ => {}

@@ -30,6 +30,15 @@ pub(crate) struct Analysis {
     pub(crate) rough: Vec<Cmd>,
 }
 
+/// A file written earlier on the same line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// Its content, known statically.
+    Known(String),
+    /// Written with content only known at run time.
+    Unknown,
+}
+
 /// Standard input of a pipeline stage.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Stdin {
@@ -575,12 +584,15 @@ impl Walker {
         }
     }
 
-    /// What a file written earlier on the line holds: `None` when it was not written here,
-    /// `Some(None)` when its content is unknown.
-    pub(crate) fn written_script(&self, word: &Word, cwd: &Cwd) -> Option<Option<String>> {
+    /// What a file written earlier on the line holds, if it was written here.
+    pub(crate) fn written_script(&self, word: &Word, cwd: &Cwd) -> Option<Written> {
         let t = word.literal()?;
         let cwd = cwd.exact()?;
-        self.written.get(&normalize(cwd, Path::new(&t))).cloned()
+        let content = self.written.get(&normalize(cwd, Path::new(&t)))?;
+        Some(match content {
+            Some(text) => Written::Known(text.clone()),
+            None => Written::Unknown,
+        })
     }
 
     fn set_cwd(&mut self, new: Cwd) {

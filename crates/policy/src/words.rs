@@ -207,7 +207,7 @@ fn tokens(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, depth: u
         "command_substitution" => match (text, env.pwd) {
             // `$(pwd)` is the working directory when that is known.
             ("$(pwd)" | "`pwd`", Some(pwd)) => {
-                out.extend(pwd.chars().map(|c| Tok::Ch(c, Q::Expanded)))
+                out.extend(pwd.chars().map(|c| Tok::Ch(c, Q::Expanded)));
             }
             _ => out.push(Tok::Dyn(text.to_owned())),
         },

@@ -98,11 +98,11 @@ fn order_is_deny_then_ask_then_allow_and_every_command_must_pass() {
 #[test]
 fn regex_rules_see_each_resolved_command() {
     let p = policy(
-        r#"
+        r"
         [rules]
         deny_regex = ['^terraform (apply|destroy)\b']
         ask_regex = ['^kubectl .*delete']
-        "#,
+        ",
     );
     let v = check(&p, "cd infra && terraform destroy -auto-approve");
     assert_eq!(v.decision, Decision::Deny);

@@ -160,11 +160,9 @@ proptest! {
             "ls | {}", "trap '{}' EXIT",
         ]),
     ) {
-        let mut cmd = wrappers.join(" ");
-        if !cmd.is_empty() {
-            cmd.push(' ');
-        }
-        cmd.push_str(&format!("{program} {flags} {target}"));
+        let mut parts = wrappers.clone();
+        parts.extend([program, flags, target]);
+        let cmd = parts.join(" ");
         let line = context.replace("{}", &cmd);
         // Quotes of the target would clash with single-quoted contexts; skip those combinations.
         prop_assume!(!(context.contains('\'') && line.matches('\'').count() % 2 == 1));
