@@ -4,7 +4,10 @@ use std::process::{Command, ExitCode};
 
 fn cargo(args: &[&str]) -> bool {
     eprintln!("$ cargo {}", args.join(" "));
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())).args(args).status().is_ok_and(|s| s.success())
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn main() -> ExitCode {
@@ -12,7 +15,14 @@ fn main() -> ExitCode {
     let ok = match args.first().map(String::as_str) {
         Some("ci") => {
             cargo(&["fmt", "--all", "--", "--check"])
-                && cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
+                && cargo(&[
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings",
+                ])
                 && cargo(&["test", "--workspace"])
         }
         Some("bench") => {
@@ -23,9 +33,19 @@ fn main() -> ExitCode {
         Some("fuzz") => {
             let target = args.get(1).map_or("sink", String::as_str);
             let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
-            eprintln!("$ cargo fuzz run -s none {target} (in fuzz/; install with `cargo install cargo-fuzz`)");
+            eprintln!(
+                "$ cargo fuzz run -s none {target} (in fuzz/; install with `cargo install cargo-fuzz`)"
+            );
             Command::new("cargo")
-                .args(["fuzz", "run", "-s", "none", target, "--", "-max_total_time=60"])
+                .args([
+                    "fuzz",
+                    "run",
+                    "-s",
+                    "none",
+                    target,
+                    "--",
+                    "-max_total_time=60",
+                ])
                 .current_dir(dir)
                 .status()
                 .is_ok_and(|s| s.success())
@@ -35,5 +55,9 @@ fn main() -> ExitCode {
             false
         }
     };
-    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

@@ -167,11 +167,21 @@ fn run_cli(cli: Cli) -> anyhow::Result<i32> {
         Cmd::Artifact(args) => cmd_artifact(&args),
         Cmd::Serve(args) => {
             let _ = agent_exec_executor::containment::become_subreaper();
-            serve::serve(build_tool(args.artifacts.clone(), None, None, &args.policy)?)
+            serve::serve(build_tool(
+                args.artifacts.clone(),
+                None,
+                None,
+                &args.policy,
+            )?)
         }
         Cmd::Mcp(args) => {
             let _ = agent_exec_executor::containment::become_subreaper();
-            mcp::serve(build_tool(args.artifacts.clone(), None, None, &args.policy)?)
+            mcp::serve(build_tool(
+                args.artifacts.clone(),
+                None,
+                None,
+                &args.policy,
+            )?)
         }
         Cmd::Schema => {
             println!("{}", serde_json::to_string_pretty(&request_schema())?);
@@ -220,35 +230,60 @@ struct TerminalApprover;
 
 impl Approver for TerminalApprover {
     fn approve(&self, command: &str, verdict: &Verdict) -> bool {
-        let Ok(mut tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+        let Ok(mut tty) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+        else {
             return false;
         };
-        let _ = write!(tty, "agent-exec: {}\n  {command}\nRun it? [y/N] ", verdict.reason);
+        let _ = write!(
+            tty,
+            "agent-exec: {}\n  {command}\nRun it? [y/N] ",
+            verdict.reason
+        );
         let mut answer = [0u8; 8];
         let n = tty.read(&mut answer).unwrap_or(0);
         matches!(answer.get(..n).and_then(|a| a.first()), Some(b'y' | b'Y'))
     }
 }
 
+#[allow(clippy::needless_pass_by_value)] // the parsed arguments are owned by this subcommand
 fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
     let _ = agent_exec_executor::containment::become_subreaper();
-    let mut tool = build_tool(args.artifacts.clone(), args.max_bytes, args.direction.as_deref(), &args.policy)?;
+    let mut tool = build_tool(
+        args.artifacts.clone(),
+        args.max_bytes,
+        args.direction.as_deref(),
+        &args.policy,
+    )?;
     if args.approve && std::io::stderr().is_terminal() {
         tool = tool.with_approver(Arc::new(TerminalApprover));
     }
     let request = match &args.request {
         Some(source) => {
-            anyhow::ensure!(args.command.is_empty(), "give the command either as words or in --request, not both");
+            anyhow::ensure!(
+                args.command.is_empty(),
+                "give the command either as words or in --request, not both"
+            );
             let text = if source == "-" {
                 let mut s = String::new();
-                std::io::stdin().read_to_string(&mut s).context("reading the request from stdin")?;
+                std::io::stdin()
+                    .read_to_string(&mut s)
+                    .context("reading the request from stdin")?;
                 s
             } else {
-                std::fs::read_to_string(source).with_context(|| format!("reading the request file {source}"))?
+                std::fs::read_to_string(source)
+                    .with_context(|| format!("reading the request file {source}"))?
             };
             match Request::from_json(&text) {
                 Ok(r) => r,
-                Err(e) => return Ok(print_result(&ToolResult::invalid(e.0, tool.config().workdir.display().to_string()), args.json)),
+                Err(e) => {
+                    return Ok(print_result(
+                        &ToolResult::invalid(e.0, tool.config().workdir.display().to_string()),
+                        args.json,
+                    ));
+                }
             }
         }
         None => {
@@ -273,7 +308,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
     };
     let cancel = CancelToken::new();
     install_cancel_handlers(cancel.clone());
-    let progress = (std::io::stderr().is_terminal() && !args.json).then(|| progress_thread(cancel.clone()));
+    let progress = (std::io::stderr().is_terminal() && !args.json).then(progress_thread);
     let result = tool.execute(&request, &cancel);
     if let Some((done, handle)) = progress {
         done.cancel();
@@ -283,7 +318,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
 }
 
 /// On a terminal, after a second, shows the elapsed time on stderr until the command ends.
-fn progress_thread(_cancel: CancelToken) -> (CancelToken, std::thread::JoinHandle<()>) {
+fn progress_thread() -> (CancelToken, std::thread::JoinHandle<()>) {
     let done = CancelToken::new();
     let d = done.clone();
     let handle = std::thread::spawn(move || {
@@ -313,7 +348,11 @@ fn progress_thread(_cancel: CancelToken) -> (CancelToken, std::thread::JoinHandl
 fn print_result(result: &ToolResult, json: bool) -> i32 {
     let mut out = std::io::stdout().lock();
     if json {
-        let _ = writeln!(out, "{}", serde_json::to_string_pretty(result).unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(result).unwrap_or_default()
+        );
     } else {
         let text = result.text();
         let _ = out.write_all(text.as_bytes());
@@ -326,13 +365,22 @@ fn print_result(result: &ToolResult, json: bool) -> i32 {
 }
 
 fn cmd_artifact(args: &ArtifactArgs) -> anyhow::Result<i32> {
-    let dir = args.artifacts.clone().unwrap_or_else(ArtifactStore::default_dir);
+    let dir = args
+        .artifacts
+        .clone()
+        .unwrap_or_else(ArtifactStore::default_dir);
     let store = ArtifactStore::open(&dir)?;
     let bytes = match &args.lines {
         Some(range) => {
             let (a, b) = range.split_once(':').unwrap_or((range, range));
             let parse = |s: &str| -> anyhow::Result<Option<u64>> {
-                if s.is_empty() { Ok(None) } else { Ok(Some(s.parse().with_context(|| format!("--lines expects A:B with numbers, got {range:?}"))?)) }
+                if s.is_empty() {
+                    Ok(None)
+                } else {
+                    Ok(Some(s.parse().with_context(|| {
+                        format!("--lines expects A:B with numbers, got {range:?}")
+                    })?))
+                }
             };
             let first = parse(a)?.unwrap_or(1);
             store.read_lines(&args.id, first, parse(b)?)
@@ -359,7 +407,14 @@ fn cmd_check(args: CheckArgs) -> anyhow::Result<i32> {
     let policy = load_policy(&args.policy, &cwd)?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let command = args.command.join(" ");
-    let verdict = policy.check(&command, &Context { cwd: &cwd, home: home.as_deref(), env_keys: &[] });
+    let verdict = policy.check(
+        &command,
+        &Context {
+            cwd: &cwd,
+            home: home.as_deref(),
+            env_keys: &[],
+        },
+    );
     if args.json {
         println!("{}", serde_json::to_string_pretty(&verdict)?);
     } else {

@@ -13,7 +13,10 @@ use agent_exec_core::{Tool, ToolResult, request_schema};
 use agent_exec_executor::CancelToken;
 use serde_json::{Value, json};
 
-use crate::serve::{BadParams, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Out, PARSE_ERROR, dispatch, error, success};
+use crate::serve::{
+    BadParams, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Out, PARSE_ERROR, dispatch,
+    error, success,
+};
 
 fn tools() -> Value {
     let id_schema = |field: &str, what: &str| json!({"type": "object", "properties": {field: {"type": "string", "description": what}}, "required": [field]});
@@ -34,10 +37,21 @@ fn to_mcp(result: &ToolResult) -> Value {
     })
 }
 
-fn handle(tool: &Tool, method: &str, params: Value, cancel: &CancelToken, inflight: &Mutex<HashMap<String, CancelToken>>) -> Result<Value, (i64, String)> {
+#[allow(clippy::needless_pass_by_value)] // params are moved into dispatch on the main path
+fn handle(
+    tool: &Tool,
+    method: &str,
+    params: Value,
+    cancel: &CancelToken,
+    inflight: &Mutex<HashMap<String, CancelToken>>,
+) -> Result<Value, (i64, String)> {
     match method {
         "initialize" => {
-            let version = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("2025-06-18").to_owned();
+            let version = params
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("2025-06-18")
+                .to_owned();
             Ok(json!({
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": false}},
@@ -47,15 +61,28 @@ fn handle(tool: &Tool, method: &str, params: Value, cancel: &CancelToken, inflig
         "ping" => Ok(json!({})),
         "tools/list" => Ok(json!({"tools": tools()})),
         "tools/call" => {
-            let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
-            let args = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            let name = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let args = params
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
             let method = match name {
                 "bash" => "exec",
                 "bash_output" => "job_output",
                 "bash_input" => "job_input",
                 "bash_kill" => "job_kill",
                 "read_artifact" => "artifact_read",
-                other => return Err((INVALID_PARAMS, format!("unknown tool {other:?}; tools: bash, bash_output, bash_input, bash_kill, read_artifact"))),
+                other => {
+                    return Err((
+                        INVALID_PARAMS,
+                        format!(
+                            "unknown tool {other:?}; tools: bash, bash_output, bash_input, bash_kill, read_artifact"
+                        ),
+                    ));
+                }
             };
             match dispatch(tool, method, args, cancel, inflight) {
                 Some(Ok(result)) => Ok(to_mcp(&result)),
@@ -67,6 +94,7 @@ fn handle(tool: &Tool, method: &str, params: Value, cancel: &CancelToken, inflig
     }
 }
 
+#[allow(clippy::unnecessary_wraps)] // same signature as the other subcommands
 pub(crate) fn serve(tool: Tool) -> anyhow::Result<i32> {
     crate::serve::install_stop_handlers();
     let tool = Arc::new(tool);
@@ -89,20 +117,35 @@ pub(crate) fn serve(tool: Tool) -> anyhow::Result<i32> {
         let message: Value = match serde_json::from_str(&line) {
             Ok(v) => v,
             Err(e) => {
-                out.send(&error(&Value::Null, PARSE_ERROR, format!("parse error: {e}")));
+                out.send(&error(
+                    &Value::Null,
+                    PARSE_ERROR,
+                    format!("parse error: {e}"),
+                ));
                 continue;
             }
         };
         let id = message.get("id").cloned();
-        let Some(method) = message.get("method").and_then(Value::as_str).map(str::to_owned) else {
+        let Some(method) = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
             if let Some(id) = id {
-                out.send(&error(&id, INVALID_REQUEST, "invalid request: missing \"method\""));
+                out.send(&error(
+                    &id,
+                    INVALID_REQUEST,
+                    "invalid request: missing \"method\"",
+                ));
             }
             continue;
         };
         if method == "notifications/cancelled" {
             if let Some(rid) = message.pointer("/params/requestId")
-                && let Some(t) = inflight.lock().ok().and_then(|m| m.get(&rid.to_string()).cloned())
+                && let Some(t) = inflight
+                    .lock()
+                    .ok()
+                    .and_then(|m| m.get(&rid.to_string()).cloned())
             {
                 t.cancel();
             }

@@ -97,7 +97,9 @@ fn param_str(params: &Value, name: &str) -> Result<String, BadParams> {
     match params.get(name) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(Value::Number(n)) => Ok(n.to_string()),
-        Some(_) => Err(BadParams(format!("invalid params: {name} must be a string"))),
+        Some(_) => Err(BadParams(format!(
+            "invalid params: {name} must be a string"
+        ))),
         None => Err(BadParams(format!("invalid params: missing field `{name}`"))),
     }
 }
@@ -126,32 +128,52 @@ pub(crate) fn dispatch(
 ) -> Option<Result<ToolResult, BadParams>> {
     let params = if params.is_null() { json!({}) } else { params };
     Some(match method {
-        "exec" => Request::from_value(params).map(|r| tool.execute(&r, cancel)).map_err(|e| BadParams(format!("invalid params: {}", e.0.trim_start_matches("invalid request: ")))),
-        "job_output" => parse::<JobOutputRequest>(stringify_job_id(params)).map(|r| tool.job_output(&r)),
+        "exec" => Request::from_value(params)
+            .map(|r| tool.execute(&r, cancel))
+            .map_err(|e| {
+                BadParams(format!(
+                    "invalid params: {}",
+                    e.0.trim_start_matches("invalid request: ")
+                ))
+            }),
+        "job_output" => {
+            parse::<JobOutputRequest>(stringify_job_id(params)).map(|r| tool.job_output(&r))
+        }
         "job_input" => parse::<JobInput>(stringify_job_id(params)).map(|r| tool.job_input(&r)),
         "job_kill" => param_str(&params, "job_id").map(|id| tool.job_kill(&id)),
         "session_close" => param_str(&params, "session").map(|s| tool.session_close(&s)),
-        "artifact_read" => param_str(&params, "id").and_then(|id| {
+        "artifact_read" => param_str(&params, "id").map(|id| {
             let offset = params.get("offset").and_then(Value::as_u64).unwrap_or(0);
             let limit = params.get("limit").and_then(Value::as_u64);
-            Ok(tool.artifact_read(&id, offset, limit))
+            tool.artifact_read(&id, offset, limit)
         }),
-        "cancel" => params.get("id").cloned().ok_or_else(|| BadParams("invalid params: missing field `id`".into())).map(|id| {
-            let key = id.to_string();
-            let cwd = tool.config().workdir.display().to_string();
-            match lock(inflight).get(&key) {
-                Some(token) => {
-                    token.cancel();
-                    let d = agent_exec_core::Details::empty(agent_exec_core::Outcome::Success, cwd);
-                    ToolResult::new(format!("Cancelling exec {key}: it will answer with outcome cancelled."), d)
+        "cancel" => params
+            .get("id")
+            .cloned()
+            .ok_or_else(|| BadParams("invalid params: missing field `id`".into()))
+            .map(|id| {
+                let key = id.to_string();
+                let cwd = tool.config().workdir.display().to_string();
+                match lock(inflight).get(&key) {
+                    Some(token) => {
+                        token.cancel();
+                        let d =
+                            agent_exec_core::Details::empty(agent_exec_core::Outcome::Success, cwd);
+                        ToolResult::new(
+                            format!(
+                                "Cancelling exec {key}: it will answer with outcome cancelled."
+                            ),
+                            d,
+                        )
+                    }
+                    None => ToolResult::invalid(format!("no exec in flight with id {key}"), cwd),
                 }
-                None => ToolResult::invalid(format!("no exec in flight with id {key}"), cwd),
-            }
-        }),
+            }),
         _ => return None,
     })
 }
 
+#[allow(clippy::unnecessary_wraps)] // same signature as the other subcommands
 pub(crate) fn serve(tool: Tool) -> anyhow::Result<i32> {
     install_stop_handlers();
     let tool = Arc::new(tool);
@@ -174,13 +196,25 @@ pub(crate) fn serve(tool: Tool) -> anyhow::Result<i32> {
         let message: Value = match serde_json::from_str(&line) {
             Ok(v) => v,
             Err(e) => {
-                out.send(&error(&Value::Null, PARSE_ERROR, format!("parse error: {e}")));
+                out.send(&error(
+                    &Value::Null,
+                    PARSE_ERROR,
+                    format!("parse error: {e}"),
+                ));
                 continue;
             }
         };
         let id = message.get("id").cloned();
-        let Some(method) = message.get("method").and_then(Value::as_str).map(str::to_owned) else {
-            out.send(&error(&id.unwrap_or(Value::Null), INVALID_REQUEST, "invalid request: a JSON-RPC 2.0 request needs a \"method\" string"));
+        let Some(method) = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            out.send(&error(
+                &id.unwrap_or(Value::Null),
+                INVALID_REQUEST,
+                "invalid request: a JSON-RPC 2.0 request needs a \"method\" string",
+            ));
             continue;
         };
         let params = message.get("params").cloned().unwrap_or(Value::Null);

@@ -40,7 +40,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            default_timeout: Duration::from_secs(120),
+            default_timeout: Duration::from_mins(2),
             grace: Duration::from_secs(2),
             max_bytes: 51_200,
             max_lines: None,

@@ -25,7 +25,9 @@ mod tool;
 
 pub use config::Config;
 pub use policy::{AllowAll, Approver, CommandPolicy};
-pub use request::{InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, Validated, request_schema, resolve_cwd};
+pub use request::{
+    InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, Validated, request_schema, resolve_cwd,
+};
 pub use result::{Content, Details, Outcome, PolicyDetails, ToolResult, Truncation};
 pub use services::{JobInput, JobOutputRequest, MAX_SESSIONS, OutputMode, SESSION_IDLE_EXPIRY};
 pub use tool::Tool;

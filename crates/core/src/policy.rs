@@ -26,7 +26,12 @@ pub struct AllowAll;
 
 impl CommandPolicy for AllowAll {
     fn check(&self, _: &Target, _: &Context<'_>) -> Verdict {
-        Verdict { decision: Decision::Allow, reason: "no policy".into(), rule: None, commands: Vec::new() }
+        Verdict {
+            decision: Decision::Allow,
+            reason: "no policy".into(),
+            rule: None,
+            commands: Vec::new(),
+        }
     }
 }
 

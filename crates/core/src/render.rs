@@ -22,9 +22,16 @@ pub(crate) fn notice(t: &Truncation, max_bytes: usize) -> String {
     let ranges: Vec<String> = if t.shown_ranges.is_empty() {
         vec![format!("{}-{}", t.shown_range[0], t.shown_range[1])]
     } else {
-        t.shown_ranges.iter().map(|[a, b]| format!("{a}-{b}")).collect()
+        t.shown_ranges
+            .iter()
+            .map(|[a, b]| format!("{a}-{b}"))
+            .collect()
     };
-    let limit = if t.truncated_by == "bytes" { format!(" ({} limit)", format_size(max_bytes as u64)) } else { String::new() };
+    let limit = if t.truncated_by == "bytes" {
+        format!(" ({} limit)", format_size(max_bytes as u64))
+    } else {
+        String::new()
+    };
     let salient = match t.salient_lines {
         0 => String::new(),
         1 => "; 1 matching line kept from the omitted middle".to_owned(),
@@ -34,17 +41,28 @@ pub(crate) fn notice(t: &Truncation, max_bytes: usize) -> String {
         Some(id) => format!(". Full: artifact://{id}"),
         None => ". Full output could not be saved".to_owned(),
     };
-    format!("[Showing lines {} of {}{limit}{salient}{full}]", ranges.join(", "), t.total_lines)
+    format!(
+        "[Showing lines {} of {}{limit}{salient}{full}]",
+        ranges.join(", "),
+        t.total_lines
+    )
 }
 
 pub(crate) fn render(p: &TextParts<'_>) -> String {
     let mut text = String::new();
     match p.outcome {
-        Outcome::Timeout => text.push_str(&format!("[Command timed out after {} seconds]\n", p.timeout_label)),
+        Outcome::Timeout => text.push_str(&format!(
+            "[Command timed out after {} seconds]\n",
+            p.timeout_label
+        )),
         Outcome::Cancelled => text.push_str("[Command cancelled]\n"),
         _ => {}
     }
-    let output = if p.output.is_empty() { "(no output)" } else { p.output };
+    let output = if p.output.is_empty() {
+        "(no output)"
+    } else {
+        p.output
+    };
     let mut sections: Vec<String> = Vec::new();
     if let Some(t) = p.truncation {
         sections.push(notice(t, p.max_bytes));
@@ -52,7 +70,9 @@ pub(crate) fn render(p: &TextParts<'_>) -> String {
     sections.extend(p.notes.iter().cloned());
     if p.outcome != Outcome::Success {
         match (&p.signal, p.exit_code) {
-            (Some((n, name)), _) => sections.push(format!("Command terminated by signal {name} ({n})")),
+            (Some((n, name)), _) => {
+                sections.push(format!("Command terminated by signal {name} ({n})"))
+            }
             (None, Some(code)) => sections.push(format!("Command exited with code {code}")),
             (None, None) => {}
         }

@@ -93,7 +93,11 @@ pub const MAX_TIMEOUT_SECS: i64 = 3600;
 pub struct InvalidRequest(pub String);
 
 fn label(d: Duration) -> String {
-    if d.subsec_millis() == 0 { d.as_secs().to_string() } else { format!("{:.1}", d.as_secs_f64()) }
+    if d.subsec_millis() == 0 {
+        d.as_secs().to_string()
+    } else {
+        format!("{:.1}", d.as_secs_f64())
+    }
 }
 
 impl Request {
@@ -108,25 +112,41 @@ impl Request {
     }
 
     /// Checks the request and resolves its working directory against `base`.
-    pub fn validate(&self, base: &Path, default_timeout: Duration) -> Result<Validated, InvalidRequest> {
+    pub fn validate(
+        &self,
+        base: &Path,
+        default_timeout: Duration,
+    ) -> Result<Validated, InvalidRequest> {
         let target = match (&self.command, &self.executable) {
             (Some(_), Some(_)) => {
-                return Err(InvalidRequest("give either command or executable, not both".into()));
+                return Err(InvalidRequest(
+                    "give either command or executable, not both".into(),
+                ));
             }
             (Some(c), None) if !c.trim().is_empty() => {
                 if self.argv.is_some() {
-                    return Err(InvalidRequest("argv goes with executable, not with command".into()));
+                    return Err(InvalidRequest(
+                        "argv goes with executable, not with command".into(),
+                    ));
                 }
                 Target::Shell(c.clone())
             }
-            (None, Some(e)) if !e.trim().is_empty() => Target::Program(e.clone(), self.argv.clone().unwrap_or_default()),
+            (None, Some(e)) if !e.trim().is_empty() => {
+                Target::Program(e.clone(), self.argv.clone().unwrap_or_default())
+            }
             (None, Some(_)) => return Err(InvalidRequest("executable is empty".into())),
             _ => return Err(InvalidRequest("command is required".into())),
         };
         let timeout = match (self.timeout, self.timeout_ms) {
-            (Some(_), Some(_)) => return Err(InvalidRequest("give either timeout or timeout_ms, not both".into())),
+            (Some(_), Some(_)) => {
+                return Err(InvalidRequest(
+                    "give either timeout or timeout_ms, not both".into(),
+                ));
+            }
             (Some(s), None) => Duration::from_secs(s.clamp(1, MAX_TIMEOUT_SECS) as u64),
-            (None, Some(ms)) => Duration::from_millis(ms.clamp(1000, MAX_TIMEOUT_SECS * 1000) as u64),
+            (None, Some(ms)) => {
+                Duration::from_millis(ms.clamp(1000, MAX_TIMEOUT_SECS * 1000) as u64)
+            }
             (None, None) => default_timeout,
         };
         let cwd = match &self.cwd {
@@ -143,7 +163,11 @@ impl Request {
         Ok(Validated {
             target,
             cwd,
-            env: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            env: self
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             timeout,
             timeout_label: label(timeout),
             head: to_usize(self.head),
@@ -158,17 +182,29 @@ impl Request {
 /// Resolves `dir` against `base` and checks it is a directory (contract §2 messages).
 pub fn resolve_cwd(base: &Path, dir: &str) -> Result<PathBuf, InvalidRequest> {
     let expanded = match dir.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            std::env::var_os("HOME").map_or_else(|| PathBuf::from(dir), |h| PathBuf::from(h).join(rest.trim_start_matches('/')))
-        }
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => std::env::var_os("HOME")
+            .map_or_else(
+                || PathBuf::from(dir),
+                |h| PathBuf::from(h).join(rest.trim_start_matches('/')),
+            ),
         _ => PathBuf::from(dir),
     };
-    let path = if expanded.is_absolute() { expanded } else { base.join(expanded) };
+    let path = if expanded.is_absolute() {
+        expanded
+    } else {
+        base.join(expanded)
+    };
     let path = normalize_lexically(&path);
     match std::fs::metadata(&path) {
         Ok(m) if m.is_dir() => Ok(path),
-        Ok(_) => Err(InvalidRequest(format!("Working directory is not a directory: {}", path.display()))),
-        Err(_) => Err(InvalidRequest(format!("Working directory does not exist: {}", path.display()))),
+        Ok(_) => Err(InvalidRequest(format!(
+            "Working directory is not a directory: {}",
+            path.display()
+        ))),
+        Err(_) => Err(InvalidRequest(format!(
+            "Working directory does not exist: {}",
+            path.display()
+        ))),
     }
 }
 

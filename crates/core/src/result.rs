@@ -173,7 +173,10 @@ impl ToolResult {
     /// A result with `text` and `details`; `is_error` follows the outcome.
     pub fn new(text: String, details: Details) -> Self {
         ToolResult {
-            content: vec![Content { kind: "text".into(), text }],
+            content: vec![Content {
+                kind: "text".into(),
+                text,
+            }],
             is_error: details.outcome != Outcome::Success,
             details,
         }
@@ -186,7 +189,9 @@ impl ToolResult {
 
     /// The `agent-exec run` exit status for this result.
     pub fn cli_exit_code(&self) -> i32 {
-        self.details.outcome.cli_exit_code(self.details.exit_code, self.details.signal)
+        self.details
+            .outcome
+            .cli_exit_code(self.details.exit_code, self.details.signal)
     }
 
     /// An `invalid_request` result.

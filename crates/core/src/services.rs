@@ -19,7 +19,7 @@ use crate::tool::{Shaping, Tool};
 /// Most sessions kept; the least recently used goes first.
 pub const MAX_SESSIONS: usize = 16;
 /// A session unused this long is closed.
-pub const SESSION_IDLE_EXPIRY: Duration = Duration::from_secs(30 * 60);
+pub const SESSION_IDLE_EXPIRY: Duration = Duration::from_mins(30);
 
 /// `job_output` parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -129,7 +129,11 @@ impl Services {
         // Idle expiry, then the bound on the number of sessions (least recently used first).
         let expired: Vec<String> = sessions
             .iter()
-            .filter(|(k, s)| *k != key && s.try_lock().is_ok_and(|s| s.last_used.elapsed() > SESSION_IDLE_EXPIRY))
+            .filter(|(k, s)| {
+                *k != key
+                    && s.try_lock()
+                        .is_ok_and(|s| s.last_used.elapsed() > SESSION_IDLE_EXPIRY)
+            })
             .map(|(k, _)| k.clone())
             .collect();
         for k in expired {
@@ -152,11 +156,18 @@ impl Services {
         sessions
             .entry(key.to_owned())
             .or_insert_with(|| {
-                Arc::new(Mutex::new(Slot { session: None, last_used: Instant::now(), restart_note: None, cwd, name: name.to_owned() }))
+                Arc::new(Mutex::new(Slot {
+                    session: None,
+                    last_used: Instant::now(),
+                    restart_note: None,
+                    cwd,
+                    name: name.to_owned(),
+                }))
             })
             .clone()
     }
 
+    #[allow(clippy::needless_pass_by_value)] // `shaping` is moved into the result's shaping.
     pub(crate) fn run_in_session(
         &self,
         tool: &Tool,
@@ -167,7 +178,10 @@ impl Services {
     ) -> ToolResult {
         let name = validated.session.clone().unwrap_or_default();
         let key = session_key(&name, &validated.env);
-        let start_cwd = validated.cwd.clone().unwrap_or_else(|| tool.config.workdir.clone());
+        let start_cwd = validated
+            .cwd
+            .clone()
+            .unwrap_or_else(|| tool.config.workdir.clone());
         let slot = self.slot(&key, &name, start_cwd.clone());
         let mut slot = lock(&slot);
         slot.last_used = Instant::now();
@@ -179,8 +193,15 @@ impl Services {
             } else if slot.session.is_some() {
                 notes.push("[session restarted: the shell had ended]".to_owned());
             }
-            let config = SessionConfig { extra_env: validated.env.clone(), ..self.session_config.clone() };
-            let cwd = if slot.session.is_some() || slot.cwd.is_dir() { slot.cwd.clone() } else { start_cwd.clone() };
+            let config = SessionConfig {
+                extra_env: validated.env.clone(),
+                ..self.session_config.clone()
+            };
+            let cwd = if slot.session.is_some() || slot.cwd.is_dir() {
+                slot.cwd.clone()
+            } else {
+                start_cwd.clone()
+            };
             match Session::start(&config, &cwd) {
                 Ok(s) => slot.session = Some(s),
                 Err(e) => {
@@ -192,35 +213,65 @@ impl Services {
         }
         let mut command = match target {
             Target::Shell(c) => c.clone(),
-            Target::Program(p, args) => {
-                std::iter::once(p).chain(args).map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
-            }
+            Target::Program(p, args) => std::iter::once(p)
+                .chain(args)
+                .map(|a| shell_quote(a))
+                .collect::<Vec<_>>()
+                .join(" "),
         };
         if let Some(cwd) = &validated.cwd {
-            command = format!("cd -- {} && {command}", shell_quote(&cwd.display().to_string()));
+            command = format!(
+                "cd -- {} && {command}",
+                shell_quote(&cwd.display().to_string())
+            );
         }
-        let mut sink = OutputSink::new(tool.sink_config(shaping.head, shaping.tail), tool.store.clone());
+        let mut sink = OutputSink::new(
+            tool.sink_config(shaping.head, shaping.tail),
+            tool.store.clone(),
+        );
         let session = slot.session.as_mut().expect("started above");
-        let outcome = session.run(&command, &mut sink, Some(validated.timeout), tool.config.grace, tool.config.drain, cancel);
+        let outcome = session.run(
+            &command,
+            &mut sink,
+            Some(validated.timeout),
+            tool.config.grace,
+            tool.config.drain,
+            cancel,
+        );
         let capture = sink.finish_capture();
-        slot.cwd = outcome.cwd.clone();
+        slot.cwd.clone_from(&outcome.cwd);
         if let Some(why) = &outcome.ended {
             if let Some(s) = slot.session.take() {
                 let _ = s.close(Duration::from_millis(100));
             }
-            notes.push(format!("[session ended: {why}; the next call starts a fresh shell]"));
+            notes.push(format!(
+                "[session ended: {why}; the next call starts a fresh shell]"
+            ));
             slot.restart_note = Some(why.clone());
         }
         let cwd = outcome.cwd.display().to_string();
         let mut all_notes = shaping.notes.clone();
         all_notes.extend(notes);
-        tool.shape(&outcome.exec, &capture, Shaping { cwd, notes: all_notes, session: Some(name), ..shaping })
+        tool.shape(
+            &outcome.exec,
+            &capture,
+            Shaping {
+                cwd,
+                notes: all_notes,
+                session: Some(name),
+                ..shaping
+            },
+        )
     }
 
     /// Closes a session. Returns whether it existed.
     pub(crate) fn close_session(&self, name: &str) -> bool {
         let mut sessions = lock(&self.sessions);
-        let keys: Vec<String> = sessions.iter().filter(|(_, s)| lock(s).name == name).map(|(k, _)| k.clone()).collect();
+        let keys: Vec<String> = sessions
+            .iter()
+            .filter(|(_, s)| lock(s).name == name)
+            .map(|(k, _)| k.clone())
+            .collect();
         for k in &keys {
             if let Some(s) = sessions.remove(k) {
                 close_slot(&s);
@@ -229,8 +280,17 @@ impl Services {
         !keys.is_empty()
     }
 
-    pub(crate) fn start_job(&self, tool: &Tool, validated: &Validated, target: &Target, command: &str) -> ToolResult {
-        let cwd = validated.cwd.clone().unwrap_or_else(|| tool.config.workdir.clone());
+    pub(crate) fn start_job(
+        &self,
+        tool: &Tool,
+        validated: &Validated,
+        target: &Target,
+        command: &str,
+    ) -> ToolResult {
+        let cwd = validated
+            .cwd
+            .clone()
+            .unwrap_or_else(|| tool.config.workdir.clone());
         let spec = tool.spec(target, &cwd, validated);
         let spill = OutputSink::new(tool.sink_config(None, None), tool.store.clone());
         let cwd_text = cwd.display().to_string();
@@ -251,9 +311,17 @@ impl Services {
     pub(crate) fn job_output(&self, tool: &Tool, req: &JobOutputRequest) -> ToolResult {
         let job = match self.jobs.get(&req.job_id) {
             Ok(j) => j,
-            Err(e) => return ToolResult::invalid(e.to_string(), tool.config.workdir.display().to_string()),
+            Err(e) => {
+                return ToolResult::invalid(
+                    e.to_string(),
+                    tool.config.workdir.display().to_string(),
+                );
+            }
         };
-        let out = job.read(req.mode == OutputMode::All, Duration::from_millis(req.wait_ms.min(600_000)));
+        let out = job.read(
+            req.mode == OutputMode::All,
+            Duration::from_millis(req.wait_ms.min(600_000)),
+        );
         let mut d = Details::empty(Outcome::Success, tool.config.workdir.display().to_string());
         d.job_id = Some(job.id.clone());
         d.stdout_bytes = out.stdout_bytes;
@@ -265,11 +333,19 @@ impl Services {
                 match o.status {
                     Some(ExitStatus::Exited(c)) => {
                         d.exit_code = Some(c);
-                        d.outcome = if c == 0 { Outcome::Success } else { Outcome::ExitNonzero };
+                        d.outcome = if c == 0 {
+                            Outcome::Success
+                        } else {
+                            Outcome::ExitNonzero
+                        };
                     }
                     Some(ExitStatus::Signaled(s)) => {
                         d.signal = Some(s);
-                        d.outcome = if o.cancelled { Outcome::Cancelled } else { Outcome::Signaled };
+                        d.outcome = if o.cancelled {
+                            Outcome::Cancelled
+                        } else {
+                            Outcome::Signaled
+                        };
                     }
                     None => d.outcome = Outcome::SpawnFailed,
                 }
@@ -281,16 +357,24 @@ impl Services {
         let mut text = format!(
             "[job {} {state}; exit code: {}; stdout {} bytes, stderr {} bytes]\n",
             job.id,
-            d.exit_code.map_or_else(|| "none".to_owned(), |c| c.to_string()),
+            d.exit_code
+                .map_or_else(|| "none".to_owned(), |c| c.to_string()),
             out.stdout_bytes,
             out.stderr_bytes
         );
         if out.dropped > 0 {
-            text.push_str(&format!("[{} earlier bytes were dropped from the job's buffer]\n", out.dropped));
+            text.push_str(&format!(
+                "[{} earlier bytes were dropped from the job's buffer]\n",
+                out.dropped
+            ));
         }
         let clean = agent_exec_sink::sanitize(&out.bytes);
         if clean.is_empty() {
-            text.push_str(if req.mode == OutputMode::All { "(no output)" } else { "(no new output)" });
+            text.push_str(if req.mode == OutputMode::All {
+                "(no output)"
+            } else {
+                "(no new output)"
+            });
         } else {
             let max = tool.config.max_bytes;
             if clean.len() > max {
@@ -298,7 +382,7 @@ impl Services {
                 while !clean.is_char_boundary(start) {
                     start += 1;
                 }
-                text.push_str(&format!("[... {} earlier bytes not shown]\n", start));
+                text.push_str(&format!("[... {start} earlier bytes not shown]\n"));
                 text.push_str(&clean[start..]);
             } else {
                 text.push_str(&clean);
@@ -328,7 +412,10 @@ impl Services {
                 let mut d = Details::empty(Outcome::Success, cwd);
                 d.job_id = Some(job.id.clone());
                 let closed = if req.eof { " and closed its input" } else { "" };
-                ToolResult::new(format!("Sent {} bytes to job {}{closed}.", data.len(), job.id), d)
+                ToolResult::new(
+                    format!("Sent {} bytes to job {}{closed}.", data.len(), job.id),
+                    d,
+                )
             }
             Err(e) => {
                 let mut r = ToolResult::invalid(e.to_string(), cwd);
@@ -363,7 +450,10 @@ impl Services {
                     format!("Job {} had already ended: it {}.", job.id, describe_end(o))
                 }
             }
-            JobStatus::Running => format!("Job {} did not end within the wait; it was sent SIGKILL.", job.id),
+            JobStatus::Running => format!(
+                "Job {} did not end within the wait; it was sent SIGKILL.",
+                job.id
+            ),
         };
         ToolResult::new(text, d)
     }
@@ -415,14 +505,20 @@ impl Tool {
     pub fn artifact_read(&self, id: &str, offset: u64, limit: Option<u64>) -> ToolResult {
         let cwd = self.config.workdir.display().to_string();
         let Some(store) = self.artifacts() else {
-            return ToolResult::invalid("artifacts are disabled: the artifact directory could not be opened", cwd);
+            return ToolResult::invalid(
+                "artifacts are disabled: the artifact directory could not be opened",
+                cwd,
+            );
         };
         match store.read_bytes(id, offset, limit.or(Some(self.config.max_bytes as u64))) {
             Ok((bytes, size)) => {
                 let end = offset.min(size) + bytes.len() as u64;
                 let mut text = String::from_utf8_lossy(&bytes).into_owned();
                 if end < size {
-                    text.push_str(&format!("\n\n[Showing bytes {}-{end} of {size}. Read on with offset {end}.]", offset.min(size)));
+                    text.push_str(&format!(
+                        "\n\n[Showing bytes {}-{end} of {size}. Read on with offset {end}.]",
+                        offset.min(size)
+                    ));
                 }
                 ToolResult::new(text, Details::empty(Outcome::Success, cwd))
             }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use agent_exec_executor::{CancelToken, ExecOutcome, ExecSpec, ExitStatus, Program, signal_name};
 use agent_exec_normalize::{apply_head_tail, is_diff_command, merge_limits, normalize};
 use agent_exec_policy::{Context, Decision, Policy, Verdict};
-use agent_exec_sink::{ArtifactStore, Capture, Direction, OutputSink, SinkConfig, TruncatedBy, View};
+use agent_exec_sink::{
+    ArtifactStore, Capture, Direction, OutputSink, SinkConfig, TruncatedBy, View,
+};
 
 use crate::config::Config;
 use crate::policy::{Approver, CommandPolicy};
@@ -101,14 +103,19 @@ impl Tool {
         let policy_cwd = validated
             .cwd
             .clone()
-            .or_else(|| validated.session.as_ref().and_then(|s| self.services.session_cwd(s)))
+            .or_else(|| {
+                validated
+                    .session
+                    .as_ref()
+                    .and_then(|s| self.services.session_cwd(s))
+            })
             .unwrap_or_else(|| self.config.workdir.clone());
         if let Some(result) = self.police(&validated, &original, &policy_cwd) {
             return result;
         }
         let target = match &validated.target {
             Target::Shell(_) => Target::Shell(command.clone()),
-            other => other.clone(),
+            Target::Program(p, a) => Target::Program(p.clone(), a.clone()),
         };
         let shaping = Shaping {
             validated: &validated,
@@ -123,14 +130,20 @@ impl Tool {
             return self.services.start_job(self, &validated, &target, &command);
         }
         if validated.session.is_some() {
-            return self.services.run_in_session(self, &validated, &target, shaping, cancel);
+            return self
+                .services
+                .run_in_session(self, &validated, &target, shaping, cancel);
         }
-        let cwd = validated.cwd.clone().unwrap_or_else(|| self.config.workdir.clone());
+        let cwd = validated
+            .cwd
+            .clone()
+            .unwrap_or_else(|| self.config.workdir.clone());
         let spec = self.spec(&target, &cwd, &validated);
         let mut sink_config = self.sink_config(head, tail);
         // An infinite producer before `| head` must not run until its timeout: stop it once the
         // head is full, as the pipe would have (unless the caller asked for head explicitly).
-        sink_config.stop_when_head_full = validated.head.is_none() && head.is_some() && tail.is_none();
+        sink_config.stop_when_head_full =
+            validated.head.is_none() && head.is_some() && tail.is_none();
         let mut sink = OutputSink::new(sink_config, self.store.clone());
         let outcome = if validated.pty {
             agent_exec_executor::run_pty(&spec, &mut sink, cancel)
@@ -138,14 +151,25 @@ impl Tool {
             agent_exec_executor::run(&spec, &mut sink, cancel)
         };
         let capture = sink.finish_capture();
-        self.shape(&outcome, &capture, Shaping { cwd: cwd.display().to_string(), ..shaping })
+        self.shape(
+            &outcome,
+            &capture,
+            Shaping {
+                cwd: cwd.display().to_string(),
+                ..shaping
+            },
+        )
     }
 
     /// Applies the policy; returns a result when the command must not run.
     fn police(&self, validated: &Validated, original: &str, cwd: &Path) -> Option<ToolResult> {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let env_keys: Vec<String> = validated.env.iter().map(|(k, _)| k.clone()).collect();
-        let ctx = Context { cwd, home: home.as_deref(), env_keys: &env_keys };
+        let ctx = Context {
+            cwd,
+            home: home.as_deref(),
+            env_keys: &env_keys,
+        };
         let verdict = self.policy.check(&validated.target, &ctx);
         let details = |outcome: Outcome, v: &Verdict| {
             let mut d = Details::empty(outcome, cwd.display().to_string());
@@ -160,7 +184,11 @@ impl Tool {
                 details(Outcome::Denied, &verdict),
             )),
             Decision::Ask => {
-                if self.approver.as_ref().is_some_and(|a| a.approve(original, &verdict)) {
+                if self
+                    .approver
+                    .as_ref()
+                    .is_some_and(|a| a.approve(original, &verdict))
+                {
                     return None;
                 }
                 Some(ToolResult::new(
@@ -176,8 +204,14 @@ impl Tool {
 
     pub(crate) fn spec(&self, target: &Target, cwd: &Path, validated: &Validated) -> ExecSpec {
         let program = match target {
-            Target::Shell(c) => Program::Shell { command: c.clone(), shell: self.config.shell.clone() },
-            Target::Program(p, args) => Program::Argv { program: p.clone(), args: args.clone() },
+            Target::Shell(c) => Program::Shell {
+                command: c.clone(),
+                shell: self.config.shell.clone(),
+            },
+            Target::Program(p, args) => Program::Argv {
+                program: p.clone(),
+                args: args.clone(),
+            },
         };
         ExecSpec {
             program,
@@ -207,7 +241,12 @@ impl Tool {
     }
 
     /// Turns an execution and its capture into the result.
-    pub(crate) fn shape(&self, exec: &ExecOutcome, capture: &Capture, s: Shaping<'_>) -> ToolResult {
+    pub(crate) fn shape(
+        &self,
+        exec: &ExecOutcome,
+        capture: &Capture,
+        s: Shaping<'_>,
+    ) -> ToolResult {
         let mut view = capture.view.clone();
         if let (Some(_), Some(t)) = (s.head, s.tail) {
             apply_tail_to_head_view(&mut view, t, capture.totals.merged.lines);
@@ -218,7 +257,11 @@ impl Tool {
             None => (None, None),
         };
         let sigpipe = exit_code == Some(141) || signal == Some(13);
-        let (exit_code, signal) = if exec.stopped_by_sink { (exit_code, None) } else { (exit_code, signal) };
+        let (exit_code, signal) = if exec.stopped_by_sink {
+            (exit_code, None)
+        } else {
+            (exit_code, signal)
+        };
         let outcome = if exec.spawn_error.is_some() {
             Outcome::SpawnFailed
         } else if exec.stopped_by_sink {
@@ -234,7 +277,9 @@ impl Tool {
         } else {
             Outcome::ExitNonzero
         };
-        let truncation = view.truncated.then(|| truncation_details(&view, capture, s.head, s.tail, self.config.direction));
+        let truncation = view
+            .truncated
+            .then(|| truncation_details(&view, capture, s.head, s.tail, self.config.direction));
         let mut notes = s.notes;
         if sigpipe && outcome == Outcome::Success {
             notes.push(format!(
@@ -277,7 +322,11 @@ impl Tool {
             cancelled: exec.cancelled,
             duration_ms: exec.duration.as_millis() as u64,
             cwd: s.cwd,
-            stream_kind: if is_diff_command(s.command) { "diff".into() } else { "plain".into() },
+            stream_kind: if is_diff_command(s.command) {
+                "diff".into()
+            } else {
+                "plain".into()
+            },
             stdout_bytes: capture.totals.stdout.bytes,
             stderr_bytes: capture.totals.stderr.bytes,
             truncation,
@@ -293,7 +342,11 @@ impl Tool {
             output: &output,
             truncation: details.truncation.as_ref(),
             max_bytes: self.config.max_bytes,
-            exit_code: if exec.spawn_error.is_some() { None } else { exit_code },
+            exit_code: if exec.spawn_error.is_some() {
+                None
+            } else {
+                exit_code
+            },
             signal: signal.map(|n| (n, signal_name(n))),
             notes: &notes,
         });
@@ -315,7 +368,10 @@ impl Tool {
 }
 
 fn display_argv(program: &str, args: &[String]) -> String {
-    std::iter::once(program).chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+    std::iter::once(program)
+        .chain(args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 pub(crate) fn policy_details(v: &Verdict) -> PolicyDetails {
@@ -324,7 +380,11 @@ pub(crate) fn policy_details(v: &Verdict) -> PolicyDetails {
         Decision::Ask => "ask",
         Decision::Deny => "deny",
     };
-    PolicyDetails { decision: decision.into(), rule: v.rule.clone(), reason: v.reason.clone() }
+    PolicyDetails {
+        decision: decision.into(),
+        rule: v.rule.clone(),
+        reason: v.reason.clone(),
+    }
 }
 
 /// `head` then `tail`: the sink kept the first `head` lines; keep the last `tail` of those.
@@ -337,7 +397,11 @@ fn apply_tail_to_head_view(view: &mut View, tail: usize, total_lines: u64) {
     let last = view.shown_ranges.last().map_or(0, |r| r[1]);
     view.output_bytes = text.len() as u64;
     view.output_lines = lines;
-    view.shown_ranges = if lines == 0 { Vec::new() } else { vec![[last + 1 - lines, last]] };
+    view.shown_ranges = if lines == 0 {
+        Vec::new()
+    } else {
+        vec![[last + 1 - lines, last]]
+    };
     view.text = text;
     view.truncated = view.truncated || lines < total_lines;
     view.truncated_by = Some(TruncatedBy::Lines);
@@ -348,7 +412,13 @@ fn agent_exec_count_lines(text: &str) -> u64 {
     nl + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
-fn truncation_details(view: &View, capture: &Capture, head: Option<usize>, tail: Option<usize>, default: Direction) -> Truncation {
+fn truncation_details(
+    view: &View,
+    capture: &Capture,
+    head: Option<usize>,
+    tail: Option<usize>,
+    default: Direction,
+) -> Truncation {
     let direction = match (head, tail) {
         (Some(_), _) => Direction::Head,
         (None, Some(_)) => Direction::Tail,

@@ -26,9 +26,16 @@ impl CancelToken {
     /// # Panics
     /// If the process is out of file descriptors.
     pub fn new() -> Self {
-        let (read, write) = sys::pipe().expect("a pipe for a cancel token (out of file descriptors?)");
+        let (read, write) =
+            sys::pipe().expect("a pipe for a cancel token (out of file descriptors?)");
         let _ = sys::set_nonblocking(write.as_raw_fd());
-        CancelToken { inner: Arc::new(Inner { cancelled: AtomicBool::new(false), read, write }) }
+        CancelToken {
+            inner: Arc::new(Inner {
+                cancelled: AtomicBool::new(false),
+                read,
+                write,
+            }),
+        }
     }
 
     /// Cancels: every call using this token ends its command (TERM → grace → KILL).

@@ -53,7 +53,11 @@ pub fn is_subreaper() -> bool {
 
 /// A fresh marker value for one call: `<our pid>-<counter>`.
 pub(crate) fn new_marker() -> String {
-    format!("{}-{}", std::process::id(), NEXT_CALL.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT_CALL.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Whether we have any child process at all (live or zombie).
@@ -61,7 +65,12 @@ fn has_children() -> bool {
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: waitid with WNOWAIT|WNOHANG only inspects; info is a valid out-pointer.
     let r = unsafe {
-        libc::waitid(libc::P_ALL, 0, &raw mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT)
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &raw mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
     };
     !(r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
 }
@@ -85,8 +94,11 @@ pub(crate) fn find_members(pgid: Option<i32>, marker: &str) -> (Vec<i32>, Vec<i3
         if pid == me {
             continue;
         }
-        let Some(stat) = sys::proc_stat(pid) else { continue };
-        let ours = pgid == Some(stat.pgid) || (!stat.zombie && sys::environ_contains(pid, needle.as_bytes()));
+        let Some(stat) = sys::proc_stat(pid) else {
+            continue;
+        };
+        let ours = pgid == Some(stat.pgid)
+            || (!stat.zombie && sys::environ_contains(pid, needle.as_bytes()));
         if ours {
             if stat.zombie {
                 zombies.push(pid);

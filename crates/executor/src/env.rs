@@ -6,8 +6,17 @@ use std::sync::OnceLock;
 
 /// Pager variables set to `cat`.
 pub const PAGER_VARS: &[&str] = &[
-    "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "BAT_PAGER", "DELTA_PAGER", "GH_PAGER", "GLAB_PAGER",
-    "PSQL_PAGER", "MYSQL_PAGER", "HOMEBREW_PAGER",
+    "PAGER",
+    "GIT_PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "BAT_PAGER",
+    "DELTA_PAGER",
+    "GH_PAGER",
+    "GLAB_PAGER",
+    "PSQL_PAGER",
+    "MYSQL_PAGER",
+    "HOMEBREW_PAGER",
 ];
 
 /// The fixed part of the hardened environment: no pagers, editors, prompts, colours or progress bars.
@@ -70,16 +79,25 @@ pub struct EnvConfig {
 
 impl Default for EnvConfig {
     fn default() -> Self {
-        EnvConfig { policy: EnvPolicy::InheritAll, harden: true, overrides: BTreeMap::new(), term: "dumb".into() }
+        EnvConfig {
+            policy: EnvPolicy::InheritAll,
+            harden: true,
+            overrides: BTreeMap::new(),
+            term: "dumb".into(),
+        }
     }
 }
 
 fn utf8_locale() -> Option<&'static str> {
     static LOCALE: OnceLock<Option<&'static str>> = OnceLock::new();
     *LOCALE.get_or_init(|| {
-        ["C.UTF-8", "C.utf8", "en_US.UTF-8", "en_US.utf8"].into_iter().find(|name| {
-            ["/usr/lib/locale", "/usr/share/locale"].iter().any(|d| std::path::Path::new(d).join(name).exists())
-        })
+        ["C.UTF-8", "C.utf8", "en_US.UTF-8", "en_US.utf8"]
+            .into_iter()
+            .find(|name| {
+                ["/usr/lib/locale", "/usr/share/locale"]
+                    .iter()
+                    .any(|d| std::path::Path::new(d).join(name).exists())
+            })
     })
 }
 
@@ -88,17 +106,25 @@ fn is_utf8_locale(value: &str) -> bool {
     v.contains("utf-8") || v.contains("utf8")
 }
 
-const MINIMAL_KEEP: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"];
+const MINIMAL_KEEP: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
+];
 
 /// Builds the full environment: inherited (per policy) → hardened → overrides → `extra`.
-pub fn build_env(config: &EnvConfig, extra: &[(String, String)], pty: bool) -> Vec<(OsString, OsString)> {
+pub fn build_env(
+    config: &EnvConfig,
+    extra: &[(String, String)],
+    pty: bool,
+) -> Vec<(OsString, OsString)> {
     let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
     for (k, v) in std::env::vars_os() {
         let keep = match &config.policy {
             EnvPolicy::InheritAll => true,
             EnvPolicy::ExcludeSecrets(patterns) => {
                 let name = k.to_string_lossy().to_ascii_uppercase();
-                !patterns.iter().any(|p| name.contains(&p.to_ascii_uppercase()))
+                !patterns
+                    .iter()
+                    .any(|p| name.contains(&p.to_ascii_uppercase()))
             }
             EnvPolicy::Minimal => MINIMAL_KEEP.iter().any(|m| k == *m),
         };
@@ -113,7 +139,11 @@ pub fn build_env(config: &EnvConfig, extra: &[(String, String)], pty: bool) -> V
         for (k, v) in HARDENED {
             env.insert((*k).into(), (*v).into());
         }
-        let term = if pty { "xterm-256color" } else { config.term.as_str() };
+        let term = if pty {
+            "xterm-256color"
+        } else {
+            config.term.as_str()
+        };
         env.insert("TERM".into(), term.into());
         let current = ["LC_ALL", "LC_CTYPE", "LANG"]
             .iter()
@@ -139,12 +169,18 @@ mod tests {
     use super::*;
 
     fn get<'a>(env: &'a [(OsString, OsString)], k: &str) -> Option<&'a str> {
-        env.iter().find(|(n, _)| n == k).and_then(|(_, v)| v.to_str())
+        env.iter()
+            .find(|(n, _)| n == k)
+            .and_then(|(_, v)| v.to_str())
     }
 
     #[test]
     fn hardened_values_are_set_and_extra_wins() {
-        let env = build_env(&EnvConfig::default(), &[("EDITOR".into(), "vim".into())], false);
+        let env = build_env(
+            &EnvConfig::default(),
+            &[("EDITOR".into(), "vim".into())],
+            false,
+        );
         assert_eq!(get(&env, "GIT_PAGER"), Some("cat"));
         assert_eq!(get(&env, "AWS_PAGER"), Some(""));
         assert_eq!(get(&env, "TERM"), Some("dumb"));
@@ -168,9 +204,14 @@ mod tests {
         let all = build_env(&EnvConfig::default(), &[], false);
         assert_eq!(get(&all, "AGENT_EXEC_TEST_API_TOKEN"), Some("s3cret"));
         let config = EnvConfig {
-            policy: EnvPolicy::ExcludeSecrets(SECRET_PATTERNS.iter().map(|s| (*s).to_owned()).collect()),
+            policy: EnvPolicy::ExcludeSecrets(
+                SECRET_PATTERNS.iter().map(|s| (*s).to_owned()).collect(),
+            ),
             ..EnvConfig::default()
         };
-        assert_eq!(get(&build_env(&config, &[], false), "AGENT_EXEC_TEST_API_TOKEN"), None);
+        assert_eq!(
+            get(&build_env(&config, &[], false), "AGENT_EXEC_TEST_API_TOKEN"),
+            None
+        );
     }
 }

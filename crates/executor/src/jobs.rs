@@ -25,7 +25,11 @@ pub struct JobLimits {
 
 impl Default for JobLimits {
     fn default() -> Self {
-        JobLimits { max_live: 32, ring_bytes: 256 * 1024, keep_finished: Duration::from_secs(3600) }
+        JobLimits {
+            max_live: 32,
+            ring_bytes: 256 * 1024,
+            keep_finished: Duration::from_hours(1),
+        }
     }
 }
 
@@ -42,7 +46,9 @@ pub enum JobError {
         known: Vec<String>,
     },
     /// Too many jobs are running.
-    #[error("{0} background jobs are already running (the limit); kill one with job_kill or wait for one to finish")]
+    #[error(
+        "{0} background jobs are already running (the limit); kill one with job_kill or wait for one to finish"
+    )]
     TooMany(usize),
     /// The job cannot take input.
     #[error("job {id} {why}; it cannot take input")]
@@ -146,19 +152,35 @@ pub struct JobRegistry {
 impl JobRegistry {
     /// An empty registry.
     pub fn new(limits: JobLimits) -> Self {
-        JobRegistry { jobs: Mutex::new(HashMap::new()), next: AtomicU64::new(1), limits }
+        JobRegistry {
+            jobs: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            limits,
+        }
     }
 
     fn expire(&self) {
         let keep = self.limits.keep_finished;
-        lock(&self.jobs).retain(|_, j| lock(&j.state).finished_at.is_none_or(|t| t.elapsed() < keep));
+        lock(&self.jobs).retain(|_, j| {
+            lock(&j.state)
+                .finished_at
+                .is_none_or(|t| t.elapsed() < keep)
+        });
     }
 
     /// Starts `spec` as a job (no timeout is applied). `spill` receives the output for the
     /// artifact and the final window.
-    pub fn start(&self, spec: ExecSpec, command: String, spill: OutputSink) -> Result<Arc<Job>, JobError> {
+    pub fn start(
+        &self,
+        spec: ExecSpec,
+        command: String,
+        spill: OutputSink,
+    ) -> Result<Arc<Job>, JobError> {
         self.expire();
-        let live = lock(&self.jobs).values().filter(|j| lock(&j.state).status == JobStatus::Running).count();
+        let live = lock(&self.jobs)
+            .values()
+            .filter(|j| lock(&j.state).status == JobStatus::Running)
+            .count();
         if live >= self.limits.max_live {
             return Err(JobError::TooMany(self.limits.max_live));
         }
@@ -184,13 +206,22 @@ impl JobRegistry {
         let (tx, rx) = std::sync::mpsc::channel();
         let thread_job = job.clone();
         std::thread::spawn(move || {
-            let mut sink = JobSink { job: thread_job.clone(), spill };
+            let mut sink = JobSink {
+                job: thread_job.clone(),
+                spill,
+            };
             let mut spec = spec;
             spec.timeout = None;
-            let outcome = run_inner(&spec, &mut sink, &thread_job.cancel, true, &mut |stdin, _pid| {
-                *lock(&thread_job.stdin) = stdin;
-                let _ = tx.send(());
-            });
+            let outcome = run_inner(
+                &spec,
+                &mut sink,
+                &thread_job.cancel,
+                true,
+                &mut |stdin, _pid| {
+                    *lock(&thread_job.stdin) = stdin;
+                    let _ = tx.send(());
+                },
+            );
             let _ = tx.send(());
             let capture = sink.spill.capture();
             *lock(&thread_job.stdin) = None;
@@ -212,7 +243,10 @@ impl JobRegistry {
         jobs.get(id.trim()).cloned().ok_or_else(|| {
             let mut known: Vec<String> = jobs.keys().cloned().collect();
             known.sort_by_key(|k| k.parse::<u64>().unwrap_or(u64::MAX));
-            JobError::NotFound { id: id.to_owned(), known }
+            JobError::NotFound {
+                id: id.to_owned(),
+                known,
+            }
         })
     }
 
@@ -255,7 +289,11 @@ impl Job {
             if now >= until {
                 break;
             }
-            st = self.changed.wait_timeout(st, until - now).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+            st = self
+                .changed
+                .wait_timeout(st, until - now)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
         }
         let from = if all { 0 } else { st.read_offset };
         let (bytes, dropped) = st.ring.since(from);
@@ -267,7 +305,10 @@ impl Job {
             status: st.status.clone(),
             stdout_bytes: st.stdout_bytes,
             stderr_bytes: st.stderr_bytes,
-            artifact_id: st.capture.as_ref().and_then(|c| c.artifact.as_ref().map(|a| a.id.clone())),
+            artifact_id: st
+                .capture
+                .as_ref()
+                .and_then(|c| c.artifact.as_ref().map(|a| a.id.clone())),
             elapsed: self.started.elapsed(),
         }
     }
@@ -275,15 +316,24 @@ impl Job {
     /// Writes to the job's stdin; `eof` closes it afterwards.
     pub fn input(&self, data: &[u8], eof: bool) -> Result<(), JobError> {
         if let JobStatus::Finished(o) = &lock(&self.state).status {
-            return Err(JobError::NoInput { id: self.id.clone(), why: describe_end(o) });
+            return Err(JobError::NoInput {
+                id: self.id.clone(),
+                why: describe_end(o),
+            });
         }
         let mut stdin = lock(&self.stdin);
         let Some(pipe) = stdin.as_mut() else {
-            return Err(JobError::NoInput { id: self.id.clone(), why: "has closed its input".into() });
+            return Err(JobError::NoInput {
+                id: self.id.clone(),
+                why: "has closed its input".into(),
+            });
         };
         if let Err(e) = pipe.write_all(data).and_then(|()| pipe.flush()) {
             *stdin = None;
-            return Err(JobError::NoInput { id: self.id.clone(), why: format!("stopped reading its input ({e})") });
+            return Err(JobError::NoInput {
+                id: self.id.clone(),
+                why: format!("stopped reading its input ({e})"),
+            });
         }
         if eof {
             *stdin = None;
@@ -302,7 +352,11 @@ impl Job {
         let mut st = lock(&self.state);
         while st.status == JobStatus::Running && Instant::now() < until {
             let left = until - Instant::now();
-            st = self.changed.wait_timeout(st, left).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+            st = self
+                .changed
+                .wait_timeout(st, left)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
         }
         st.status.clone()
     }
@@ -320,8 +374,14 @@ pub fn describe_end(o: &ExecOutcome) -> String {
     }
     let how = match o.status {
         Some(ExitStatus::Exited(c)) => format!("exited with code {c}"),
-        Some(ExitStatus::Signaled(s)) => format!("was terminated by signal {} ({s})", crate::signal_name(s)),
+        Some(ExitStatus::Signaled(s)) => {
+            format!("was terminated by signal {} ({s})", crate::signal_name(s))
+        }
         None => "ended".to_owned(),
     };
-    if o.cancelled { format!("was killed: {how}") } else { how }
+    if o.cancelled {
+        format!("was killed: {how}")
+    } else {
+        how
+    }
 }

@@ -22,8 +22,8 @@ pub mod containment;
 pub mod env;
 pub mod jobs;
 mod oneshot;
-mod pump;
 mod pty;
+mod pump;
 pub mod session;
 mod sys;
 
@@ -34,5 +34,6 @@ pub use pump::DrainLimits;
 
 /// The conventional name of a signal (`SIGKILL`), or `SIG<n>` when unknown.
 pub fn signal_name(signal: i32) -> String {
-    nix::sys::signal::Signal::try_from(signal).map_or_else(|_| format!("SIG{signal}"), |s| s.as_str().to_owned())
+    nix::sys::signal::Signal::try_from(signal)
+        .map_or_else(|_| format!("SIG{signal}"), |s| s.as_str().to_owned())
 }

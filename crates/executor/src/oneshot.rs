@@ -60,7 +60,10 @@ impl ExecSpec {
     /// A shell command in `cwd` with every other setting at its default.
     pub fn shell(command: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
         ExecSpec {
-            program: Program::Shell { command: command.into(), shell: None },
+            program: Program::Shell {
+                command: command.into(),
+                shell: None,
+            },
             cwd: cwd.into(),
             env: EnvConfig::default(),
             extra_env: Vec::new(),
@@ -72,7 +75,13 @@ impl ExecSpec {
 
     /// A program with arguments in `cwd`, no shell.
     pub fn argv(program: impl Into<String>, args: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
-        ExecSpec { program: Program::Argv { program: program.into(), args }, ..ExecSpec::shell("", cwd) }
+        ExecSpec {
+            program: Program::Argv {
+                program: program.into(),
+                args,
+            },
+            ..ExecSpec::shell("", cwd)
+        }
     }
 }
 
@@ -118,7 +127,9 @@ pub(crate) fn default_shell() -> &'static (PathBuf, bool) {
 
 fn find_in_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 /// Builds the `Command` for `program` (no stdio, env or cwd yet).
@@ -145,11 +156,21 @@ pub(crate) fn base_command(program: &Program) -> Command {
 }
 
 /// Spawns `spec` in its own process group with a marker in its environment.
-pub(crate) fn spawn(spec: &ExecSpec, marker: &str, stdin: Stdio, pty: bool) -> std::io::Result<Child> {
+pub(crate) fn spawn(
+    spec: &ExecSpec,
+    marker: &str,
+    stdin: Stdio,
+    pty: bool,
+) -> std::io::Result<Child> {
     let mut cmd = base_command(&spec.program);
     let mut env: Vec<(OsString, OsString)> = build_env(&spec.env, &spec.extra_env, pty);
     env.push((MARKER_VAR.into(), marker.into()));
-    cmd.env_clear().envs(env).current_dir(&spec.cwd).stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.env_clear()
+        .envs(env)
+        .current_dir(&spec.cwd)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     cmd.process_group(0);
     cmd.spawn()
 }
@@ -192,7 +213,11 @@ pub(crate) fn run_inner<S: Sink + ?Sized>(
         drain_cut_short: false,
         stopped_by_sink: false,
     };
-    let stdin = if stdin_pipe { Stdio::piped() } else { Stdio::null() };
+    let stdin = if stdin_pipe {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
     let mut child = match spawn(spec, &marker, stdin, false) {
         Ok(child) => child,
         Err(e) => {
@@ -206,8 +231,20 @@ pub(crate) fn run_inner<S: Sink + ?Sized>(
     on_spawn(child.stdin.take(), pgid);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
-    let mut pump = Pump::new(stdout.as_ref().map(AsRawFd::as_raw_fd), stderr.as_ref().map(AsRawFd::as_raw_fd), sink);
-    let status = supervise(&mut child, pgid, &marker, spec, &mut pump, cancel, &mut outcome);
+    let mut pump = Pump::new(
+        stdout.as_ref().map(AsRawFd::as_raw_fd),
+        stderr.as_ref().map(AsRawFd::as_raw_fd),
+        sink,
+    );
+    let status = supervise(
+        &mut child,
+        pgid,
+        &marker,
+        spec,
+        &mut pump,
+        cancel,
+        &mut outcome,
+    );
     outcome.status = Some(status);
     if !pump.is_closed() {
         outcome.drain_cut_short = !pump.drain(spec.drain);
@@ -250,7 +287,7 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
             }
         } else if kill_at.is_some_and(|k| now >= k) {
             terminate(pgid, marker, Signal::SIGKILL);
-            kill_at = Some(now + Duration::from_secs(3600));
+            kill_at = Some(now + Duration::from_hours(1));
         }
         let wake = match kill_at {
             Some(k) => Some(k),
@@ -259,11 +296,16 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
         let mut timeout = wake.map(|w| w.saturating_duration_since(now));
         if pidfd.is_none() {
             // No pidfd: poll the exit status every few milliseconds.
-            timeout = Some(timeout.map_or(Duration::from_millis(5), |t| t.min(Duration::from_millis(5))));
+            timeout = Some(timeout.map_or(Duration::from_millis(5), |t| {
+                t.min(Duration::from_millis(5))
+            }));
         }
         let [out, err] = pump.fds();
         let cancel_fd = (!cancel.is_cancelled()).then(|| cancel.fd());
-        let ready = sys::poll_readable(&[out, err, pidfd.as_ref().map(AsRawFd::as_raw_fd), cancel_fd], timeout);
+        let ready = sys::poll_readable(
+            &[out, err, pidfd.as_ref().map(AsRawFd::as_raw_fd), cancel_fd],
+            timeout,
+        );
         pump.read_ready([ready[0], ready[1]]);
     }
 }
@@ -277,9 +319,11 @@ pub(crate) fn terminate(pgid: i32, marker: &str, signal: Signal) {
 
 fn spawn_error_text(program: &Program, e: &std::io::Error) -> String {
     let name = match program {
-        Program::Shell { shell, .. } => {
-            shell.clone().unwrap_or_else(|| default_shell().0.clone()).display().to_string()
-        }
+        Program::Shell { shell, .. } => shell
+            .clone()
+            .unwrap_or_else(|| default_shell().0.clone())
+            .display()
+            .to_string(),
         Program::Argv { program, .. } => program.clone(),
     };
     let reason = match e.kind() {
@@ -296,7 +340,11 @@ fn spawn_error_text(program: &Program, e: &std::io::Error) -> String {
 /// Dropping the returned future cancels the call: the command's whole process group, and every
 /// process that left it, gets SIGTERM, then SIGKILL after the grace period. The thread finishes
 /// that cleanup on its own; nothing the command started survives the drop.
-pub async fn run_async<S: Sink + Send + 'static>(spec: ExecSpec, mut sink: S, cancel: CancelToken) -> (ExecOutcome, S) {
+pub async fn run_async<S: Sink + Send + 'static>(
+    spec: ExecSpec,
+    mut sink: S,
+    cancel: CancelToken,
+) -> (ExecOutcome, S) {
     struct CancelOnDrop(Option<CancelToken>);
     impl Drop for CancelOnDrop {
         fn drop(&mut self) {

@@ -16,7 +16,11 @@ use crate::pump::Pump;
 /// Like [`run`](crate::run), but the command's stdin, stdout and stderr are a new
 /// pseudo-terminal (80×24 is what a program asks sees; `TERM=xterm-256color`), and it leads its
 /// own session. Output arrives as one stream (stdout); escape sequences are removed by the sink.
-pub fn run_pty<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelToken) -> ExecOutcome {
+pub fn run_pty<S: Sink + ?Sized>(
+    spec: &ExecSpec,
+    sink: &mut S,
+    cancel: &CancelToken,
+) -> ExecOutcome {
     let start = Instant::now();
     let marker = containment::new_marker();
     let mut outcome = ExecOutcome {
@@ -48,7 +52,12 @@ pub fn run_pty<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelT
         let _ = sink.finish();
         return outcome;
     };
-    cmd.env_clear().envs(env).current_dir(&spec.cwd).stdin(i).stdout(o).stderr(e);
+    cmd.env_clear()
+        .envs(env)
+        .current_dir(&spec.cwd)
+        .stdin(i)
+        .stdout(o)
+        .stderr(e);
     // SAFETY: setsid and ioctl are async-signal-safe; no allocation happens in the closure.
     unsafe {
         cmd.pre_exec(|| {
@@ -73,7 +82,15 @@ pub fn run_pty<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelT
     drop(slave);
     let pgid = child.id() as i32;
     let mut pump = Pump::new(Some(master.as_raw_fd()), None, sink);
-    let status = crate::oneshot::supervise(&mut child, pgid, &marker, spec, &mut pump, cancel, &mut outcome);
+    let status = crate::oneshot::supervise(
+        &mut child,
+        pgid,
+        &marker,
+        spec,
+        &mut pump,
+        cancel,
+        &mut outcome,
+    );
     outcome.status = Some(status);
     if !pump.is_closed() {
         outcome.drain_cut_short = !pump.drain(spec.drain);

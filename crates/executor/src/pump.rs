@@ -23,7 +23,10 @@ pub struct DrainLimits {
 
 impl Default for DrainLimits {
     fn default() -> Self {
-        DrainLimits { idle: Duration::from_millis(250), max: Duration::from_secs(2) }
+        DrainLimits {
+            idle: Duration::from_millis(250),
+            max: Duration::from_secs(2),
+        }
     }
 }
 
@@ -43,7 +46,13 @@ impl<'a, S: Sink + ?Sized> Pump<'a, S> {
             let _ = sys::set_nonblocking(fd);
             sys::grow_pipe(fd, 1 << 20);
         }
-        Pump { fds: [stdout, stderr], sink, buf: vec![0; READ_SIZE], stopped: false, last_data: Instant::now() }
+        Pump {
+            fds: [stdout, stderr],
+            sink,
+            buf: vec![0; READ_SIZE],
+            stopped: false,
+            last_data: Instant::now(),
+        }
     }
 
     pub(crate) fn fds(&self) -> [Option<RawFd>; 2] {

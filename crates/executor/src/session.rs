@@ -83,7 +83,10 @@ impl Session {
     /// Starts a session shell in `cwd`.
     pub fn start(config: &SessionConfig, cwd: &Path) -> std::io::Result<Session> {
         let marker = containment::new_marker();
-        let shell = config.shell.clone().unwrap_or_else(|| crate::oneshot::default_shell().0.clone());
+        let shell = config
+            .shell
+            .clone()
+            .unwrap_or_else(|| crate::oneshot::default_shell().0.clone());
         let (control_r, control_w) = sys::pipe()?;
         let (status_r, status_w) = sys::pipe()?;
         let mut cmd = Command::new(shell);
@@ -93,7 +96,12 @@ impl Session {
         if let Some(rc) = &config.rc_snapshot {
             env.push(("AGENT_EXEC_RC_SNAPSHOT".into(), rc.clone().into()));
         }
-        cmd.env_clear().envs(env).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.env_clear()
+            .envs(env)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         cmd.process_group(0);
         let (cr, sw) = (control_r.as_raw_fd(), status_w.as_raw_fd());
         // SAFETY: dup2 is async-signal-safe; the closure allocates nothing.
@@ -159,7 +167,11 @@ impl Session {
             drain_cut_short: false,
             stopped_by_sink: false,
         };
-        let mut pump = Pump::new(Some(self.stdout.as_raw_fd()), Some(self.stderr.as_raw_fd()), sink);
+        let mut pump = Pump::new(
+            Some(self.stdout.as_raw_fd()),
+            Some(self.stderr.as_raw_fd()),
+            sink,
+        );
         // Output left by an earlier command's background processes is not this command's.
         pump.discard_now();
         let full = match &self.prefix {
@@ -187,7 +199,7 @@ impl Session {
                 }
             } else if kill_at.is_some_and(|k| now >= k) {
                 crate::oneshot::terminate(self.pgid, &self.marker, Signal::SIGKILL);
-                kill_at = Some(now + Duration::from_secs(3600));
+                kill_at = Some(now + Duration::from_hours(1));
             }
             let wake = kill_at.or(deadline);
             let [out, err] = pump.fds();
@@ -231,10 +243,20 @@ impl Session {
         exec.status = Some(ExitStatus::Exited(code));
         self.cwd = cwd;
         exec.duration = start.elapsed();
-        SessionOutcome { exec, cwd: self.cwd.clone(), ended: None }
+        SessionOutcome {
+            exec,
+            cwd: self.cwd.clone(),
+            ended: None,
+        }
     }
 
-    fn ended<S: Sink + ?Sized>(&mut self, mut pump: Pump<'_, S>, mut exec: ExecOutcome, start: Instant, why: String) -> SessionOutcome {
+    fn ended<S: Sink + ?Sized>(
+        &mut self,
+        mut pump: Pump<'_, S>,
+        mut exec: ExecOutcome,
+        start: Instant,
+        why: String,
+    ) -> SessionOutcome {
         // Wait for the shell itself (bounded), then end anything it left.
         let until = Instant::now() + Duration::from_secs(5);
         let status = loop {
@@ -252,22 +274,32 @@ impl Session {
         };
         pump.read_now();
         if !pump.is_closed() {
-            exec.drain_cut_short = !pump.drain(DrainLimits { idle: Duration::from_millis(50), max: Duration::from_millis(500) });
+            exec.drain_cut_short = !pump.drain(DrainLimits {
+                idle: Duration::from_millis(50),
+                max: Duration::from_millis(500),
+            });
         }
         pump.finish();
-        exec.processes_stopped = containment::end_survivors(Some(self.pgid), &self.marker, Duration::from_millis(200));
+        exec.processes_stopped =
+            containment::end_survivors(Some(self.pgid), &self.marker, Duration::from_millis(200));
         exec.status = status;
         exec.duration = start.elapsed();
         let why = if why.is_empty() {
             match status {
                 Some(ExitStatus::Exited(c)) => format!("the shell exited with code {c}"),
-                Some(ExitStatus::Signaled(s)) => format!("the shell was killed by {}", crate::signal_name(s)),
+                Some(ExitStatus::Signaled(s)) => {
+                    format!("the shell was killed by {}", crate::signal_name(s))
+                }
                 None => "the shell ended".to_owned(),
             }
         } else {
             why
         };
-        SessionOutcome { exec, cwd: self.cwd.clone(), ended: Some(why) }
+        SessionOutcome {
+            exec,
+            cwd: self.cwd.clone(),
+            ended: Some(why),
+        }
     }
 
     fn read_status(&mut self) -> StatusRead {
@@ -275,7 +307,8 @@ impl Session {
         let mut eof = false;
         loop {
             // SAFETY: reading into a local buffer of its length.
-            let n = unsafe { libc::read(self.status.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            let n =
+                unsafe { libc::read(self.status.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             if n > 0 {
                 self.status_buf.extend_from_slice(&buf[..n as usize]);
                 continue;
@@ -288,7 +321,11 @@ impl Session {
         if let Some(parsed) = parse_status(&self.status_buf) {
             return StatusRead::Complete(parsed);
         }
-        if eof { StatusRead::Eof } else { StatusRead::Partial }
+        if eof {
+            StatusRead::Eof
+        } else {
+            StatusRead::Partial
+        }
     }
 
     /// Ends the shell and everything it started (TERM → grace → KILL).
@@ -321,7 +358,10 @@ fn parse_status(buf: &[u8]) -> Option<(i32, PathBuf, Vec<i32>)> {
     let mut lines = text.lines();
     let first = lines.next()?.strip_prefix("S ")?;
     let (code, pwd) = first.split_once(' ')?;
-    let jobs = lines.filter(|l| *l != "E").filter_map(|l| l.trim().parse().ok()).collect();
+    let jobs = lines
+        .filter(|l| *l != "E")
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
     Some((code.parse().ok()?, PathBuf::from(pwd), jobs))
 }
 
@@ -329,12 +369,18 @@ fn parse_status(buf: &[u8]) -> Option<(i32, PathBuf, Vec<i32>)> {
 /// interactive shell (stdin `/dev/null`) and captures its functions, aliases, shell options and
 /// `PATH` into a script under `cache_dir`, reused while `~/.bashrc` is unchanged.
 pub fn rc_snapshot(shell: &Path, cache_dir: &Path) -> std::io::Result<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
     let rc = home.join(".bashrc");
     let stamp = std::fs::metadata(&rc).and_then(|m| m.modified()).ok();
-    let stamp = stamp.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+    let stamp = stamp
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
     std::fs::create_dir_all(cache_dir)?;
-    let name = shell.file_name().map_or_else(|| "sh".into(), |n| n.to_string_lossy().into_owned());
+    let name = shell
+        .file_name()
+        .map_or_else(|| "sh".into(), |n| n.to_string_lossy().into_owned());
     let path = cache_dir.join(format!("rc-snapshot-{name}-{stamp}.sh"));
     if path.is_file() {
         return Ok(path);

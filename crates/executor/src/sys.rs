@@ -48,7 +48,12 @@ pub(crate) enum ReadState {
 
 /// Reads everything available now, calling `f` per chunk. At most `max_rounds` reads, so one
 /// flooding stream cannot starve the other.
-pub(crate) fn read_available(fd: RawFd, buf: &mut [u8], max_rounds: usize, mut f: impl FnMut(&[u8])) -> ReadState {
+pub(crate) fn read_available(
+    fd: RawFd,
+    buf: &mut [u8],
+    max_rounds: usize,
+    mut f: impl FnMut(&[u8]),
+) -> ReadState {
     for _ in 0..max_rounds {
         // SAFETY: reading into a buffer we own, of its length.
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
@@ -71,8 +76,14 @@ pub(crate) fn read_available(fd: RawFd, buf: &mut [u8], max_rounds: usize, mut f
 
 /// Polls descriptors for readability. Returns which are ready (readable or hung up).
 pub(crate) fn poll_readable(fds: &[Option<RawFd>], timeout: Option<Duration>) -> Vec<bool> {
-    let mut pfds: Vec<libc::pollfd> =
-        fds.iter().map(|fd| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 }).collect();
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|fd| libc::pollfd {
+            fd: fd.unwrap_or(-1),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
     let ms = timeout.map_or(-1, |t| {
         // Round up so a deadline is never polled as already passed.
         let ms = t.as_micros().div_ceil(1000);
@@ -131,16 +142,25 @@ pub(crate) fn proc_stat(pid: i32) -> Option<ProcStat> {
     let state = fields.next()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgid = fields.next()?.parse().ok()?;
-    Some(ProcStat { pid, ppid, pgid, zombie: state == "Z" || state == "X" })
+    Some(ProcStat {
+        pid,
+        ppid,
+        pgid,
+        zombie: state == "Z" || state == "X",
+    })
 }
 
 /// Every process visible in `/proc`.
 pub(crate) fn all_pids() -> Vec<i32> {
-    let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
 }
 
 /// Whether `/proc/<pid>/environ` holds `needle` (a `NAME=value` entry).
 pub(crate) fn environ_contains(pid: i32, needle: &[u8]) -> bool {
-    fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == needle))
+    fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == needle))
 }

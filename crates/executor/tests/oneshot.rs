@@ -72,7 +72,11 @@ fn timeout_ends_a_stopped_process() {
     s.timeout = Some(Duration::from_millis(300));
     let (outcome, capture) = exec(&s);
     assert!(outcome.timed_out);
-    assert!(matches!(outcome.status, Some(ExitStatus::Signaled(_))), "{:?}", outcome.status);
+    assert!(
+        matches!(outcome.status, Some(ExitStatus::Signaled(_))),
+        "{:?}",
+        outcome.status
+    );
     assert_eq!(capture.view.text, "stopping\n");
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
@@ -83,7 +87,10 @@ fn closing_the_pipes_does_not_end_the_call() {
     let mut s = spec("exec $MB close-and-stay 30", &pids);
     s.timeout = Some(Duration::from_millis(400));
     let (outcome, capture) = exec(&s);
-    assert!(outcome.timed_out, "the call must wait for the exit, not for EOF");
+    assert!(
+        outcome.timed_out,
+        "the call must wait for the exit, not for EOF"
+    );
     assert_eq!(capture.view.text, "closing pipes\n");
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
@@ -165,8 +172,17 @@ fn spawn_failure_is_an_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("noexec");
     std::fs::write(&script, "#!/bin/sh\n").unwrap();
-    let outcome = run(&ExecSpec::argv(script.display().to_string(), vec![], "/tmp"), &mut sink, &CancelToken::new());
-    assert!(outcome.spawn_error.expect("spawn error").contains("Permission denied"));
+    let outcome = run(
+        &ExecSpec::argv(script.display().to_string(), vec![], "/tmp"),
+        &mut sink,
+        &CancelToken::new(),
+    );
+    assert!(
+        outcome
+            .spawn_error
+            .expect("spawn error")
+            .contains("Permission denied")
+    );
 }
 
 #[test]

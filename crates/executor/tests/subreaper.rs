@@ -13,7 +13,12 @@ fn zombie_children() -> Vec<i32> {
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
             std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-                let f: Vec<&str> = s.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+                let f: Vec<&str> = s
+                    .rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect();
                 f.first() == Some(&"Z") && f.get(1) == Some(&me.as_str())
             })
         })
@@ -24,7 +29,11 @@ fn zombie_children() -> Vec<i32> {
 fn escapees_and_orphans_are_ended_and_reaped() {
     become_subreaper().expect("prctl");
     assert!(is_subreaper());
-    for command in ["$MB setsid-escape 30", "$MB fork-grandchild 30", "$MB fork-grandchild 30 close"] {
+    for command in [
+        "$MB setsid-escape 30",
+        "$MB fork-grandchild 30",
+        "$MB fork-grandchild 30 close",
+    ] {
         let pids = PidFile::new();
         let (outcome, _) = exec(&spec(command, &pids));
         assert_eq!(outcome.processes_stopped, 1, "{command}");

@@ -43,18 +43,32 @@ pub struct Normalized {
 /// Removes a trailing, top-level, unquoted `| head -n N`, `| head -N`, `| tail -n N` or
 /// `| tail -N` (N ≥ 1) and returns it as a [`Limit`]. Anything else comes back byte for byte.
 pub fn normalize(command: &str) -> Normalized {
-    let unchanged = || Normalized { command: command.to_owned(), limit: None };
-    let Scan { last_pipe, ended_cleanly, .. } = scan(command);
-    let Some(pipe) = last_pipe else { return unchanged() };
+    let unchanged = || Normalized {
+        command: command.to_owned(),
+        limit: None,
+    };
+    let Scan {
+        last_pipe,
+        ended_cleanly,
+        ..
+    } = scan(command);
+    let Some(pipe) = last_pipe else {
+        return unchanged();
+    };
     if !ended_cleanly {
         return unchanged();
     }
-    let Some(limit) = parse_stage(&command[pipe + 1..]) else { return unchanged() };
+    let Some(limit) = parse_stage(&command[pipe + 1..]) else {
+        return unchanged();
+    };
     let rest = command[..pipe].trim();
     if rest.is_empty() || rest.ends_with(['|', '&', ';']) && !rest.ends_with("\\|") {
         return unchanged();
     }
-    Normalized { command: rest.to_owned(), limit: Some(limit) }
+    Normalized {
+        command: rest.to_owned(),
+        limit: Some(limit),
+    }
 }
 
 /// Parses `head -n N`, `head -N`, `tail -n N`, `tail -N` (surrounded by blanks only).
@@ -77,7 +91,11 @@ fn parse_stage(stage: &str) -> Option<Limit> {
 }
 
 /// Combines explicit limits with one extracted from the command: explicit values win.
-pub fn merge_limits(head: Option<usize>, tail: Option<usize>, extracted: Option<Limit>) -> (Option<usize>, Option<usize>) {
+pub fn merge_limits(
+    head: Option<usize>,
+    tail: Option<usize>,
+    extracted: Option<Limit>,
+) -> (Option<usize>, Option<usize>) {
     match extracted {
         Some(Limit::Head(n)) => (head.or(Some(n)), tail),
         Some(Limit::Tail(n)) => (head, tail.or(Some(n))),
@@ -108,7 +126,10 @@ pub fn apply_head_tail(text: &str, head: Option<usize>, tail: Option<usize>) -> 
 /// `git log … -p`, or `diff …`.
 pub fn is_diff_command(command: &str) -> bool {
     let first = &command[..scan(command).first_separator.unwrap_or(command.len())];
-    let mut words = first.split_whitespace().skip_while(|w| is_assignment(w)).peekable();
+    let mut words = first
+        .split_whitespace()
+        .skip_while(|w| is_assignment(w))
+        .peekable();
     match words.next() {
         Some("diff") => true,
         Some("git") => {
@@ -138,7 +159,9 @@ pub fn is_diff_command(command: &str) -> bool {
 
 fn is_assignment(word: &str) -> bool {
     word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') && !name.as_bytes()[0].is_ascii_digit()
+        !name.is_empty()
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !name.as_bytes()[0].is_ascii_digit()
     })
 }
 
@@ -153,11 +176,26 @@ mod tests {
 
     #[test]
     fn strips_the_documented_forms() {
-        assert_eq!(n("ls -la | head -n 50"), ("ls -la".into(), Some(Limit::Head(50))));
-        assert_eq!(n("cat file.txt | head -20"), ("cat file.txt".into(), Some(Limit::Head(20))));
-        assert_eq!(n("dmesg | tail -n 100"), ("dmesg".into(), Some(Limit::Tail(100))));
-        assert_eq!(n("journalctl | tail -50"), ("journalctl".into(), Some(Limit::Tail(50))));
-        assert_eq!(n("git log   |   head -n 10"), ("git log".into(), Some(Limit::Head(10))));
+        assert_eq!(
+            n("ls -la | head -n 50"),
+            ("ls -la".into(), Some(Limit::Head(50)))
+        );
+        assert_eq!(
+            n("cat file.txt | head -20"),
+            ("cat file.txt".into(), Some(Limit::Head(20)))
+        );
+        assert_eq!(
+            n("dmesg | tail -n 100"),
+            ("dmesg".into(), Some(Limit::Tail(100)))
+        );
+        assert_eq!(
+            n("journalctl | tail -50"),
+            ("journalctl".into(), Some(Limit::Tail(50)))
+        );
+        assert_eq!(
+            n("git log   |   head -n 10"),
+            ("git log".into(), Some(Limit::Head(10)))
+        );
         assert_eq!(n("  ls | head -n 5  "), ("ls".into(), Some(Limit::Head(5))));
     }
 
@@ -189,8 +227,17 @@ mod tests {
 
     #[test]
     fn strips_after_a_heredoc_ends() {
-        assert_eq!(n("cat <<EOF | grep x\nbody\nEOF\n"), ("cat <<EOF | grep x\nbody\nEOF\n".into(), None));
-        assert_eq!(n("cat <<'EOF'\nbody | x\nEOF\nls | tail -3"), ("cat <<'EOF'\nbody | x\nEOF\nls".into(), Some(Limit::Tail(3))));
+        assert_eq!(
+            n("cat <<EOF | grep x\nbody\nEOF\n"),
+            ("cat <<EOF | grep x\nbody\nEOF\n".into(), None)
+        );
+        assert_eq!(
+            n("cat <<'EOF'\nbody | x\nEOF\nls | tail -3"),
+            (
+                "cat <<'EOF'\nbody | x\nEOF\nls".into(),
+                Some(Limit::Tail(3))
+            )
+        );
     }
 
     #[test]
@@ -206,17 +253,41 @@ mod tests {
 
     #[test]
     fn explicit_limits_win() {
-        assert_eq!(merge_limits(Some(3), None, Some(Limit::Head(10))), (Some(3), None));
-        assert_eq!(merge_limits(None, None, Some(Limit::Tail(10))), (None, Some(10)));
-        assert_eq!(merge_limits(Some(3), None, Some(Limit::Tail(10))), (Some(3), Some(10)));
+        assert_eq!(
+            merge_limits(Some(3), None, Some(Limit::Head(10))),
+            (Some(3), None)
+        );
+        assert_eq!(
+            merge_limits(None, None, Some(Limit::Tail(10))),
+            (None, Some(10))
+        );
+        assert_eq!(
+            merge_limits(Some(3), None, Some(Limit::Tail(10))),
+            (Some(3), Some(10))
+        );
     }
 
     #[test]
     fn diff_commands() {
-        for c in ["git diff", "git show HEAD", "git whatchanged", "git log -p -3", "diff a b", "git --no-pager diff", "GIT_PAGER=cat git diff | cat", "git -C repo diff"] {
+        for c in [
+            "git diff",
+            "git show HEAD",
+            "git whatchanged",
+            "git log -p -3",
+            "diff a b",
+            "git --no-pager diff",
+            "GIT_PAGER=cat git diff | cat",
+            "git -C repo diff",
+        ] {
             assert!(is_diff_command(c), "{c}");
         }
-        for c in ["git difftool", "git log", "ls diff", "echo git diff", "git status; git diff"] {
+        for c in [
+            "git difftool",
+            "git log",
+            "ls diff",
+            "echo git diff",
+            "git status; git diff",
+        ] {
             assert!(!is_diff_command(c), "{c}");
         }
     }

@@ -105,7 +105,11 @@ pub(crate) fn scan(command: &str) -> Scan {
                         out.last_pipe = Some(i);
                     }
                 }
-                i += if matches!(next, Some(b'|' | b'&')) { 2 } else { 1 };
+                i += if matches!(next, Some(b'|' | b'&')) {
+                    2
+                } else {
+                    1
+                };
                 word_start = true;
                 continue;
             }
@@ -126,7 +130,10 @@ pub(crate) fn scan(command: &str) -> Scan {
 }
 
 fn memchr_from(b: &[u8], from: usize, needle: u8) -> Option<usize> {
-    b.get(from..)?.iter().position(|&c| c == needle).map(|p| p + from)
+    b.get(from..)?
+        .iter()
+        .position(|&c| c == needle)
+        .map(|p| p + from)
 }
 
 /// From just after an opening `"`; returns the index after the closing `"`.
@@ -202,7 +209,9 @@ fn read_heredoc_word(b: &[u8], mut i: usize) -> (Option<Heredoc>, usize) {
     while let Some(&c) = b.get(i) {
         match c {
             b'\'' | b'"' => {
-                let Some(end) = memchr_from(b, i + 1, c) else { return (None, b.len()) };
+                let Some(end) = memchr_from(b, i + 1, c) else {
+                    return (None, b.len());
+                };
                 delimiter.extend_from_slice(&b[i + 1..end]);
                 i = end + 1;
             }
@@ -219,7 +228,10 @@ fn read_heredoc_word(b: &[u8], mut i: usize) -> (Option<Heredoc>, usize) {
             }
         }
     }
-    let doc = (!delimiter.is_empty()).then_some(Heredoc { delimiter, strip_tabs });
+    let doc = (!delimiter.is_empty()).then_some(Heredoc {
+        delimiter,
+        strip_tabs,
+    });
     (doc, i.min(b.len()))
 }
 

@@ -6,14 +6,32 @@ use proptest::prelude::*;
 /// Complete commands: they parse and end outside quotes, comments and heredocs.
 fn complete_command() -> impl Strategy<Value = String> {
     let word = prop::sample::select(vec![
-        "ls", "-la", "'a b | head -n 3'", "\"x | y\"", "$(echo hi | wc -l)", "`date | head -1`", "a\\|b", "grep",
-        "foo", "\"$HOME\"", "$(printf '%s' \")\")", "{a,b}", "x=1", "2>&1", ">/dev/null", "'#'", "a#b",
+        "ls",
+        "-la",
+        "'a b | head -n 3'",
+        "\"x | y\"",
+        "$(echo hi | wc -l)",
+        "`date | head -1`",
+        "a\\|b",
+        "grep",
+        "foo",
+        "\"$HOME\"",
+        "$(printf '%s' \")\")",
+        "{a,b}",
+        "x=1",
+        "2>&1",
+        ">/dev/null",
+        "'#'",
+        "a#b",
     ]);
     let stage = prop::collection::vec(word, 1..4).prop_map(|w| w.join(" "));
     let pipeline = prop::collection::vec(stage, 1..3).prop_map(|s| s.join(" | "));
     let heredoc = Just("cat <<'EOF' | grep x\nbody | head -n 2\nEOF\n".to_owned());
     let list = prop::collection::vec(
-        (pipeline, prop::sample::select(vec!["; ", " && ", " || ", "\n"])),
+        (
+            pipeline,
+            prop::sample::select(vec!["; ", " && ", " || ", "\n"]),
+        ),
         1..3,
     )
     .prop_map(|parts| {
@@ -26,7 +44,8 @@ fn complete_command() -> impl Strategy<Value = String> {
         }
         s
     });
-    (prop::option::of(heredoc), list, "[ \t]{0,2}").prop_map(|(h, l, pad)| format!("{pad}{}{l}", h.unwrap_or_default()))
+    (prop::option::of(heredoc), list, "[ \t]{0,2}")
+        .prop_map(|(h, l, pad)| format!("{pad}{}{l}", h.unwrap_or_default()))
 }
 
 proptest! {

@@ -45,8 +45,18 @@ fn available_list(ids: &[String]) -> String {
     if ids.is_empty() {
         "the store is empty".to_owned()
     } else {
-        let shown: Vec<&str> = ids.iter().rev().take(20).rev().map(String::as_str).collect();
-        let more = if ids.len() > shown.len() { format!(" (and {} older)", ids.len() - shown.len()) } else { String::new() };
+        let shown: Vec<&str> = ids
+            .iter()
+            .rev()
+            .take(20)
+            .rev()
+            .map(String::as_str)
+            .collect();
+        let more = if ids.len() > shown.len() {
+            format!(" (and {} older)", ids.len() - shown.len())
+        } else {
+            String::new()
+        };
         format!("available: {}{more}", shown.join(", "))
     }
 }
@@ -62,7 +72,10 @@ pub struct Retention {
 
 impl Default for Retention {
     fn default() -> Self {
-        Retention { max_count: 200, max_total_bytes: 2 << 30 }
+        Retention {
+            max_count: 200,
+            max_total_bytes: 2 << 30,
+        }
     }
 }
 
@@ -83,15 +96,25 @@ pub struct ArtifactStore {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ArtifactError + '_ {
-    move |source| ArtifactError::Io { path: path.to_owned(), source }
+    move |source| ArtifactError::Io {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 impl ArtifactStore {
     /// Opens (creating, private) the store at `dir`, with default retention.
     pub fn open(dir: impl Into<PathBuf>) -> Result<Self, ArtifactError> {
         let dir = dir.into();
-        fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(io_err(&dir))?;
-        Ok(ArtifactStore { dir, retention: Retention::default() })
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(io_err(&dir))?;
+        Ok(ArtifactStore {
+            dir,
+            retention: Retention::default(),
+        })
     }
 
     /// Sets the retention bounds.
@@ -131,7 +154,11 @@ impl ArtifactStore {
         for entry in fs::read_dir(&self.dir).map_err(io_err(&self.dir))? {
             let entry = entry.map_err(io_err(&self.dir))?;
             let name = entry.file_name();
-            if let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".log")).and_then(|n| n.parse().ok()) {
+            if let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".log"))
+                .and_then(|n| n.parse().ok())
+            {
                 ids.push(id);
             }
         }
@@ -144,7 +171,12 @@ impl ArtifactStore {
         let mut id = self.ids()?.last().map_or(1, |m| m + 1);
         loop {
             let path = self.path_of(id);
-            match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
                 Ok(file) => {
                     // Retention is best effort: a failure to prune must not lose this output.
                     let _ = self.prune(id);
@@ -182,7 +214,10 @@ impl ArtifactStore {
             .map(|id| {
                 let path = self.path_of(id);
                 let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-                Ok(ArtifactEntry { id: id.to_string(), bytes })
+                Ok(ArtifactEntry {
+                    id: id.to_string(),
+                    bytes,
+                })
             })
             .collect()
     }
@@ -191,13 +226,23 @@ impl ArtifactStore {
     pub fn resolve(&self, reference: &str) -> Result<PathBuf, ArtifactError> {
         let raw = reference.trim();
         let id_text = raw.strip_prefix(ARTIFACT_SCHEME).unwrap_or(raw);
-        let id: u64 = id_text.parse().map_err(|_| ArtifactError::InvalidId { id: reference.to_owned() })?;
+        let id: u64 = id_text.parse().map_err(|_| ArtifactError::InvalidId {
+            id: reference.to_owned(),
+        })?;
         let path = self.path_of(id);
         if path.is_file() {
             Ok(path)
         } else {
-            let available = self.ids().unwrap_or_default().into_iter().map(|i| i.to_string()).collect();
-            Err(ArtifactError::NotFound { id: id.to_string(), available })
+            let available = self
+                .ids()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|i| i.to_string())
+                .collect();
+            Err(ArtifactError::NotFound {
+                id: id.to_string(),
+                available,
+            })
         }
     }
 
@@ -208,19 +253,32 @@ impl ArtifactStore {
     }
 
     /// Reads `limit` bytes (all when `None`) from `offset`. Returns the bytes and the total size.
-    pub fn read_bytes(&self, reference: &str, offset: u64, limit: Option<u64>) -> Result<(Vec<u8>, u64), ArtifactError> {
+    pub fn read_bytes(
+        &self,
+        reference: &str,
+        offset: u64,
+        limit: Option<u64>,
+    ) -> Result<(Vec<u8>, u64), ArtifactError> {
         let path = self.resolve(reference)?;
         let mut file = File::open(&path).map_err(io_err(&path))?;
         let size = file.metadata().map_err(io_err(&path))?.len();
-        file.seek(SeekFrom::Start(offset.min(size))).map_err(io_err(&path))?;
+        file.seek(SeekFrom::Start(offset.min(size)))
+            .map_err(io_err(&path))?;
         let mut out = Vec::new();
         let want = limit.unwrap_or(u64::MAX).min(size.saturating_sub(offset));
-        file.take(want).read_to_end(&mut out).map_err(io_err(&path))?;
+        file.take(want)
+            .read_to_end(&mut out)
+            .map_err(io_err(&path))?;
         Ok((out, size))
     }
 
     /// Reads lines `first..=last` (1-based; `last` `None` = to the end).
-    pub fn read_lines(&self, reference: &str, first: u64, last: Option<u64>) -> Result<Vec<u8>, ArtifactError> {
+    pub fn read_lines(
+        &self,
+        reference: &str,
+        first: u64,
+        last: Option<u64>,
+    ) -> Result<Vec<u8>, ArtifactError> {
         let path = self.resolve(reference)?;
         let file = File::open(&path).map_err(io_err(&path))?;
         let mut reader = BufReader::with_capacity(1 << 16, file);
@@ -259,7 +317,15 @@ pub(crate) struct ArtifactWriter {
 
 impl ArtifactWriter {
     pub(crate) fn new(id: String, path: PathBuf, file: File, cap: u64) -> Self {
-        ArtifactWriter { id, path, file, written: 0, cap, capped: false, error: None }
+        ArtifactWriter {
+            id,
+            path,
+            file,
+            written: 0,
+            cap,
+            capped: false,
+            error: None,
+        }
     }
 
     /// Appends, up to the cap. Write errors stop the file and are remembered, never raised.

@@ -77,7 +77,9 @@ impl std::str::FromStr for Direction {
             "head" => Ok(Direction::Head),
             "both" => Ok(Direction::Both),
             "smart" => Ok(Direction::Smart),
-            other => Err(format!("unknown direction {other:?}: use tail, head, both or smart")),
+            other => Err(format!(
+                "unknown direction {other:?}: use tail, head, both or smart"
+            )),
         }
     }
 }

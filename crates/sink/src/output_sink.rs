@@ -179,10 +179,18 @@ impl OutputSink {
         if config.direction == Direction::Smart
             && let Err(e) = config.salient.compile()
         {
-            warnings.push(format!("salient patterns do not compile, none will match: {e}"));
+            warnings.push(format!(
+                "salient patterns do not compile, none will match: {e}"
+            ));
         }
-        let split = config.split_streams.then(|| [Window::new(limits.clone()), Window::new(limits.clone())]);
-        let spill = if store.is_some() { Spill::Holding(Vec::new()) } else { Spill::Off };
+        let split = config
+            .split_streams
+            .then(|| [Window::new(limits.clone()), Window::new(limits.clone())]);
+        let spill = if store.is_some() {
+            Spill::Holding(Vec::new())
+        } else {
+            Spill::Off
+        };
         OutputSink {
             merged: Window::new(limits),
             split,
@@ -203,7 +211,8 @@ impl OutputSink {
 
     fn overflows(&self) -> bool {
         let t = &self.totals.merged;
-        t.bytes > self.config.max_bytes as u64 || self.config.max_lines.is_some_and(|l| t.lines > l as u64)
+        t.bytes > self.config.max_bytes as u64
+            || self.config.max_lines.is_some_and(|l| t.lines > l as u64)
     }
 
     fn spill(&mut self, chunk: &[u8]) {
@@ -229,7 +238,8 @@ impl OutputSink {
                         self.spill = Spill::Writing(w);
                     }
                     Err(e) => {
-                        self.warnings.push(format!("full output was not saved: {e}"));
+                        self.warnings
+                            .push(format!("full output was not saved: {e}"));
                         self.spill = Spill::Off;
                     }
                 }
@@ -266,11 +276,23 @@ impl OutputSink {
                         w.written
                     ));
                 }
-                Some(ArtifactInfo { id: w.id.clone(), path: w.path.clone(), bytes: w.written, capped: w.capped })
+                Some(ArtifactInfo {
+                    id: w.id.clone(),
+                    path: w.path.clone(),
+                    bytes: w.written,
+                    capped: w.capped,
+                })
             }
             _ => None,
         };
-        Capture { view, stdout, stderr, totals: self.totals, artifact, warnings }
+        Capture {
+            view,
+            stdout,
+            stderr,
+            totals: self.totals,
+            artifact,
+            warnings,
+        }
     }
 }
 
@@ -288,9 +310,14 @@ impl Sink for OutputSink {
         }
         self.totals.merged.add(chunk);
         self.spill(chunk);
-        let mut out = Fanout { merged: &mut self.merged, own: self.split.as_mut().map(|s| &mut s[i]) };
+        let mut out = Fanout {
+            merged: &mut self.merged,
+            own: self.split.as_mut().map(|s| &mut s[i]),
+        };
         self.sanitizers[i].feed(chunk, &mut out);
-        let stop = self.config.stop_when_head_full && self.config.direction == Direction::Head && self.merged.head_is_full();
+        let stop = self.config.stop_when_head_full
+            && self.config.direction == Direction::Head
+            && self.merged.head_is_full();
         Ok(!stop)
     }
 
@@ -300,7 +327,10 @@ impl Sink for OutputSink {
         }
         self.finished = true;
         for i in 0..2 {
-            let mut out = Fanout { merged: &mut self.merged, own: self.split.as_mut().map(|s| &mut s[i]) };
+            let mut out = Fanout {
+                merged: &mut self.merged,
+                own: self.split.as_mut().map(|s| &mut s[i]),
+            };
             self.sanitizers[i].finish(&mut out);
         }
         // Replacement characters can make the text longer than the raw stream: an output whose
@@ -322,6 +352,9 @@ impl Sink for OutputSink {
 impl OutputSink {
     fn capture_truncated(&self) -> bool {
         self.merged.view().truncated
-            || self.split.as_ref().is_some_and(|[o, e]| o.view().truncated || e.view().truncated)
+            || self
+                .split
+                .as_ref()
+                .is_some_and(|[o, e]| o.view().truncated || e.view().truncated)
     }
 }

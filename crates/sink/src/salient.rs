@@ -78,8 +78,15 @@ impl Default for SalientConfig {
 impl SalientConfig {
     /// Compiles the patterns into one regex.
     pub(crate) fn compile(&self) -> Result<Regex, regex::Error> {
-        let joined = self.patterns.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|");
-        regex::bytes::RegexBuilder::new(&joined).size_limit(1 << 22).build()
+        let joined = self
+            .patterns
+            .iter()
+            .map(|p| format!("(?:{p})"))
+            .collect::<Vec<_>>()
+            .join("|");
+        regex::bytes::RegexBuilder::new(&joined)
+            .size_limit(1 << 22)
+            .build()
     }
 }
 
@@ -167,7 +174,9 @@ impl SalientTracker {
     fn fill_after(&mut self, line: &[u8]) {
         self.await_after = false;
         let after = cap(line, SHOW_CAP);
-        let Some(last) = self.pending.back_mut() else { return };
+        let Some(last) = self.pending.back_mut() else {
+            return;
+        };
         last.after = Some(after.clone());
         let line_no = last.line_no;
         if let Some(first) = self.first.last_mut()
@@ -223,7 +232,9 @@ impl SalientTracker {
     /// Complete lines in `region` (it ends with `\n`), the first numbered `line_no`, starting at
     /// stream position `pos`.
     fn scan_region(&mut self, region: &[u8], line_no: u64, pos: u64) {
-        let line_end = |from: usize| from + memchr::memchr(b'\n', &region[from..]).expect("region ends with a newline");
+        let line_end = |from: usize| {
+            from + memchr::memchr(b'\n', &region[from..]).expect("region ends with a newline")
+        };
         if self.await_after {
             self.fill_after(&region[..line_end(0)]);
         }
@@ -231,7 +242,9 @@ impl SalientTracker {
         if let Some(regex) = &self.regex {
             let mut at = 0;
             while at < region.len() {
-                let Some(m) = regex.find_at(region, at) else { break };
+                let Some(m) = regex.find_at(region, at) else {
+                    break;
+                };
                 let ls = memchr::memrchr(b'\n', &region[..m.start()]).map_or(0, |i| i + 1);
                 let le = line_end(ls);
                 if m.end() <= ls + MATCH_CAP || self.is_match(&region[ls..le]) {
@@ -251,8 +264,15 @@ impl SalientTracker {
                 let ps = memchr::memrchr(b'\n', &region[..ls - 1]).map_or(0, |i| i + 1);
                 Some(cap(&region[ps..ls - 1], SHOW_CAP))
             };
-            let after = (le + 1 < region.len()).then(|| cap(&region[le + 1..line_end(le + 1)], SHOW_CAP));
-            let entry = Entry { line_no: current, end_pos: pos + le as u64 + 1, before, line: cap(&region[ls..le], SHOW_CAP), after };
+            let after =
+                (le + 1 < region.len()).then(|| cap(&region[le + 1..line_end(le + 1)], SHOW_CAP));
+            let entry = Entry {
+                line_no: current,
+                end_pos: pos + le as u64 + 1,
+                before,
+                line: cap(&region[ls..le], SHOW_CAP),
+                after,
+            };
             self.record(entry, pos + ls as u64);
         }
         let body = &region[..region.len() - 1];
@@ -316,7 +336,11 @@ impl SalientTracker {
             {
                 add.push((e.line_no + 1, a));
             }
-            let cost: usize = add.iter().filter(|(n, _)| !lines.contains_key(n)).map(|(_, t)| t.len() + 1).sum();
+            let cost: usize = add
+                .iter()
+                .filter(|(n, _)| !lines.contains_key(n))
+                .map(|(_, t)| t.len() + 1)
+                .sum();
             if used + cost > self.budget {
                 continue;
             }
@@ -337,7 +361,12 @@ impl SalientTracker {
                     g.last_line = n;
                     g.salient += is_salient;
                 }
-                _ => groups.push(Group { text: text + "\n", first_line: n, last_line: n, salient: is_salient }),
+                _ => groups.push(Group {
+                    text: text + "\n",
+                    first_line: n,
+                    last_line: n,
+                    salient: is_salient,
+                }),
             }
         }
         groups

@@ -94,7 +94,10 @@ impl Utf8Decoder {
         if self.len == self.need {
             let bytes = &self.buf[..self.len as usize];
             self.len = 0;
-            match std::str::from_utf8(bytes).ok().and_then(|s| s.chars().next()) {
+            match std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|s| s.chars().next())
+            {
                 Some(c) => out(c),
                 None => out(char::REPLACEMENT_CHARACTER),
             }
@@ -151,7 +154,8 @@ impl Sanitizer {
                 // Fast path: the longest clean prefix goes out untouched.
                 let clean = clean_prefix_len(input);
                 if clean > 0 {
-                    let text = std::str::from_utf8(&input[..clean]).expect("clean prefix is valid UTF-8");
+                    let text =
+                        std::str::from_utf8(&input[..clean]).expect("clean prefix is valid UTF-8");
                     self.emit_text(text, out);
                     input = &input[clean..];
                     continue;
@@ -307,7 +311,9 @@ fn clean_prefix_len(input: &[u8]) -> usize {
             0xF0..=0xF4 => 4,
             _ => return i,
         };
-        let Some(bytes) = input.get(i..i + width) else { return i };
+        let Some(bytes) = input.get(i..i + width) else {
+            return i;
+        };
         match std::str::from_utf8(bytes) {
             Ok(s) if !s.chars().next().is_some_and(char::is_control) => i += width,
             _ => return i,
@@ -355,7 +361,10 @@ mod tests {
     fn strips_csi_and_osc() {
         assert_eq!(sanitize(b"\x1b[31mred\x1b[0m plain"), "red plain");
         assert_eq!(sanitize(b"\x1b]0;title\x07after"), "after");
-        assert_eq!(sanitize(b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"), "link");
+        assert_eq!(
+            sanitize(b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"),
+            "link"
+        );
         assert_eq!(sanitize(b"a\x1b(Bb"), "ab");
     }
 

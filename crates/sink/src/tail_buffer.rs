@@ -13,7 +13,11 @@ pub struct TailBuffer {
 impl TailBuffer {
     /// A buffer keeping the last `capacity` bytes.
     pub fn new(capacity: usize) -> Self {
-        TailBuffer { capacity: capacity.max(1), buf: Vec::new(), start: 0 }
+        TailBuffer {
+            capacity: capacity.max(1),
+            buf: Vec::new(),
+            start: 0,
+        }
     }
 
     /// Appends bytes, dropping the oldest beyond the capacity (amortized O(1) per byte).
@@ -49,7 +53,9 @@ impl TailBuffer {
         let held_from = self.total() - self.bytes().len() as u64;
         let dropped = held_from.saturating_sub(from);
         let begin = from.max(held_from) - self.start;
-        let begin = usize::try_from(begin).unwrap_or(usize::MAX).min(self.buf.len());
+        let begin = usize::try_from(begin)
+            .unwrap_or(usize::MAX)
+            .min(self.buf.len());
         (&self.buf[begin..], dropped)
     }
 
@@ -57,7 +63,10 @@ impl TailBuffer {
     /// boundary, escape sequences and controls removed.
     pub fn snapshot(&self) -> String {
         let bytes = self.bytes();
-        let start = bytes.iter().position(|&b| (b & 0xC0) != 0x80).unwrap_or(bytes.len());
+        let start = bytes
+            .iter()
+            .position(|&b| (b & 0xC0) != 0x80)
+            .unwrap_or(bytes.len());
         crate::sanitize(&bytes[start..])
     }
 }

@@ -86,7 +86,9 @@ fn start_of_last_lines(text: &[u8], lines: usize) -> usize {
         return text.len();
     }
     let body = text.strip_suffix(b"\n").unwrap_or(text);
-    memchr::memrchr_iter(b'\n', body).nth(lines - 1).map_or(0, |i| i + 1)
+    memchr::memrchr_iter(b'\n', body)
+        .nth(lines - 1)
+        .map_or(0, |i| i + 1)
 }
 
 /// End of the first `lines` lines of `text` (the `\n` ending the last one included).
@@ -94,7 +96,9 @@ fn end_of_first_lines(text: &[u8], lines: usize) -> usize {
     if lines == 0 {
         return 0;
     }
-    memchr::memchr_iter(b'\n', text).nth(lines - 1).map_or(text.len(), |i| i + 1)
+    memchr::memchr_iter(b'\n', text)
+        .nth(lines - 1)
+        .map_or(text.len(), |i| i + 1)
 }
 
 impl Window {
@@ -109,7 +113,8 @@ impl Window {
                 (head, max - head.min(max))
             }
             Direction::Smart => {
-                let head = (max as f64 * limits.salient.head_share.clamp(0.0, 1.0)).round() as usize;
+                let head =
+                    (max as f64 * limits.salient.head_share.clamp(0.0, 1.0)).round() as usize;
                 (head.min(max), max - head.min(max))
             }
         };
@@ -127,8 +132,14 @@ impl Window {
             }
         };
         let salient = (limits.direction == Direction::Smart).then(|| {
-            let budget = (max as f64 * limits.salient.budget_share.clamp(0.0, 1.0)).round() as usize;
-            SalientTracker::new(limits.salient.clone(), budget.min(tail_cap), head_cap, tail_cap)
+            let budget =
+                (max as f64 * limits.salient.budget_share.clamp(0.0, 1.0)).round() as usize;
+            SalientTracker::new(
+                limits.salient.clone(),
+                budget.min(tail_cap),
+                head_cap,
+                tail_cap,
+            )
         });
         Window {
             limits,
@@ -156,7 +167,11 @@ impl Window {
     /// Whether the head already holds everything a head view can show.
     pub(crate) fn head_is_full(&self) -> bool {
         self.head.len() >= self.head_cap
-            || self.head_line_cap.is_some_and(|l| memchr::memchr_iter(b'\n', &self.head).nth(l.saturating_sub(1)).is_some())
+            || self.head_line_cap.is_some_and(|l| {
+                memchr::memchr_iter(b'\n', &self.head)
+                    .nth(l.saturating_sub(1))
+                    .is_some()
+            })
     }
 
     fn push_tail(&mut self, bytes: &[u8]) {
@@ -170,7 +185,8 @@ impl Window {
                 if committed.len() >= keep {
                     self.tail_committed.clear();
                     self.tail_current.clear();
-                    self.tail_committed.extend_from_slice(&committed[committed.len() - keep..]);
+                    self.tail_committed
+                        .extend_from_slice(&committed[committed.len() - keep..]);
                 } else {
                     self.tail_committed.append(&mut self.tail_current);
                     compact(&mut self.tail_committed, keep);
@@ -179,7 +195,8 @@ impl Window {
                 }
                 let rest = &bytes[last_nl + 1..];
                 self.tail_current.clear();
-                self.tail_current.extend_from_slice(&rest[rest.len().saturating_sub(keep)..]);
+                self.tail_current
+                    .extend_from_slice(&rest[rest.len().saturating_sub(keep)..]);
             }
             None => {
                 self.tail_current.extend_from_slice(bytes);
@@ -206,7 +223,10 @@ impl Window {
     /// Computes what is shown.
     pub(crate) fn view(&self) -> View {
         let fits_bytes = self.total_bytes <= self.limits.max_bytes as u64;
-        let fits_lines = self.limits.max_lines.is_none_or(|l| self.total_lines() <= l as u64);
+        let fits_lines = self
+            .limits
+            .max_lines
+            .is_none_or(|l| self.total_lines() <= l as u64);
         match self.limits.direction {
             Direction::Tail => self.tail_view(),
             Direction::Head => self.head_view(),
@@ -254,7 +274,11 @@ impl Window {
         let shown = &tail[start..];
         let mut view = self.single_part_view(shown, self.first_line_of_suffix(shown));
         if view.truncated {
-            view.truncated_by = Some(if by_lines { TruncatedBy::Lines } else { TruncatedBy::Bytes });
+            view.truncated_by = Some(if by_lines {
+                TruncatedBy::Lines
+            } else {
+                TruncatedBy::Bytes
+            });
         }
         view
     }
@@ -263,7 +287,11 @@ impl Window {
         let (shown, by_lines) = self.head_part();
         let mut view = self.single_part_view(shown, 1);
         if view.truncated {
-            view.truncated_by = Some(if by_lines { TruncatedBy::Lines } else { TruncatedBy::Bytes });
+            view.truncated_by = Some(if by_lines {
+                TruncatedBy::Lines
+            } else {
+                TruncatedBy::Bytes
+            });
         }
         view
     }
@@ -311,7 +339,10 @@ impl Window {
         let tail = self.tail_bytes();
         let (start, by_lines) = Self::tail_part(&tail, self.tail_line_cap);
         let tail = &tail[start..];
-        let parts = vec![Part::new(head, 1), Part::new(tail, self.first_line_of_suffix(tail))];
+        let parts = vec![
+            Part::new(head, 1),
+            Part::new(tail, self.first_line_of_suffix(tail)),
+        ];
         let by_lines = by_lines || head_by_lines;
         self.assemble(&parts, by_lines, 0)
     }
@@ -320,7 +351,10 @@ impl Window {
         let (head, head_by_lines) = self.head_part();
         let head_last = count_lines(head);
         let tail_all = self.tail_bytes();
-        let salient = self.salient.as_ref().expect("smart windows track salient lines");
+        let salient = self
+            .salient
+            .as_ref()
+            .expect("smart windows track salient lines");
         // Pass 1: choose salient lines from the middle left by the smallest tail we could show.
         let min_tail_cap = self.tail_cap.saturating_sub(salient.budget());
         let min_tail = &tail_all[tail_all.len().saturating_sub(min_tail_cap)..];
@@ -338,7 +372,10 @@ impl Window {
         let mut kept = 0;
         for group in groups.iter().filter(|g| g.last_line < tail_first) {
             kept += group.salient;
-            parts.push(Part { bytes: group.text.as_bytes(), first_line: group.first_line });
+            parts.push(Part {
+                bytes: group.text.as_bytes(),
+                first_line: group.first_line,
+            });
         }
         parts.push(Part::new(tail, tail_first));
         self.assemble(&parts, by_lines || head_by_lines, kept)
@@ -384,7 +421,11 @@ impl Window {
         View {
             text,
             truncated: true,
-            truncated_by: Some(if by_lines { TruncatedBy::Lines } else { TruncatedBy::Bytes }),
+            truncated_by: Some(if by_lines {
+                TruncatedBy::Lines
+            } else {
+                TruncatedBy::Bytes
+            }),
             shown_ranges,
             output_bytes,
             output_lines,

@@ -32,7 +32,12 @@ fn nasty_bytes() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn direction() -> impl Strategy<Value = Direction> {
-    prop_oneof![Just(Direction::Tail), Just(Direction::Head), Just(Direction::Both), Just(Direction::Smart)]
+    prop_oneof![
+        Just(Direction::Tail),
+        Just(Direction::Head),
+        Just(Direction::Both),
+        Just(Direction::Smart)
+    ]
 }
 
 fn split_points(len: usize, cuts: &[usize]) -> Vec<usize> {
@@ -44,7 +49,12 @@ fn split_points(len: usize, cuts: &[usize]) -> Vec<usize> {
     points
 }
 
-fn run(config: &SinkConfig, input: &[u8], cuts: &[usize], store: Option<Arc<ArtifactStore>>) -> agent_exec_sink::Capture {
+fn run(
+    config: &SinkConfig,
+    input: &[u8],
+    cuts: &[usize],
+    store: Option<Arc<ArtifactStore>>,
+) -> agent_exec_sink::Capture {
     let mut sink = OutputSink::new(config.clone(), store);
     let points = split_points(input.len(), cuts);
     for w in points.windows(2) {

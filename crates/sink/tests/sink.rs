@@ -5,12 +5,20 @@ mod common;
 use std::sync::Arc;
 
 use agent_exec_sink::{
-    ArtifactError, ArtifactStore, Direction, OutputSink, Retention, Sink, SinkConfig, Stream, TruncatedBy,
+    ArtifactError, ArtifactStore, Direction, OutputSink, Retention, Sink, SinkConfig, Stream,
+    TruncatedBy,
 };
 use common::reference_sanitize;
 
 fn sink(max_bytes: usize, direction: Direction, store: Option<Arc<ArtifactStore>>) -> OutputSink {
-    OutputSink::new(SinkConfig { max_bytes, direction, ..SinkConfig::default() }, store)
+    OutputSink::new(
+        SinkConfig {
+            max_bytes,
+            direction,
+            ..SinkConfig::default()
+        },
+        store,
+    )
 }
 
 fn store() -> (tempfile::TempDir, Arc<ArtifactStore>) {
@@ -31,7 +39,9 @@ fn threshold_five_keeps_the_tail_and_spills_everything() {
     assert_eq!(c.view.truncated_by, Some(TruncatedBy::Bytes));
     let artifact = c.artifact.expect("spilled");
     assert_eq!(std::fs::read(&artifact.path).unwrap(), b"abcdef");
-    let (bytes, size) = store.read_bytes(&format!("artifact://{}", artifact.id), 0, None).unwrap();
+    let (bytes, size) = store
+        .read_bytes(&format!("artifact://{}", artifact.id), 0, None)
+        .unwrap();
     assert_eq!((bytes.as_slice(), size), (&b"abcdef"[..], 6));
 }
 
@@ -87,7 +97,13 @@ fn lines_are_counted_like_wc_plus_a_final_partial_line() {
 
 #[test]
 fn streams_are_merged_in_arrival_order_and_counted_apart() {
-    let mut s = OutputSink::new(SinkConfig { split_streams: true, ..SinkConfig::default() }, None);
+    let mut s = OutputSink::new(
+        SinkConfig {
+            split_streams: true,
+            ..SinkConfig::default()
+        },
+        None,
+    );
     s.push(Stream::Stdout, b"out1\n").unwrap();
     s.push(Stream::Stderr, b"err1\n").unwrap();
     s.push(Stream::Stdout, b"out2\n").unwrap();
@@ -106,7 +122,10 @@ fn both_keeps_head_and_tail_and_names_what_was_omitted() {
     let text: String = (1..=100).map(|i| format!("{i}\n")).collect();
     s.push(Stream::Stdout, text.as_bytes()).unwrap();
     let c = s.finish_capture();
-    assert_eq!(c.view.text, "1\n2\n3\n4\n5\n[... 92 lines (272 bytes) omitted ...]\n98\n99\n100\n");
+    assert_eq!(
+        c.view.text,
+        "1\n2\n3\n4\n5\n[... 92 lines (272 bytes) omitted ...]\n98\n99\n100\n"
+    );
     assert_eq!(c.view.shown_ranges.len(), 2);
     assert_eq!(c.view.shown_ranges[1][1], 100);
 }
@@ -114,7 +133,12 @@ fn both_keeps_head_and_tail_and_names_what_was_omitted() {
 #[test]
 fn both_split_is_configurable() {
     let mut s = OutputSink::new(
-        SinkConfig { max_bytes: 20, direction: Direction::Both, head_share: 0.25, ..SinkConfig::default() },
+        SinkConfig {
+            max_bytes: 20,
+            direction: Direction::Both,
+            head_share: 0.25,
+            ..SinkConfig::default()
+        },
         None,
     );
     s.push(Stream::Stdout, &[b'x'; 100]).unwrap();
@@ -125,7 +149,13 @@ fn both_split_is_configurable() {
 
 #[test]
 fn line_budget_truncates_by_lines() {
-    let mut s = OutputSink::new(SinkConfig { max_lines: Some(2), ..SinkConfig::default() }, None);
+    let mut s = OutputSink::new(
+        SinkConfig {
+            max_lines: Some(2),
+            ..SinkConfig::default()
+        },
+        None,
+    );
     s.push(Stream::Stdout, b"l1\nl2\nl3\nl4\n").unwrap();
     let c = s.finish_capture();
     assert_eq!(c.view.text, "l3\nl4\n");
@@ -147,7 +177,11 @@ fn shown_range_is_in_raw_line_numbers() {
 #[test]
 fn the_view_is_clean_text() {
     let mut s = sink(1000, Direction::Tail, None);
-    s.push(Stream::Stdout, b"\x1b[32mok\x1b[0m\r\n10%\r20%\r100%\nnul\x00byte\xffend").unwrap();
+    s.push(
+        Stream::Stdout,
+        b"\x1b[32mok\x1b[0m\r\n10%\r20%\r100%\nnul\x00byte\xffend",
+    )
+    .unwrap();
     assert_eq!(s.finish_capture().view.text, "ok\n100%\nnulbyte\u{fffd}end");
 }
 
@@ -192,19 +226,36 @@ fn an_unwritable_artifact_is_a_warning_not_an_error() {
     let c = s.finish_capture();
     assert_eq!(c.view.text, "56789");
     assert!(c.artifact.is_none());
-    assert!(c.warnings.iter().any(|w| w.contains("full output was not saved")), "{:?}", c.warnings);
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("full output was not saved")),
+        "{:?}",
+        c.warnings
+    );
 }
 
 #[test]
 fn artifact_stops_at_its_cap_and_says_so() {
     let (_dir, store) = store();
-    let mut s = OutputSink::new(SinkConfig { max_bytes: 4, artifact_cap: 10, ..SinkConfig::default() }, Some(store));
+    let mut s = OutputSink::new(
+        SinkConfig {
+            max_bytes: 4,
+            artifact_cap: 10,
+            ..SinkConfig::default()
+        },
+        Some(store),
+    );
     s.push(Stream::Stdout, b"0123456789abcdef").unwrap();
     let c = s.finish_capture();
     let a = c.artifact.expect("artifact");
     assert!(a.capped);
     assert_eq!(std::fs::read(&a.path).unwrap(), b"0123456789");
-    assert!(c.warnings.iter().any(|w| w.contains("artifact cap")), "{:?}", c.warnings);
+    assert!(
+        c.warnings.iter().any(|w| w.contains("artifact cap")),
+        "{:?}",
+        c.warnings
+    );
 }
 
 #[test]
@@ -226,8 +277,14 @@ fn artifact_files_are_private() {
     use std::os::unix::fs::PermissionsExt;
     let (_dir, store) = store();
     let (_, path, _) = store.create().unwrap();
-    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-    assert_eq!(std::fs::metadata(store.dir()).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        std::fs::metadata(store.dir()).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
 }
 
 #[test]
@@ -256,7 +313,12 @@ fn artifact_reads_byte_and_line_ranges() {
 #[test]
 fn retention_drops_the_oldest_first() {
     let dir = tempfile::tempdir().unwrap();
-    let store = ArtifactStore::open(dir.path()).unwrap().with_retention(Retention { max_count: 2, max_total_bytes: u64::MAX });
+    let store = ArtifactStore::open(dir.path())
+        .unwrap()
+        .with_retention(Retention {
+            max_count: 2,
+            max_total_bytes: u64::MAX,
+        });
     for _ in 0..4 {
         store.create().unwrap();
     }
@@ -268,7 +330,12 @@ fn retention_drops_the_oldest_first() {
 fn retention_by_bytes() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
-    let store = ArtifactStore::open(dir.path()).unwrap().with_retention(Retention { max_count: 100, max_total_bytes: 10 });
+    let store = ArtifactStore::open(dir.path())
+        .unwrap()
+        .with_retention(Retention {
+            max_count: 100,
+            max_total_bytes: 10,
+        });
     for _ in 0..3 {
         let (_, _, mut f) = store.create().unwrap();
         f.write_all(b"123456").unwrap();
@@ -297,8 +364,16 @@ fn smart_keeps_an_error_from_the_middle() {
     }
     s.push(Stream::Stdout, text.as_bytes()).unwrap();
     let c = s.finish_capture();
-    assert!(c.view.text.contains("ValueError: the needle"), "{}", c.view.text);
-    assert!(c.view.text.contains("info line 499\nValueError: the needle\ninfo line 501\n"));
+    assert!(
+        c.view.text.contains("ValueError: the needle"),
+        "{}",
+        c.view.text
+    );
+    assert!(
+        c.view
+            .text
+            .contains("info line 499\nValueError: the needle\ninfo line 501\n")
+    );
     assert_eq!(c.view.salient_lines, 1);
     assert_eq!(c.view.shown_ranges.len(), 3, "{:?}", c.view.shown_ranges);
     assert_eq!(c.view.shown_ranges[1], [499, 501]);

@@ -9,7 +9,11 @@ use std::time::Duration;
 
 fn record_pid(pid: i32) {
     if let Ok(path) = std::env::var("MISBEHAVE_PIDS") {
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("pid file");
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("pid file");
         writeln!(f, "{pid}").expect("write pid");
     }
 }
@@ -121,7 +125,10 @@ fn main() {
         }
         "read-stdin" => {
             let mut data = Vec::new();
-            let n = std::io::stdin().read_to_end(&mut data).map(|_| data.len()).unwrap_or(0);
+            let n = std::io::stdin()
+                .read_to_end(&mut data)
+                .map(|_| data.len())
+                .unwrap_or(0);
             println!("read {n} bytes");
         }
         "stop-self" => {

@@ -24,7 +24,11 @@ impl PidFile {
     }
 
     pub fn pids(&self) -> Vec<i32> {
-        std::fs::read_to_string(&self.path).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
     }
 
     /// Recorded processes still running (zombies count as ended).
@@ -36,7 +40,13 @@ impl PidFile {
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("");
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next()
+                .unwrap_or("");
             state != "Z" && state != "X"
         }
         Err(_) => false,
@@ -45,7 +55,8 @@ pub fn alive(pid: i32) -> bool {
 
 pub fn spec(command: &str, pids: &PidFile) -> ExecSpec {
     let mut spec = ExecSpec::shell(command, std::env::temp_dir());
-    spec.extra_env.push(("MISBEHAVE_PIDS".into(), pids.path.display().to_string()));
+    spec.extra_env
+        .push(("MISBEHAVE_PIDS".into(), pids.path.display().to_string()));
     spec.extra_env.push(("MB".into(), misbehave()));
     spec.grace = Duration::from_millis(300);
     spec
