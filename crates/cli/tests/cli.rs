@@ -1,0 +1,277 @@
+//! The `agent-exec` binary as users and acceptance tests drive it: exit codes, text, JSON.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+fn agent(artifacts: &std::path::Path) -> Command {
+    let mut cmd = Command::cargo_bin("agent-exec").unwrap();
+    cmd.env("AGENT_EXEC_ARTIFACTS", artifacts).current_dir(std::env::temp_dir());
+    cmd
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = agent(dir.path()).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn success_prints_the_output() {
+    insta::assert_snapshot!(format!("{:?}", run(&["run", "--", "echo", "hello"])), @r#"(0, "hello\n", "")"#);
+}
+
+#[test]
+fn exit_code_is_mirrored_with_a_status_line() {
+    insta::assert_snapshot!(format!("{:?}", run(&["run", "--", "echo out; exit 3"])), @r#"(3, "out\n\nCommand exited with code 3\n", "")"#);
+}
+
+#[test]
+fn empty_output_and_sigpipe() {
+    let (code, out, _) = run(&["run", "--", "true"]);
+    assert_eq!((code, out.as_str()), (0, "(no output)\n"));
+    let (code, out, _) = run(&["run", "--", "exit 141"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("SIGPIPE"), "{out}");
+}
+
+#[test]
+fn timeout_is_124_with_a_banner() {
+    let (code, out, _) = run(&["run", "-t", "1", "--", "echo started; sleep 30"]);
+    assert_eq!(code, 124);
+    assert!(out.starts_with("[Command timed out after 1 seconds]\nstarted\n"), "{out}");
+}
+
+#[test]
+fn denied_is_126_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let cmd = format!("touch {} ; rm -rf /", marker.display());
+    let (code, out, _) = run(&["run", "--json", "--", &cmd]);
+    assert_eq!(code, 126);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["details"]["outcome"], "denied");
+    assert!(v["content"][0]["text"].as_str().unwrap().starts_with("Blocked: "));
+    assert!(v["content"][0]["text"].as_str().unwrap().contains(&format!("\nOriginal command: {cmd}")));
+    assert!(!marker.exists());
+}
+
+#[test]
+fn invalid_requests_are_2() {
+    let (code, out, _) = run(&["run", "-C", "/definitely/not/here", "--", "ls"]);
+    assert_eq!((code, out.as_str()), (2, "Working directory does not exist: /definitely/not/here\n"));
+    let (code, out, _) = run(&["run", "--", "  "]);
+    assert_eq!((code, out.as_str()), (2, "command is required\n"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = agent(dir.path())
+        .args(["run", "--json", "--request", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(br#"{"command":"echo hi","bogus":1}"#).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["details"]["outcome"], "invalid_request");
+    assert!(v["content"][0]["text"].as_str().unwrap().contains("bogus"));
+}
+
+#[test]
+fn spawn_failure_is_127_and_signal_is_128_plus_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let req = dir.path().join("req.json");
+    std::fs::write(&req, r#"{"executable":"/no/such/program"}"#).unwrap();
+    let (code, out, _) = run(&["run", "--request", req.to_str().unwrap()]);
+    assert_eq!(code, 127, "{out}");
+    let (code, out, _) = run(&["run", "--", "kill -KILL $$"]);
+    assert_eq!(code, 137);
+    assert!(out.contains("Command terminated by signal SIGKILL (9)"), "{out}");
+}
+
+#[test]
+fn truncation_spills_to_an_artifact_that_can_be_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = agent(dir.path()).args(["run", "--json", "--", "seq 1 100000"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["details"]["truncation"];
+    assert_eq!(t["direction"], "tail");
+    assert_eq!(t["truncated_by"], "bytes");
+    assert_eq!(t["total_lines"], 100_000);
+    assert_eq!(t["total_bytes"], 588_895);
+    assert_eq!(t["shown_range"][1], 100_000);
+    let id = t["artifact_id"].as_str().unwrap().to_owned();
+    let text = v["content"][0]["text"].as_str().unwrap();
+    let notice = format!("[Showing lines {}-100000 of 100000 (50.0KB limit). Full: artifact://{id}]", t["shown_range"][0]);
+    assert!(text.ends_with(&notice), "{}", &text[text.len() - 200..]);
+    let lines = agent(dir.path()).args(["artifact", &format!("artifact://{id}"), "--lines", "2:3"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&lines.stdout), "2\n3\n");
+    let missing = agent(dir.path()).args(["artifact", "999"]).output().unwrap();
+    assert_ne!(missing.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains(&format!("available: {id}")));
+}
+
+#[test]
+fn trailing_head_is_a_structured_limit() {
+    let (code, out, _) = run(&["run", "--json", "--", "seq 1 10 | head -n 3"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["content"][0]["text"].as_str().unwrap().starts_with("1\n2\n3\n"));
+    assert_eq!(v["details"]["truncation"]["truncated_by"], "lines");
+    let (code, out, _) = run(&["run", "--", "yes | head -n 2"]);
+    assert_eq!(code, 0, "an infinite producer must not run to its timeout");
+    assert!(out.starts_with("y\ny\n"));
+}
+
+#[test]
+fn diff_commands_are_tagged() {
+    let (_, out, _) = run(&["run", "--json", "--", "diff /dev/null /dev/null"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["details"]["stream_kind"], "diff");
+}
+
+#[test]
+fn schema_lists_the_request_fields() {
+    let (code, out, _) = run(&["schema"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for field in ["command", "executable", "argv", "cwd", "env", "timeout", "timeout_ms", "head", "tail", "run_in_background", "session", "pty"] {
+        assert!(v["properties"].get(field).is_some(), "{field}");
+    }
+}
+
+#[test]
+fn check_prints_the_verdict_and_runs_nothing() {
+    let (code, out, _) = run(&["check", "--json", "--", "sudo", "rm", "-r", "-f", "/"]);
+    assert_eq!(code, 126);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert!(v["commands"].as_array().unwrap().iter().any(|c| c == "rm -r -f /"));
+    let (code, out, _) = run(&["check", "--json", "--", "git commit -m 'fix shutdown handler'"]);
+    assert_eq!(code, 0);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["decision"], "allow");
+}
+
+#[test]
+fn sigterm_to_run_cancels_and_prints_the_partial_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = agent(dir.path())
+        .args(["run", "--", "echo partial; sleep 30"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("[Command cancelled]\npartial\n"), "{text}");
+}
+
+struct Server {
+    child: std::process::Child,
+    out: BufReader<std::process::ChildStdout>,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start() -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = agent(dir.path()).arg("serve").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        Server { child, out, _dir: dir }
+    }
+    fn send(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+    fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+    fn call(&mut self, id: u64, method: &str, params: &str) -> Value {
+        self.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#));
+        self.recv()
+    }
+}
+
+#[test]
+fn serve_sessions_keep_cwd_and_exports() {
+    let mut s = Server::start();
+    let r = s.call(1, "exec", r#"{"command":"cd /tmp && export AE_X=42 && f() { echo fn; }","session":"a"}"#);
+    assert_eq!(r["result"]["details"]["cwd"], "/tmp");
+    assert_eq!(r["result"]["details"]["session"], "a");
+    let r = s.call(2, "exec", r#"{"command":"echo $AE_X; pwd; f","session":"a"}"#);
+    assert_eq!(r["result"]["content"][0]["text"], "42\n/tmp\nfn\n");
+    let r = s.call(3, "exec", r#"{"command":"printf 'S 0 /x\nE\n'; printf 'no newline'","session":"a"}"#);
+    assert_eq!(r["result"]["content"][0]["text"], "S 0 /x\nE\nno newline");
+    let r = s.call(4, "exec", r#"{"command":"exec >/dev/null; echo hidden","session":"a"}"#);
+    assert_eq!(r["result"]["details"]["outcome"], "success");
+    let r = s.call(5, "exec", r#"{"command":"echo visible","session":"a"}"#);
+    assert_eq!(r["result"]["content"][0]["text"], "visible\n");
+    let r = s.call(6, "exec", r#"{"command":"exit 7","session":"a"}"#);
+    assert_eq!(r["result"]["details"]["exit_code"], 7);
+    let r = s.call(7, "exec", r#"{"command":"echo $AE_X","session":"a"}"#);
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("[session restarted: the shell exited with code 7]"), "{text}");
+    let r = s.call(8, "session_close", r#"{"session":"a"}"#);
+    assert_eq!(r["result"]["details"]["outcome"], "success");
+}
+
+#[test]
+fn serve_background_jobs() {
+    let mut s = Server::start();
+    let r = s.call(1, "exec", r#"{"command":"echo start; read line; echo got $line; sleep 30","run_in_background":true}"#);
+    let job = r["result"]["details"]["job_id"].as_str().unwrap().to_owned();
+    let r = s.call(2, "job_output", &format!(r#"{{"job_id":"{job}","wait_ms":2000}}"#));
+    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("start"), "{r}");
+    let r = s.call(3, "job_input", &format!(r#"{{"job_id":"{job}","data":"hello"}}"#));
+    assert_eq!(r["result"]["details"]["outcome"], "success", "{r}");
+    let r = s.call(4, "job_output", &format!(r#"{{"job_id":"{job}","wait_ms":2000}}"#));
+    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("got hello"), "{r}");
+    let r = s.call(5, "job_output", &format!(r#"{{"job_id":"{job}","wait_ms":10}}"#));
+    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("(no new output)"), "{r}");
+    let r = s.call(6, "job_kill", &format!(r#"{{"job_id":"{job}"}}"#));
+    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("killed"), "{r}");
+    let r = s.call(7, "job_input", &format!(r#"{{"job_id":"{job}","data":"x"}}"#));
+    assert_eq!(r["result"]["details"]["outcome"], "invalid_request", "{r}");
+}
+
+#[test]
+fn serve_bad_input_gets_jsonrpc_errors_and_goes_on() {
+    let mut s = Server::start();
+    s.send("{not json");
+    assert_eq!(s.recv()["error"]["code"], -32700);
+    let r = s.call(1, "nope", "{}");
+    assert_eq!(r["error"]["code"], -32601);
+    let r = s.call(2, "exec", r#"{"command":"true","bogus":1}"#);
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("bogus"));
+    let r = s.call(3, "exec", r#"{"command":"echo ok"}"#);
+    assert_eq!(r["result"]["content"][0]["text"], "ok\n");
+}
+
+#[test]
+fn serve_runs_requests_concurrently_and_cancels_by_id() {
+    let mut s = Server::start();
+    s.send(r#"{"jsonrpc":"2.0","id":"slow","method":"exec","params":{"command":"echo partial; sleep 30"}}"#);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let r = s.call(1, "exec", r#"{"command":"echo quick"}"#);
+    assert_eq!(r["result"]["content"][0]["text"], "quick\n");
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"cancel","params":{"id":"slow"}}"#);
+    let mut got = vec![s.recv(), s.recv()];
+    got.sort_by_key(|v| v["id"].to_string());
+    let slow = got.iter().find(|v| v["id"] == "slow").unwrap();
+    assert_eq!(slow["result"]["details"]["outcome"], "cancelled");
+    assert!(slow["result"]["content"][0]["text"].as_str().unwrap().contains("partial"));
+}
