@@ -5,10 +5,20 @@ use agent_exec_sink::{Direction, OutputSink, Sink, SinkConfig, Stream};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn corpus() -> Vec<(&'static str, Vec<u8>)> {
-    let plain: Vec<u8> = b"the quick brown fox jumps over the lazy dog 0123456789 abcdefghij\n".iter().copied().cycle().take(64 << 10).collect();
+    let plain: Vec<u8> = b"the quick brown fox jumps over the lazy dog 0123456789 abcdefghij\n"
+        .iter()
+        .copied()
+        .cycle()
+        .take(64 << 10)
+        .collect();
     let short: Vec<u8> = b"ok\n".iter().copied().cycle().take(64 << 10).collect();
     let long = vec![b'x'; 64 << 10];
-    let ansi: Vec<u8> = b"\x1b[1;32mPASS\x1b[0m test::case \x1b[2m(3ms)\x1b[0m\n".iter().copied().cycle().take(64 << 10).collect();
+    let ansi: Vec<u8> = b"\x1b[1;32mPASS\x1b[0m test::case \x1b[2m(3ms)\x1b[0m\n"
+        .iter()
+        .copied()
+        .cycle()
+        .take(64 << 10)
+        .collect();
     let mut seed = 0x2545_f491_4f6c_dd1d_u64;
     let binary: Vec<u8> = (0..64 << 10)
         .map(|_| {
@@ -18,7 +28,13 @@ fn corpus() -> Vec<(&'static str, Vec<u8>)> {
             seed as u8
         })
         .collect();
-    vec![("plain", plain), ("short_lines", short), ("one_long_line", long), ("ansi_heavy", ansi), ("random_binary", binary)]
+    vec![
+        ("plain", plain),
+        ("short_lines", short),
+        ("one_long_line", long),
+        ("ansi_heavy", ansi),
+        ("random_binary", binary),
+    ]
 }
 
 fn bench(c: &mut Criterion) {
@@ -29,7 +45,13 @@ fn bench(c: &mut Criterion) {
         for direction in [Direction::Tail, Direction::Smart] {
             group.bench_function(format!("{name}/{}", direction.as_str()), |b| {
                 b.iter(|| {
-                    let mut sink = OutputSink::new(SinkConfig { direction, ..SinkConfig::default() }, None);
+                    let mut sink = OutputSink::new(
+                        SinkConfig {
+                            direction,
+                            ..SinkConfig::default()
+                        },
+                        None,
+                    );
                     for _ in 0..chunks {
                         sink.push(Stream::Stdout, black_box(&chunk)).unwrap();
                     }

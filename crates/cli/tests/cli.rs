@@ -8,7 +8,8 @@ use serde_json::Value;
 
 fn agent(artifacts: &std::path::Path) -> Command {
     let mut cmd = Command::cargo_bin("agent-exec").unwrap();
-    cmd.env("AGENT_EXEC_ARTIFACTS", artifacts).current_dir(std::env::temp_dir());
+    cmd.env("AGENT_EXEC_ARTIFACTS", artifacts)
+        .current_dir(std::env::temp_dir());
     cmd
 }
 
@@ -45,7 +46,10 @@ fn empty_output_and_sigpipe() {
 fn timeout_is_124_with_a_banner() {
     let (code, out, _) = run(&["run", "-t", "1", "--", "echo started; sleep 30"]);
     assert_eq!(code, 124);
-    assert!(out.starts_with("[Command timed out after 1 seconds]\nstarted\n"), "{out}");
+    assert!(
+        out.starts_with("[Command timed out after 1 seconds]\nstarted\n"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -57,15 +61,31 @@ fn denied_is_126_and_nothing_runs() {
     assert_eq!(code, 126);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["details"]["outcome"], "denied");
-    assert!(v["content"][0]["text"].as_str().unwrap().starts_with("Blocked: "));
-    assert!(v["content"][0]["text"].as_str().unwrap().contains(&format!("\nOriginal command: {cmd}")));
+    assert!(
+        v["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Blocked: ")
+    );
+    assert!(
+        v["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("\nOriginal command: {cmd}"))
+    );
     assert!(!marker.exists());
 }
 
 #[test]
 fn invalid_requests_are_2() {
     let (code, out, _) = run(&["run", "-C", "/definitely/not/here", "--", "ls"]);
-    assert_eq!((code, out.as_str()), (2, "Working directory does not exist: /definitely/not/here\n"));
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            2,
+            "Working directory does not exist: /definitely/not/here\n"
+        )
+    );
     let (code, out, _) = run(&["run", "--", "  "]);
     assert_eq!((code, out.as_str()), (2, "command is required\n"));
     let dir = tempfile::tempdir().unwrap();
@@ -75,7 +95,12 @@ fn invalid_requests_are_2() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(br#"{"command":"echo hi","bogus":1}"#).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"command":"echo hi","bogus":1}"#)
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -92,13 +117,19 @@ fn spawn_failure_is_127_and_signal_is_128_plus_n() {
     assert_eq!(code, 127, "{out}");
     let (code, out, _) = run(&["run", "--", "kill -KILL $$"]);
     assert_eq!(code, 137);
-    assert!(out.contains("Command terminated by signal SIGKILL (9)"), "{out}");
+    assert!(
+        out.contains("Command terminated by signal SIGKILL (9)"),
+        "{out}"
+    );
 }
 
 #[test]
 fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     let dir = tempfile::tempdir().unwrap();
-    let out = agent(dir.path()).args(["run", "--json", "--", "seq 1 100000"]).output().unwrap();
+    let out = agent(dir.path())
+        .args(["run", "--json", "--", "seq 1 100000"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let t = &v["details"]["truncation"];
@@ -109,11 +140,20 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     assert_eq!(t["shown_range"][1], 100_000);
     let id = t["artifact_id"].as_str().unwrap().to_owned();
     let text = v["content"][0]["text"].as_str().unwrap();
-    let notice = format!("[Showing lines {}-100000 of 100000 (50.0KB limit). Full: artifact://{id}]", t["shown_range"][0]);
+    let notice = format!(
+        "[Showing lines {}-100000 of 100000 (50.0KB limit). Full: artifact://{id}]",
+        t["shown_range"][0]
+    );
     assert!(text.ends_with(&notice), "{}", &text[text.len() - 200..]);
-    let lines = agent(dir.path()).args(["artifact", &format!("artifact://{id}"), "--lines", "2:3"]).output().unwrap();
+    let lines = agent(dir.path())
+        .args(["artifact", &format!("artifact://{id}"), "--lines", "2:3"])
+        .output()
+        .unwrap();
     assert_eq!(String::from_utf8_lossy(&lines.stdout), "2\n3\n");
-    let missing = agent(dir.path()).args(["artifact", "999"]).output().unwrap();
+    let missing = agent(dir.path())
+        .args(["artifact", "999"])
+        .output()
+        .unwrap();
     assert_ne!(missing.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&missing.stderr).contains(&format!("available: {id}")));
 }
@@ -123,7 +163,12 @@ fn trailing_head_is_a_structured_limit() {
     let (code, out, _) = run(&["run", "--json", "--", "seq 1 10 | head -n 3"]);
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert!(v["content"][0]["text"].as_str().unwrap().starts_with("1\n2\n3\n"));
+    assert!(
+        v["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("1\n2\n3\n")
+    );
     assert_eq!(v["details"]["truncation"]["truncated_by"], "lines");
     let (code, out, _) = run(&["run", "--", "yes | head -n 2"]);
     assert_eq!(code, 0, "an infinite producer must not run to its timeout");
@@ -142,7 +187,20 @@ fn schema_lists_the_request_fields() {
     let (code, out, _) = run(&["schema"]);
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
-    for field in ["command", "executable", "argv", "cwd", "env", "timeout", "timeout_ms", "head", "tail", "run_in_background", "session", "pty"] {
+    for field in [
+        "command",
+        "executable",
+        "argv",
+        "cwd",
+        "env",
+        "timeout",
+        "timeout_ms",
+        "head",
+        "tail",
+        "run_in_background",
+        "session",
+        "pty",
+    ] {
         assert!(v["properties"].get(field).is_some(), "{field}");
     }
 }
@@ -153,10 +211,24 @@ fn check_prints_the_verdict_and_runs_nothing() {
     assert_eq!(code, 126);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["decision"], "deny");
-    assert!(v["commands"].as_array().unwrap().iter().any(|c| c == "rm -r -f /"));
-    let (code, out, _) = run(&["check", "--json", "--", "git commit -m 'fix shutdown handler'"]);
+    assert!(
+        v["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "rm -r -f /")
+    );
+    let (code, out, _) = run(&[
+        "check",
+        "--json",
+        "--",
+        "git commit -m 'fix shutdown handler'",
+    ]);
     assert_eq!(code, 0);
-    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["decision"], "allow");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap()["decision"],
+        "allow"
+    );
 }
 
 #[test]
@@ -168,7 +240,11 @@ fn sigterm_to_run_cancels_and_prints_the_partial_result() {
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(500));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -184,9 +260,18 @@ struct Server {
 impl Server {
     fn start() -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = agent(dir.path()).arg("serve").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        let mut child = agent(dir.path())
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
         let out = BufReader::new(child.stdout.take().unwrap());
-        Server { child, out, _dir: dir }
+        Server {
+            child,
+            out,
+            _dir: dir,
+        }
     }
     fn send(&mut self, line: &str) {
         let stdin = self.child.stdin.as_mut().unwrap();
@@ -200,7 +285,9 @@ impl Server {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
     }
     fn call(&mut self, id: u64, method: &str, params: &str) -> Value {
-        self.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#));
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+        ));
         self.recv()
     }
 }
@@ -208,14 +295,30 @@ impl Server {
 #[test]
 fn serve_sessions_keep_cwd_and_exports() {
     let mut s = Server::start();
-    let r = s.call(1, "exec", r#"{"command":"cd /tmp && export AE_X=42 && f() { echo fn; }","session":"a"}"#);
+    let r = s.call(
+        1,
+        "exec",
+        r#"{"command":"cd /tmp && export AE_X=42 && f() { echo fn; }","session":"a"}"#,
+    );
     assert_eq!(r["result"]["details"]["cwd"], "/tmp");
     assert_eq!(r["result"]["details"]["session"], "a");
-    let r = s.call(2, "exec", r#"{"command":"echo $AE_X; pwd; f","session":"a"}"#);
+    let r = s.call(
+        2,
+        "exec",
+        r#"{"command":"echo $AE_X; pwd; f","session":"a"}"#,
+    );
     assert_eq!(r["result"]["content"][0]["text"], "42\n/tmp\nfn\n");
-    let r = s.call(3, "exec", r#"{"command":"printf 'S 0 /x\nE\n'; printf 'no newline'","session":"a"}"#);
+    let r = s.call(
+        3,
+        "exec",
+        r#"{"command":"printf 'S 0 /x\nE\n'; printf 'no newline'","session":"a"}"#,
+    );
     assert_eq!(r["result"]["content"][0]["text"], "S 0 /x\nE\nno newline");
-    let r = s.call(4, "exec", r#"{"command":"exec >/dev/null; echo hidden","session":"a"}"#);
+    let r = s.call(
+        4,
+        "exec",
+        r#"{"command":"exec >/dev/null; echo hidden","session":"a"}"#,
+    );
     assert_eq!(r["result"]["details"]["outcome"], "success");
     let r = s.call(5, "exec", r#"{"command":"echo visible","session":"a"}"#);
     assert_eq!(r["result"]["content"][0]["text"], "visible\n");
@@ -223,7 +326,10 @@ fn serve_sessions_keep_cwd_and_exports() {
     assert_eq!(r["result"]["details"]["exit_code"], 7);
     let r = s.call(7, "exec", r#"{"command":"echo $AE_X","session":"a"}"#);
     let text = r["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("[session restarted: the shell exited with code 7]"), "{text}");
+    assert!(
+        text.contains("[session restarted: the shell exited with code 7]"),
+        "{text}"
+    );
     let r = s.call(8, "session_close", r#"{"session":"a"}"#);
     assert_eq!(r["result"]["details"]["outcome"], "success");
 }
@@ -231,19 +337,70 @@ fn serve_sessions_keep_cwd_and_exports() {
 #[test]
 fn serve_background_jobs() {
     let mut s = Server::start();
-    let r = s.call(1, "exec", r#"{"command":"echo start; read line; echo got $line; sleep 30","run_in_background":true}"#);
-    let job = r["result"]["details"]["job_id"].as_str().unwrap().to_owned();
-    let r = s.call(2, "job_output", &format!(r#"{{"job_id":"{job}","wait_ms":2000}}"#));
-    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("start"), "{r}");
-    let r = s.call(3, "job_input", &format!(r#"{{"job_id":"{job}","data":"hello"}}"#));
+    let r = s.call(
+        1,
+        "exec",
+        r#"{"command":"echo start; read line; echo got $line; sleep 30","run_in_background":true}"#,
+    );
+    let job = r["result"]["details"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = s.call(
+        2,
+        "job_output",
+        &format!(r#"{{"job_id":"{job}","wait_ms":2000}}"#),
+    );
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("start"),
+        "{r}"
+    );
+    let r = s.call(
+        3,
+        "job_input",
+        &format!(r#"{{"job_id":"{job}","data":"hello"}}"#),
+    );
     assert_eq!(r["result"]["details"]["outcome"], "success", "{r}");
-    let r = s.call(4, "job_output", &format!(r#"{{"job_id":"{job}","wait_ms":2000}}"#));
-    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("got hello"), "{r}");
-    let r = s.call(5, "job_output", &format!(r#"{{"job_id":"{job}","wait_ms":10}}"#));
-    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("(no new output)"), "{r}");
+    let r = s.call(
+        4,
+        "job_output",
+        &format!(r#"{{"job_id":"{job}","wait_ms":2000}}"#),
+    );
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("got hello"),
+        "{r}"
+    );
+    let r = s.call(
+        5,
+        "job_output",
+        &format!(r#"{{"job_id":"{job}","wait_ms":10}}"#),
+    );
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("(no new output)"),
+        "{r}"
+    );
     let r = s.call(6, "job_kill", &format!(r#"{{"job_id":"{job}"}}"#));
-    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("killed"), "{r}");
-    let r = s.call(7, "job_input", &format!(r#"{{"job_id":"{job}","data":"x"}}"#));
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("killed"),
+        "{r}"
+    );
+    let r = s.call(
+        7,
+        "job_input",
+        &format!(r#"{{"job_id":"{job}","data":"x"}}"#),
+    );
     assert_eq!(r["result"]["details"]["outcome"], "invalid_request", "{r}");
 }
 
@@ -273,5 +430,10 @@ fn serve_runs_requests_concurrently_and_cancels_by_id() {
     got.sort_by_key(|v| v["id"].to_string());
     let slow = got.iter().find(|v| v["id"] == "slow").unwrap();
     assert_eq!(slow["result"]["details"]["outcome"], "cancelled");
-    assert!(slow["result"]["content"][0]["text"].as_str().unwrap().contains("partial"));
+    assert!(
+        slow["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("partial")
+    );
 }

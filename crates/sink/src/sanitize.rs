@@ -128,6 +128,12 @@ fn is_plain_ascii(b: u8) -> bool {
     (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t'
 }
 
+/// C0 controls (except `\t`, `\n`, `\r`, ESC) and DEL: dropped without any other effect.
+#[inline]
+fn is_dropped_control(b: u8) -> bool {
+    (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x1b)) || b == 0x7f
+}
+
 /// Vectorizable check that a slice is entirely plain ASCII.
 #[inline]
 fn all_plain_ascii(bytes: &[u8]) -> bool {
@@ -158,6 +164,15 @@ impl Sanitizer {
                         std::str::from_utf8(&input[..clean]).expect("clean prefix is valid UTF-8");
                     self.emit_text(text, out);
                     input = &input[clean..];
+                    continue;
+                }
+            }
+            if self.is_ground() {
+                // Runs of dropped controls (NUL floods, binary noise) are skipped in one go:
+                // in the ground state they have no effect at all.
+                let dropped = input.iter().take_while(|&&b| is_dropped_control(b)).count();
+                if dropped > 0 {
+                    input = &input[dropped..];
                     continue;
                 }
             }
