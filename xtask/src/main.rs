@@ -1,4 +1,4 @@
-//! Project automation: `cargo xtask ci | bench | fuzz [TARGET]`.
+//! Project automation: `cargo xtask ci | bench | corpus | fuzz [TARGET]`.
 
 use std::process::{Command, ExitCode};
 
@@ -30,6 +30,20 @@ fn main() -> ExitCode {
             a.extend(args[1..].iter().map(String::as_str));
             cargo(&a)
         }
+        Some("corpus") => {
+            let mut a = vec![
+                "run",
+                "--release",
+                "-q",
+                "-p",
+                "agent-exec-sink",
+                "--example",
+                "corpus_table",
+                "--",
+            ];
+            a.extend(args[1..].iter().map(String::as_str));
+            cargo(&a)
+        }
         Some("fuzz") => {
             let target = args.get(1).map_or("sink", String::as_str);
             let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
@@ -51,7 +65,9 @@ fn main() -> ExitCode {
                 .is_ok_and(|s| s.success())
         }
         _ => {
-            eprintln!("usage: cargo xtask ci | bench [FILTER] | fuzz [sink|normalize|policy]");
+            eprintln!(
+                "usage: cargo xtask ci | bench [FILTER] | corpus [MAX_BYTES] | fuzz [sink|normalize|policy]"
+            );
             false
         }
     };

@@ -437,3 +437,36 @@ fn serve_runs_requests_concurrently_and_cancels_by_id() {
             .contains("partial")
     );
 }
+
+#[test]
+fn the_default_window_keeps_an_error_from_the_middle() {
+    let (code, out, _) = run(&[
+        "run",
+        "--json",
+        "--",
+        "seq 1 20000; echo 'ValueError: the needle'; seq 1 20000",
+    ]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\nValueError: the needle\n"), "{text}");
+    let t = &v["details"]["truncation"];
+    assert_eq!(t["direction"], "smart");
+    assert_eq!(t["salient_lines"], 1);
+    assert_eq!(t["shown_ranges"].as_array().unwrap().len(), 3);
+    assert!(
+        text.contains("; 1 matching line kept from the omitted middle. Full: artifact://"),
+        "{text}"
+    );
+    // Nothing salient: exactly the tail, reported as such.
+    let (_, out, _) = run(&["run", "--json", "--", "seq 1 100000"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["details"]["truncation"]["direction"], "tail");
+    assert_eq!(
+        v["details"]["truncation"]["shown_ranges"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}

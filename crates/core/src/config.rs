@@ -18,7 +18,9 @@ pub struct Config {
     pub max_bytes: usize,
     /// Lines of output shown, if limited. Default: none.
     pub max_lines: Option<usize>,
-    /// Which part of a long output is kept. Default: [`Direction::Tail`].
+    /// Which part of a long output is kept. Default: [`Direction::Smart`]: the tail, plus a
+    /// small head and the salient lines (errors, failures, panics…) of the elided middle when
+    /// there are any; exactly the tail otherwise.
     pub direction: Direction,
     /// Artifact directory. Default: `$AGENT_EXEC_ARTIFACTS`, else the user's state dir
     /// (`~/.local/state/agent-exec/artifacts`).
@@ -44,7 +46,7 @@ impl Default for Config {
             grace: Duration::from_secs(2),
             max_bytes: 51_200,
             max_lines: None,
-            direction: Direction::Tail,
+            direction: Direction::Smart,
             artifacts_dir: agent_exec_sink::ArtifactStore::default_dir(),
             artifact_cap: 100 << 20,
             retention: Retention::default(),

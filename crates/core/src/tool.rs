@@ -422,6 +422,8 @@ fn truncation_details(
     let direction = match (head, tail) {
         (Some(_), _) => Direction::Head,
         (None, Some(_)) => Direction::Tail,
+        // A smart window with nothing salient in the middle is exactly a tail view: say so.
+        (None, None) if default == Direction::Smart && view.salient_lines == 0 => Direction::Tail,
         (None, None) => default,
     };
     let shown_range = match (view.shown_ranges.first(), view.shown_ranges.last()) {

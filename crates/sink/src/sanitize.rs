@@ -134,6 +134,28 @@ fn is_dropped_control(b: u8) -> bool {
     (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x1b)) || b == 0x7f
 }
 
+/// Length of the prefix made only of dropped controls; whole 64-byte blocks are checked
+/// branch-free so NUL floods skip at memory speed.
+fn dropped_prefix_len(input: &[u8]) -> usize {
+    let mut done = 0;
+    for block in input.chunks_exact(64) {
+        let mut keep = 0u8;
+        for &b in block {
+            let dropped = ((b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r') & (b != 0x1b))
+                | (b == 0x7f);
+            keep |= u8::from(!dropped);
+        }
+        if keep != 0 {
+            break;
+        }
+        done += 64;
+    }
+    done + input[done..]
+        .iter()
+        .take_while(|&&b| is_dropped_control(b))
+        .count()
+}
+
 /// Vectorizable check that a slice is entirely plain ASCII.
 #[inline]
 fn all_plain_ascii(bytes: &[u8]) -> bool {
@@ -170,7 +192,7 @@ impl Sanitizer {
             if self.is_ground() {
                 // Runs of dropped controls (NUL floods, binary noise) are skipped in one go:
                 // in the ground state they have no effect at all.
-                let dropped = input.iter().take_while(|&&b| is_dropped_control(b)).count();
+                let dropped = dropped_prefix_len(input);
                 if dropped > 0 {
                     input = &input[dropped..];
                     continue;

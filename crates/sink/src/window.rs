@@ -113,9 +113,11 @@ impl Window {
                 (head, max - head.min(max))
             }
             Direction::Smart => {
+                // The tail buffer keeps the whole budget: with nothing salient in the middle,
+                // a smart view is exactly a tail view.
                 let head =
                     (max as f64 * limits.salient.head_share.clamp(0.0, 1.0)).round() as usize;
-                (head.min(max), max - head.min(max))
+                (head.min(max), max)
             }
         };
         let (head_line_cap, tail_line_cap) = match (limits.direction, limits.max_lines) {
@@ -128,7 +130,7 @@ impl Window {
             }
             (Direction::Smart, Some(l)) => {
                 let h = (l as f64 * limits.salient.head_share).round() as usize;
-                (Some(h), Some(l - h.min(l)))
+                (Some(h), Some(l))
             }
         };
         let salient = (limits.direction == Direction::Smart).then(|| {
@@ -355,22 +357,31 @@ impl Window {
             .salient
             .as_ref()
             .expect("smart windows track salient lines");
+        // With a head and salient lines, the tail gets what they leave of the budget.
+        let rest = self.limits.max_bytes.saturating_sub(head.len());
+        let tail_lines = self
+            .tail_line_cap
+            .map(|l| l.saturating_sub(self.head_line_cap.unwrap_or(0)));
         // Pass 1: choose salient lines from the middle left by the smallest tail we could show.
-        let min_tail_cap = self.tail_cap.saturating_sub(salient.budget());
+        let min_tail_cap = rest.saturating_sub(salient.budget());
         let min_tail = &tail_all[tail_all.len().saturating_sub(min_tail_cap)..];
-        let (start, _) = Self::tail_part(min_tail, self.tail_line_cap);
+        let (start, _) = Self::tail_part(min_tail, tail_lines);
         let min_tail_first = self.first_line_of_suffix(&min_tail[start..]);
         let groups = salient.select(head_last, min_tail_first);
         // Pass 2: the tail gets whatever budget the salient lines left unused.
         let used: usize = groups.iter().map(|g| g.text.len()).sum();
-        let tail_cap = self.tail_cap.saturating_sub(used);
-        let tail = &tail_all[tail_all.len().saturating_sub(tail_cap)..];
-        let (start, by_lines) = Self::tail_part(tail, self.tail_line_cap);
+        let tail = &tail_all[tail_all.len().saturating_sub(rest.saturating_sub(used))..];
+        let (start, by_lines) = Self::tail_part(tail, tail_lines);
         let tail = &tail[start..];
         let tail_first = self.first_line_of_suffix(tail);
+        let groups: Vec<_> = groups.iter().filter(|g| g.last_line < tail_first).collect();
+        if groups.is_empty() {
+            // Nothing salient in the middle: the plain tail view, with the whole budget.
+            return self.tail_view();
+        }
         let mut parts = vec![Part::new(head, 1)];
         let mut kept = 0;
-        for group in groups.iter().filter(|g| g.last_line < tail_first) {
+        for group in groups {
             kept += group.salient;
             parts.push(Part {
                 bytes: group.text.as_bytes(),
