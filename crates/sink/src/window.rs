@@ -180,7 +180,8 @@ impl Window {
         if self.tail_cap == 0 {
             return;
         }
-        let keep = self.tail_cap;
+        // One byte more than shown, so whether the shown part starts a line is known.
+        let keep = self.tail_cap + 1;
         match memchr::memrchr(b'\n', bytes) {
             Some(last_nl) => {
                 let committed = &bytes[..=last_nl];
@@ -336,10 +337,57 @@ impl Window {
         }
     }
 
+    /// In a view of several parts, the head ends at a line end when it holds one.
+    fn line_aligned_head(head: &[u8]) -> &[u8] {
+        match memchr::memrchr(b'\n', head) {
+            Some(i) => &head[..=i],
+            None => head,
+        }
+    }
+
+    /// The byte `k` places before the end of the stream, when still known.
+    fn byte_from_end(&self, k: usize) -> Option<u8> {
+        let cur = &self.tail_current;
+        if k < cur.len() {
+            return Some(cur[cur.len() - 1 - k]);
+        }
+        let line_len = usize::try_from(self.line_len).unwrap_or(usize::MAX);
+        if k < line_len {
+            // Inside the current line, whose start was compacted away: not a newline.
+            return Some(b' ');
+        }
+        let k = k - line_len;
+        let committed = &self.tail_committed;
+        if k < committed.len() {
+            return Some(committed[committed.len() - 1 - k]);
+        }
+        let pos = self.total_bytes.checked_sub(1 + (k + line_len) as u64)?;
+        usize::try_from(pos)
+            .ok()
+            .and_then(|p| self.head.get(p).copied())
+    }
+
+    /// In a view of several parts, the tail starts at a line start when it holds one
+    /// (`start` indexes `tail_all`, the last bytes of the stream).
+    fn line_aligned_tail_start(&self, tail_all: &[u8], start: usize) -> usize {
+        let len = tail_all.len() - start;
+        let at_line_start =
+            self.total_bytes == len as u64 || self.byte_from_end(len) == Some(b'\n');
+        if at_line_start {
+            return start;
+        }
+        match memchr::memchr(b'\n', &tail_all[start..]) {
+            Some(i) if start + i + 1 < tail_all.len() => start + i + 1,
+            _ => start,
+        }
+    }
+
     fn both_view(&self) -> View {
         let (head, head_by_lines) = self.head_part();
+        let head = Self::line_aligned_head(head);
         let tail = self.tail_bytes();
         let (start, by_lines) = Self::tail_part(&tail, self.tail_line_cap);
+        let start = self.line_aligned_tail_start(&tail, start);
         let tail = &tail[start..];
         let parts = vec![
             Part::new(head, 1),
@@ -379,6 +427,11 @@ impl Window {
             // Nothing salient in the middle: the plain tail view, with the whole budget.
             return self.tail_view();
         }
+        let head = Self::line_aligned_head(head);
+        let tail_start = tail_all.len() - tail.len();
+        let aligned = self.line_aligned_tail_start(&tail_all, tail_start);
+        let tail = &tail_all[aligned..];
+        let tail_first = self.first_line_of_suffix(tail);
         let mut parts = vec![Part::new(head, 1)];
         let mut kept = 0;
         for group in groups {
