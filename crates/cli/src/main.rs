@@ -113,6 +113,28 @@ struct ServeArgs {
     artifacts: Option<PathBuf>,
     #[command(flatten)]
     policy: PolicyArgs,
+    /// Sessions source a cached snapshot of ~/.bashrc (functions, aliases, options, PATH).
+    #[arg(long)]
+    rc_snapshot: bool,
+    /// Put this before every session command (`<prefix> <command>`).
+    #[arg(long, value_name = "PREFIX")]
+    command_prefix: Option<String>,
+    /// Most sessions kept (least recently used closed first).
+    #[arg(long, default_value_t = 16)]
+    max_sessions: usize,
+    /// Which part of a long output is kept: smart (default), tail, head or both.
+    #[arg(long)]
+    direction: Option<String>,
+}
+
+impl ServeArgs {
+    fn tool(&self) -> anyhow::Result<Tool> {
+        build_tool(self.artifacts.clone(), None, self.direction.as_deref(), &self.policy, |c| {
+            c.sessions.rc_snapshot = self.rc_snapshot;
+            c.sessions.command_prefix.clone_from(&self.command_prefix);
+            c.sessions.max_sessions = self.max_sessions;
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -167,21 +189,11 @@ fn run_cli(cli: Cli) -> anyhow::Result<i32> {
         Cmd::Artifact(args) => cmd_artifact(&args),
         Cmd::Serve(args) => {
             let _ = agent_exec_executor::containment::become_subreaper();
-            serve::serve(build_tool(
-                args.artifacts.clone(),
-                None,
-                None,
-                &args.policy,
-            )?)
+            serve::serve(args.tool()?)
         }
         Cmd::Mcp(args) => {
             let _ = agent_exec_executor::containment::become_subreaper();
-            mcp::serve(build_tool(
-                args.artifacts.clone(),
-                None,
-                None,
-                &args.policy,
-            )?)
+            mcp::serve(args.tool()?)
         }
         Cmd::Schema => {
             println!("{}", serde_json::to_string_pretty(&request_schema())?);
@@ -210,8 +222,10 @@ fn build_tool(
     max_bytes: Option<usize>,
     direction: Option<&str>,
     policy: &PolicyArgs,
+    adjust: impl FnOnce(&mut Config),
 ) -> anyhow::Result<Tool> {
     let mut config = Config::default();
+    adjust(&mut config);
     if let Some(dir) = artifacts {
         config.artifacts_dir = dir;
     }
@@ -256,6 +270,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
         args.max_bytes,
         args.direction.as_deref(),
         &args.policy,
+        |_| {},
     )?;
     if args.approve && std::io::stderr().is_terminal() {
         tool = tool.with_approver(Arc::new(TerminalApprover));

@@ -170,14 +170,6 @@ pub(crate) fn serve(tool: Tool) -> anyhow::Result<i32> {
         }));
         workers.retain(|w| !w.is_finished());
     }
-    if let Ok(m) = inflight.lock() {
-        for t in m.values() {
-            t.cancel();
-        }
-    }
-    tool.shutdown();
-    for w in workers {
-        let _ = w.join();
-    }
+    crate::serve::finish(&tool, workers, &inflight);
     Ok(0)
 }

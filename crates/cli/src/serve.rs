@@ -239,13 +239,29 @@ pub(crate) fn serve(tool: Tool) -> anyhow::Result<i32> {
         }));
         workers.retain(|w| !w.is_finished());
     }
-    // Shutting down: cancel what runs, end every job and session, then let answers go out.
-    for token in lock(&inflight).values() {
-        token.cancel();
+    finish(&tool, workers, &inflight);
+    Ok(0)
+}
+
+/// Ends the server: requests already received finish and are answered (at end of input), or
+/// are cancelled (on SIGTERM/SIGINT, also while waiting); then every job and session ends.
+pub(crate) fn finish(
+    tool: &Tool,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    inflight: &Mutex<HashMap<String, CancelToken>>,
+) {
+    let mut cancelled = false;
+    while !workers.iter().all(std::thread::JoinHandle::is_finished) {
+        if stopping() && !cancelled {
+            for token in lock(inflight).values() {
+                token.cancel();
+            }
+            cancelled = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
-    tool.shutdown();
     for w in workers {
         let _ = w.join();
     }
-    Ok(0)
+    tool.shutdown();
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_exec_executor::DrainLimits;
+use agent_exec_executor::jobs::JobLimits;
 use agent_exec_executor::env::EnvConfig;
 use agent_exec_sink::{Direction, Retention};
 
@@ -37,6 +38,44 @@ pub struct Config {
     pub drain: DrainLimits,
     /// The tool's working directory, against which request `cwd`s resolve. Default: the process's cwd.
     pub workdir: PathBuf,
+    /// Persistent sessions. Default: [`SessionSettings::default`].
+    pub sessions: SessionSettings,
+    /// Background jobs: at most 32 running, 256 KiB of recent output each, finished jobs kept
+    /// an hour. Default: [`JobLimits::default`].
+    pub jobs: JobLimits,
+}
+
+/// How persistent sessions behave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// Most sessions kept; the least recently used is closed first. Default: 16.
+    pub max_sessions: usize,
+    /// A session unused this long is closed. Default: 30 minutes.
+    pub idle_expiry: Duration,
+    /// Source a snapshot of the user's `~/.bashrc` (functions, aliases, options, PATH) when a
+    /// session starts; the snapshot is made once and cached. Default: `false`.
+    pub rc_snapshot: bool,
+    /// Where rc snapshots are cached. Default: `$XDG_CACHE_HOME/agent-exec` or `~/.cache/agent-exec`.
+    pub cache_dir: PathBuf,
+    /// A prefix put before every session command (`<prefix> <command>`). Default: none.
+    pub command_prefix: Option<String>,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .unwrap_or_else(std::env::temp_dir);
+        SessionSettings {
+            max_sessions: 16,
+            idle_expiry: Duration::from_mins(30),
+            rc_snapshot: false,
+            cache_dir: cache.join("agent-exec"),
+            command_prefix: None,
+        }
+    }
 }
 
 impl Default for Config {
@@ -54,6 +93,35 @@ impl Default for Config {
             env: EnvConfig::default(),
             drain: DrainLimits::default(),
             workdir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            sessions: SessionSettings::default(),
+            jobs: JobLimits::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The defaults the doc comments state, checked.
+    #[test]
+    fn documented_defaults() {
+        let c = Config::default();
+        assert_eq!(c.default_timeout, Duration::from_secs(120));
+        assert_eq!(c.grace, Duration::from_secs(2));
+        assert_eq!(c.max_bytes, 51_200);
+        assert_eq!(c.max_lines, None);
+        assert_eq!(c.direction, Direction::Smart);
+        assert_eq!(c.artifact_cap, 100 << 20);
+        assert_eq!(c.retention, Retention { max_count: 200, max_total_bytes: 2 << 30 });
+        assert_eq!(c.shell, None);
+        assert_eq!(c.drain, DrainLimits { idle: Duration::from_millis(250), max: Duration::from_secs(2) });
+        assert_eq!(c.sessions.max_sessions, 16);
+        assert_eq!(c.sessions.idle_expiry, Duration::from_secs(1800));
+        assert!(!c.sessions.rc_snapshot);
+        assert_eq!(c.sessions.command_prefix, None);
+        assert_eq!(c.jobs.max_live, 32);
+        assert_eq!(c.jobs.ring_bytes, 256 * 1024);
+        assert!(c.env.harden);
     }
 }

@@ -23,11 +23,11 @@ mod result;
 mod services;
 mod tool;
 
-pub use config::Config;
+pub use config::{Config, SessionSettings};
 pub use policy::{AllowAll, Approver, CommandPolicy};
 pub use request::{
     InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, Validated, request_schema, resolve_cwd,
 };
 pub use result::{Content, Details, Outcome, PolicyDetails, ToolResult, Truncation};
-pub use services::{JobInput, JobOutputRequest, MAX_SESSIONS, OutputMode, SESSION_IDLE_EXPIRY};
+pub use services::{JobInput, JobOutputRequest, OutputMode};
 pub use tool::Tool;

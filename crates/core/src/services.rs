@@ -5,21 +5,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use agent_exec_executor::jobs::{JobLimits, JobRegistry, JobStatus, describe_end};
+use agent_exec_executor::jobs::{JobRegistry, JobStatus, describe_end};
 use agent_exec_executor::session::{Session, SessionConfig};
 use agent_exec_executor::{CancelToken, ExitStatus};
 use agent_exec_sink::OutputSink;
 use serde::Deserialize;
 
-use crate::config::Config;
+use crate::config::{Config, SessionSettings};
 use crate::request::{Target, Validated};
 use crate::result::{Details, Outcome, ToolResult};
 use crate::tool::{Shaping, Tool};
 
-/// Most sessions kept; the least recently used goes first.
-pub const MAX_SESSIONS: usize = 16;
-/// A session unused this long is closed.
-pub const SESSION_IDLE_EXPIRY: Duration = Duration::from_mins(30);
 
 /// `job_output` parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -72,13 +68,18 @@ struct Slot {
     last_used: Instant,
     restart_note: Option<String>,
     cwd: PathBuf,
-    name: String,
+
 }
 
 pub(crate) struct Services {
     sessions: Mutex<HashMap<String, Arc<Mutex<Slot>>>>,
     jobs: JobRegistry,
     session_config: SessionConfig,
+    settings: SessionSettings,
+    /// Each session's cwd after its last call (read without waiting for a running call).
+    cwds: Mutex<HashMap<String, PathBuf>>,
+    /// The rc snapshot, made on first use.
+    rc: Mutex<Option<Option<PathBuf>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -104,27 +105,39 @@ impl Services {
     pub(crate) fn new(config: &Config) -> Self {
         Services {
             sessions: Mutex::new(HashMap::new()),
-            jobs: JobRegistry::new(JobLimits::default()),
+            jobs: JobRegistry::new(config.jobs),
             session_config: SessionConfig {
                 shell: config.shell.clone(),
                 env: config.env.clone(),
                 extra_env: Vec::new(),
                 rc_snapshot: None,
-                prefix: None,
+                prefix: config.sessions.command_prefix.clone(),
             },
+            settings: config.sessions.clone(),
+            cwds: Mutex::new(HashMap::new()),
+            rc: Mutex::new(None),
         }
     }
 
-    /// The cwd of a session, if it exists.
-    pub(crate) fn session_cwd(&self, name: &str) -> Option<PathBuf> {
-        let sessions = lock(&self.sessions);
-        sessions.values().find_map(|s| {
-            let slot = lock(s);
-            (slot.name == name).then(|| slot.cwd.clone())
+    /// The rc snapshot script, when enabled; made once, then reused.
+    fn rc_snapshot(&self) -> Option<PathBuf> {
+        if !self.settings.rc_snapshot {
+            return None;
+        }
+        let mut rc = lock(&self.rc);
+        rc.get_or_insert_with(|| {
+            let shell = self.session_config.shell.clone().unwrap_or_else(|| PathBuf::from("bash"));
+            agent_exec_executor::session::rc_snapshot(&shell, &self.settings.cache_dir).ok()
         })
+        .clone()
     }
 
-    fn slot(&self, key: &str, name: &str, cwd: PathBuf) -> Arc<Mutex<Slot>> {
+    /// The cwd of a session after its last call, if it exists. Never waits for a running call.
+    pub(crate) fn session_cwd(&self, name: &str) -> Option<PathBuf> {
+        lock(&self.cwds).get(name).cloned()
+    }
+
+    fn slot(&self, key: &str, cwd: PathBuf) -> Arc<Mutex<Slot>> {
         let mut sessions = lock(&self.sessions);
         // Idle expiry, then the bound on the number of sessions (least recently used first).
         let expired: Vec<String> = sessions
@@ -132,7 +145,7 @@ impl Services {
             .filter(|(k, s)| {
                 *k != key
                     && s.try_lock()
-                        .is_ok_and(|s| s.last_used.elapsed() > SESSION_IDLE_EXPIRY)
+                        .is_ok_and(|s| s.last_used.elapsed() > self.settings.idle_expiry)
             })
             .map(|(k, _)| k.clone())
             .collect();
@@ -141,7 +154,7 @@ impl Services {
                 close_slot(&s);
             }
         }
-        if !sessions.contains_key(key) && sessions.len() >= MAX_SESSIONS {
+        if !sessions.contains_key(key) && sessions.len() >= self.settings.max_sessions.max(1) {
             let oldest = sessions
                 .iter()
                 .filter_map(|(k, s)| s.try_lock().ok().map(|s| (k.clone(), s.last_used)))
@@ -161,7 +174,6 @@ impl Services {
                     last_used: Instant::now(),
                     restart_note: None,
                     cwd,
-                    name: name.to_owned(),
                 }))
             })
             .clone()
@@ -182,7 +194,7 @@ impl Services {
             .cwd
             .clone()
             .unwrap_or_else(|| tool.config.workdir.clone());
-        let slot = self.slot(&key, &name, start_cwd.clone());
+        let slot = self.slot(&key, start_cwd.clone());
         let mut slot = lock(&slot);
         slot.last_used = Instant::now();
         let mut notes = Vec::new();
@@ -195,6 +207,7 @@ impl Services {
             }
             let config = SessionConfig {
                 extra_env: validated.env.clone(),
+                rc_snapshot: self.rc_snapshot(),
                 ..self.session_config.clone()
             };
             let cwd = if slot.session.is_some() || slot.cwd.is_dir() {
@@ -240,6 +253,7 @@ impl Services {
         );
         let capture = sink.finish_capture();
         slot.cwd.clone_from(&outcome.cwd);
+        lock(&self.cwds).insert(name.clone(), outcome.cwd.clone());
         if let Some(why) = &outcome.ended {
             if let Some(s) = slot.session.take() {
                 let _ = s.close(Duration::from_millis(100));
@@ -266,18 +280,19 @@ impl Services {
 
     /// Closes a session. Returns whether it existed.
     pub(crate) fn close_session(&self, name: &str) -> bool {
-        let mut sessions = lock(&self.sessions);
-        let keys: Vec<String> = sessions
-            .iter()
-            .filter(|(_, s)| lock(s).name == name)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in &keys {
-            if let Some(s) = sessions.remove(k) {
-                close_slot(&s);
-            }
+        // Take the slots out under the map lock; close them after it is released, so other
+        // sessions never wait for this one's running command.
+        let removed: Vec<Arc<Mutex<Slot>>> = {
+            let mut sessions = lock(&self.sessions);
+            let keys: Vec<String> =
+                sessions.keys().filter(|k| k.split('\0').next() == Some(name)).cloned().collect();
+            keys.iter().filter_map(|k| sessions.remove(k)).collect()
+        };
+        lock(&self.cwds).remove(name);
+        for s in &removed {
+            close_slot(s);
         }
-        !keys.is_empty()
+        !removed.is_empty()
     }
 
     pub(crate) fn start_job(

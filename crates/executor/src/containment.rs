@@ -14,7 +14,8 @@
 //! cgroups would be stronger still but need a writable delegated subtree, which this kind of
 //! machine (cgroup v1, no delegation) does not offer; see ARCHITECTURE.md.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,23 @@ use crate::sys;
 pub const MARKER_VAR: &str = "AGENT_EXEC_CALL";
 
 static SUBREAPER: AtomicBool = AtomicBool::new(false);
+/// Processes whose exit status belongs to a supervisor (a `Child` someone will wait for):
+/// never reaped by the orphan sweep, or that supervisor would lose its child.
+static SUPERVISED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+fn supervised() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
+    SUPERVISED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks `pid` as waited for by its owner (see [`SUPERVISED`]).
+pub(crate) fn supervise_pid(pid: i32) {
+    supervised().insert(pid);
+}
+
+/// The owner has waited for `pid`.
+pub(crate) fn release_pid(pid: i32) {
+    supervised().remove(&pid);
+}
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
 
 /// Makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`), so descendants orphaned by
@@ -89,6 +107,7 @@ pub(crate) fn find_members(pgid: Option<i32>, marker: &str) -> (Vec<i32>, Vec<i3
     }
     let needle = format!("{MARKER_VAR}={marker}");
     let me = std::process::id() as i32;
+    let owned = supervised().clone();
     let (mut live, mut zombies) = (Vec::new(), Vec::new());
     for pid in sys::all_pids() {
         if pid == me {
@@ -100,12 +119,15 @@ pub(crate) fn find_members(pgid: Option<i32>, marker: &str) -> (Vec<i32>, Vec<i3
         let ours = pgid == Some(stat.pgid)
             || (!stat.zombie && sys::environ_contains(pid, needle.as_bytes()));
         if ours {
+            if stat.zombie && owned.contains(&pid) {
+                continue;
+            }
             if stat.zombie {
                 zombies.push(pid);
             } else {
                 live.push(pid);
             }
-        } else if stat.zombie && stat.ppid == me && is_subreaper() {
+        } else if stat.zombie && stat.ppid == me && is_subreaper() && !owned.contains(&pid) {
             // An orphan re-parented to us that already died: its marker is unreadable now.
             zombies.push(pid);
         }
@@ -142,7 +164,13 @@ pub(crate) fn signal_group(pgid: i32, signal: Signal) {
 /// Ends every process of the call that is still around: TERM, up to `grace`, then KILL.
 /// Reaps those that are our children. Returns how many were running.
 pub(crate) fn end_survivors(pgid: Option<i32>, marker: &str, grace: Duration) -> usize {
-    let (live, zombies) = find_members(pgid, marker);
+    end_survivors_except(pgid, marker, grace, &[])
+}
+
+/// [`end_survivors`], sparing the processes in `except` (a session's own shell).
+pub(crate) fn end_survivors_except(pgid: Option<i32>, marker: &str, grace: Duration, except: &[i32]) -> usize {
+    let (mut live, zombies) = find_members(pgid, marker);
+    live.retain(|p| !except.contains(p));
     for &z in &zombies {
         reap(z);
     }

@@ -228,6 +228,7 @@ pub(crate) fn run_inner<S: Sink + ?Sized>(
         }
     };
     let pgid = child.id() as i32;
+    containment::supervise_pid(pgid);
     on_spawn(child.stdin.take(), pgid);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -245,6 +246,7 @@ pub(crate) fn run_inner<S: Sink + ?Sized>(
         cancel,
         &mut outcome,
     );
+    containment::release_pid(pgid);
     outcome.status = Some(status);
     if !pump.is_closed() {
         outcome.drain_cut_short = !pump.drain(spec.drain);
@@ -271,9 +273,17 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let mut kill_at: Option<Instant> = None;
     loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            pump.read_now();
-            return exit_status(status);
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                pump.read_now();
+                return exit_status(status);
+            }
+            Ok(None) => {}
+            // Someone else reaped it (a foreign waitpid(-1)); its status is lost, not its end.
+            Err(_) => {
+                pump.read_now();
+                return ExitStatus::Exited(-1);
+            }
         }
         let now = Instant::now();
         if kill_at.is_none() {

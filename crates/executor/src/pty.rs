@@ -81,6 +81,7 @@ pub fn run_pty<S: Sink + ?Sized>(
     drop(cmd);
     drop(slave);
     let pgid = child.id() as i32;
+    containment::supervise_pid(pgid);
     let mut pump = Pump::new(Some(master.as_raw_fd()), None, sink);
     let status = crate::oneshot::supervise(
         &mut child,
@@ -91,6 +92,7 @@ pub fn run_pty<S: Sink + ?Sized>(
         cancel,
         &mut outcome,
     );
+    containment::release_pid(pgid);
     outcome.status = Some(status);
     if !pump.is_closed() {
         outcome.drain_cut_short = !pump.drain(spec.drain);

@@ -26,15 +26,17 @@ use crate::pump::{DrainLimits, Pump};
 use crate::sys;
 
 const DRIVER: &str = r#"exec 250>&1 251>&2 1>/dev/null 2>/dev/null
+shopt -s expand_aliases 2>/dev/null
 [ -n "$AGENT_EXEC_RC_SNAPSHOT" ] && [ -r "$AGENT_EXEC_RC_SNAPSHOT" ] && . "$AGENT_EXEC_RC_SNAPSHOT"
 unset AGENT_EXEC_RC_SNAPSHOT
-while IFS= read -r __agent_exec_len <&3; do
-  LC_ALL=C IFS= read -r -N "$__agent_exec_len" __agent_exec_cmd <&3
-  eval "$__agent_exec_cmd" </dev/null >&250 2>&251
+while IFS= builtin read -r __agent_exec_len <&3; do
+  LC_ALL=C IFS= builtin read -r -N "$__agent_exec_len" __agent_exec_cmd <&3
+  for __agent_exec_once in 1; do builtin eval "$__agent_exec_cmd"; done </dev/null >&250 2>&251
   __agent_exec_status=$?
-  printf 'S %s %s\n' "$__agent_exec_status" "$PWD" >&4
-  jobs -p >&4
-  printf 'E\n' >&4
+  { : >&250 && : >&251 && : >&4; } 2>/dev/null || builtin exit 250
+  builtin printf 'S %s %s\n' "$__agent_exec_status" "$PWD" >&4
+  builtin jobs -p >&4
+  builtin printf 'E\n' >&4
 done
 "#;
 
@@ -104,12 +106,18 @@ impl Session {
             .stderr(Stdio::piped());
         cmd.process_group(0);
         let (cr, sw) = (control_r.as_raw_fd(), status_w.as_raw_fd());
-        // SAFETY: dup2 is async-signal-safe; the closure allocates nothing.
+        // SAFETY: fcntl, dup2 and close are async-signal-safe; the closure allocates nothing.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::dup2(cr, 3) < 0 || libc::dup2(sw, 4) < 0 {
+                // Copy both ends above 10 first: either may sit on 3 or 4 already, and dup2 onto
+                // the same descriptor would keep its close-on-exec flag.
+                let c = libc::fcntl(cr, libc::F_DUPFD, 10);
+                let st = libc::fcntl(sw, libc::F_DUPFD, 10);
+                if c < 0 || st < 0 || libc::dup2(c, 3) < 0 || libc::dup2(st, 4) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                libc::close(c);
+                libc::close(st);
                 Ok(())
             });
         }
@@ -122,6 +130,7 @@ impl Session {
             sys::set_nonblocking(fd.as_raw_fd())?;
         }
         let pgid = child.id() as i32;
+        containment::supervise_pid(pgid);
         Ok(Session {
             child,
             pgid,
@@ -234,7 +243,8 @@ impl Session {
         // Everything the foreground wrote came before the status line.
         pump.read_now();
         if !jobs.is_empty() {
-            let stopped = containment::end_survivors(None, &self.marker, grace);
+            // The call's background processes; never the session's own shell.
+            let stopped = containment::end_survivors_except(None, &self.marker, grace, &[self.pgid]);
             exec.processes_stopped = stopped.max(jobs.len());
             pump.read_now();
         }
@@ -284,8 +294,12 @@ impl Session {
             containment::end_survivors(Some(self.pgid), &self.marker, Duration::from_millis(200));
         exec.status = status;
         exec.duration = start.elapsed();
+        containment::release_pid(self.pgid);
         let why = if why.is_empty() {
             match status {
+                Some(ExitStatus::Exited(250)) => {
+                    "the command closed or redirected the session's own descriptors".to_owned()
+                }
                 Some(ExitStatus::Exited(c)) => format!("the shell exited with code {c}"),
                 Some(ExitStatus::Signaled(s)) => {
                     format!("the shell was killed by {}", crate::signal_name(s))
@@ -339,6 +353,7 @@ impl Session {
             containment::signal_group(self.pgid, Signal::SIGKILL);
             let _ = self.child.wait();
         }
+        containment::release_pid(self.pgid);
         containment::end_survivors(Some(self.pgid), &self.marker, grace)
     }
 }

@@ -1,0 +1,196 @@
+//! Persistent sessions through the tool: what persists, what comes back exact, and how a
+//! session ends and restarts.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_exec_core::{Config, Outcome, Request, Tool, ToolResult};
+use agent_exec_executor::CancelToken;
+
+fn tool_with(adjust: impl FnOnce(&mut Config)) -> (tempfile::TempDir, Tool) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        artifacts_dir: dir.path().join("artifacts"),
+        workdir: dir.path().to_path_buf(),
+        grace: Duration::from_millis(300),
+        ..Config::default()
+    };
+    adjust(&mut config);
+    (dir, Tool::new(config))
+}
+
+fn exec(tool: &Tool, session: &str, command: &str) -> ToolResult {
+    let request = Request { command: Some(command.into()), session: Some(session.into()), ..Request::default() };
+    tool.execute(&request, &CancelToken::new())
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !matches!(s.rsplit(')').next().and_then(|r| r.split_whitespace().next()), Some("Z" | "X")))
+}
+
+#[test]
+fn cwd_exports_functions_aliases_and_options_persist() {
+    let (dir, tool) = tool_with(|_| {});
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let r = exec(&tool, "s", "cd sub && export AE_X=42 && f() { echo \"fn $1\"; } && alias ll='echo aliased' && set -o noglob");
+    assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
+    assert_eq!(PathBuf::from(&r.details.cwd), sub);
+    assert_eq!(r.details.session.as_deref(), Some("s"));
+    let r = exec(&tool, "s", "echo $AE_X; pwd; f arg; ll; echo *");
+    assert_eq!(r.text(), format!("42\n{}\nfn arg\naliased\n*\n", sub.display()));
+    assert_eq!(PathBuf::from(&r.details.cwd), sub);
+}
+
+#[test]
+fn output_comes_back_exact() {
+    let (_dir, tool) = tool_with(|_| {});
+    let r = exec(&tool, "s", "printf 'no newline'");
+    assert_eq!(r.text(), "no newline");
+    let r = exec(&tool, "s", "printf 'S 0 /tmp\\nE\\n'");
+    assert_eq!(r.text(), "S 0 /tmp\nE\n");
+    let r = exec(&tool, "s", "printf '\\000\\377\\001abc'");
+    assert_eq!(r.details.stdout_bytes, 6);
+    assert_eq!(r.text(), "\u{fffd}abc");
+    let r = exec(&tool, "s", "echo out; echo err >&2; exit_code() { return 3; }; exit_code");
+    assert_eq!(r.details.exit_code, Some(3));
+    assert_eq!(r.details.outcome, Outcome::ExitNonzero);
+    assert!(r.text().starts_with("out\nerr\n"), "{}", r.text());
+}
+
+#[test]
+fn exit_ends_the_session_and_the_next_call_says_so() {
+    let (_dir, tool) = tool_with(|_| {});
+    exec(&tool, "s", "export AE_Y=1");
+    let r = exec(&tool, "s", "echo bye; exit 7");
+    assert_eq!(r.details.exit_code, Some(7));
+    assert!(r.text().starts_with("bye\n"));
+    assert!(r.text().contains("[session ended: the shell exited with code 7"), "{}", r.text());
+    let r = exec(&tool, "s", "echo \"y=$AE_Y\"");
+    assert!(r.text().starts_with("y=\n"), "{}", r.text());
+    assert!(r.text().contains("[session restarted: the shell exited with code 7]"), "{}", r.text());
+    let r = exec(&tool, "s", "echo again");
+    assert_eq!(r.text(), "again\n");
+}
+
+#[test]
+fn kill_of_the_shell_is_reported_as_a_signal() {
+    let (_dir, tool) = tool_with(|_| {});
+    let r = exec(&tool, "s", "kill -9 $$");
+    assert_eq!(r.details.signal, Some(9), "{}", r.text());
+    assert_eq!(r.details.outcome, Outcome::Signaled);
+    let r = exec(&tool, "s", "echo fresh");
+    assert!(r.text().contains("[session restarted: the shell was killed by SIGKILL]"), "{}", r.text());
+}
+
+#[test]
+fn exec_replacing_the_shell_ends_the_session() {
+    let (_dir, tool) = tool_with(|_| {});
+    let r = exec(&tool, "s", "exec echo replaced");
+    assert!(r.text().starts_with("replaced\n"), "{}", r.text());
+    let r = exec(&tool, "s", "echo next");
+    assert!(r.text().contains("[session restarted:"), "{}", r.text());
+}
+
+#[test]
+fn redirecting_the_shells_own_output_does_not_break_later_calls() {
+    let (_dir, tool) = tool_with(|_| {});
+    exec(&tool, "s", "exec >/dev/null 2>&1; echo hidden");
+    let r = exec(&tool, "s", "echo visible; echo also >&2");
+    assert_eq!(r.text(), "visible\nalso\n");
+}
+
+#[test]
+fn timeout_ends_the_session_and_everything_in_it() {
+    let (_dir, tool) = tool_with(|_| {});
+    let request = Request {
+        command: Some("echo started; sleep 300 & echo $! > bgpid; trap '' TERM; sleep 300".into()),
+        session: Some("s".into()),
+        timeout: Some(1),
+        ..Request::default()
+    };
+    let r = tool.execute(&request, &CancelToken::new());
+    assert_eq!(r.details.outcome, Outcome::Timeout);
+    assert!(r.text().starts_with("[Command timed out after 1 seconds]\nstarted\n"), "{}", r.text());
+    let bg: i32 = std::fs::read_to_string(PathBuf::from(&r.details.cwd).join("bgpid")).unwrap().trim().parse().unwrap();
+    assert!(!alive(bg), "the background sleep survived");
+    let r = exec(&tool, "s", "echo fresh");
+    assert!(r.text().contains("[session restarted: the previous command timed out]"), "{}", r.text());
+}
+
+#[test]
+fn background_processes_of_a_call_are_ended_and_counted() {
+    let (_dir, tool) = tool_with(|_| {});
+    let r = exec(&tool, "s", "sleep 300 & echo $!");
+    let pid: i32 = r.text().lines().next().unwrap().trim().parse().unwrap();
+    assert_eq!(r.details.processes_stopped, 1, "{}", r.text());
+    assert!(r.text().contains("Use run_in_background"), "{}", r.text());
+    assert!(!alive(pid));
+    let r = exec(&tool, "s", "echo still here");
+    assert_eq!(r.text(), "still here\n");
+}
+
+#[test]
+fn different_sessions_run_in_parallel() {
+    let (dir, tool) = tool_with(|_| {});
+    let tool = Arc::new(tool);
+    let flag = dir.path().join("flag");
+    let waiter = {
+        let tool = tool.clone();
+        let flag = flag.clone();
+        std::thread::spawn(move || {
+            let request = Request {
+                command: Some(format!("while [ ! -e {} ]; do sleep 0.02; done; echo saw it", flag.display())),
+                session: Some("a".into()),
+                timeout: Some(20),
+                ..Request::default()
+            };
+            tool.execute(&request, &CancelToken::new())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let r = exec(&tool, "b", &format!("touch {}", flag.display()));
+    assert_eq!(r.details.outcome, Outcome::Success);
+    let r = waiter.join().unwrap();
+    assert_eq!(r.text(), "saw it\n", "session a must not wait for session b");
+}
+
+#[test]
+fn least_recently_used_session_is_evicted() {
+    let (_dir, tool) = tool_with(|c| c.sessions.max_sessions = 2);
+    exec(&tool, "a", "export V=a");
+    exec(&tool, "b", "export V=b");
+    exec(&tool, "a", "true");
+    exec(&tool, "c", "export V=c");
+    assert_eq!(exec(&tool, "a", "echo \"$V\"").text(), "a\n");
+    // b was the least recently used when c arrived: it is a fresh shell now.
+    assert_eq!(exec(&tool, "b", "echo \"[$V]\"").text(), "[]\n");
+}
+
+#[test]
+fn idle_sessions_expire() {
+    let (_dir, tool) = tool_with(|c| c.sessions.idle_expiry = Duration::ZERO);
+    exec(&tool, "a", "export V=a");
+    std::thread::sleep(Duration::from_millis(10));
+    exec(&tool, "b", "true");
+    assert_eq!(exec(&tool, "a", "echo \"[$V]\"").text(), "[]\n");
+}
+
+#[test]
+fn command_prefix_is_applied() {
+    let (_dir, tool) = tool_with(|c| c.sessions.command_prefix = Some("env AE_PREFIXED=yes".into()));
+    assert_eq!(exec(&tool, "s", "sh -c 'echo $AE_PREFIXED'").text(), "yes\n");
+}
+
+#[test]
+fn closing_a_session_ends_its_shell() {
+    let (_dir, tool) = tool_with(|_| {});
+    let r = exec(&tool, "s", "echo $$");
+    let pid: i32 = r.text().trim().parse().unwrap();
+    assert!(alive(pid));
+    assert_eq!(tool.session_close("s").details.outcome, Outcome::Success);
+    assert!(!alive(pid));
+    assert_eq!(tool.session_close("s").details.outcome, Outcome::InvalidRequest);
+}
