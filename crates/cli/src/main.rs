@@ -129,11 +129,17 @@ struct ServeArgs {
 
 impl ServeArgs {
     fn tool(&self) -> anyhow::Result<Tool> {
-        build_tool(self.artifacts.clone(), None, self.direction.as_deref(), &self.policy, |c| {
-            c.sessions.rc_snapshot = self.rc_snapshot;
-            c.sessions.command_prefix.clone_from(&self.command_prefix);
-            c.sessions.max_sessions = self.max_sessions;
-        })
+        build_tool(
+            self.artifacts.clone(),
+            None,
+            self.direction.as_deref(),
+            &self.policy,
+            |c| {
+                c.sessions.rc_snapshot = self.rc_snapshot;
+                c.sessions.command_prefix.clone_from(&self.command_prefix);
+                c.sessions.max_sessions = self.max_sessions;
+            },
+        )
     }
 }
 
@@ -392,13 +398,22 @@ fn cmd_artifact(args: &ArtifactArgs) -> anyhow::Result<i32> {
                 if s.is_empty() {
                     Ok(None)
                 } else {
-                    Ok(Some(s.parse().with_context(|| {
-                        format!("--lines expects A:B with numbers, got {range:?}")
-                    })?))
+                    let n: u64 = s.parse().with_context(|| {
+                        format!("--lines expects A:B with line numbers from 1, got {range:?}")
+                    })?;
+                    anyhow::ensure!(n >= 1, "--lines counts from 1, got {range:?}");
+                    Ok(Some(n))
                 }
             };
             let first = parse(a)?.unwrap_or(1);
-            store.read_lines(&args.id, first, parse(b)?)
+            let last = parse(b)?;
+            if let Some(last) = last {
+                anyhow::ensure!(
+                    last >= first,
+                    "--lines {range}: the range is empty (B is before A)"
+                );
+            }
+            store.read_lines(&args.id, first, last)
         }
         None => store.read_bytes(&args.id, 0, None).map(|(b, _)| b),
     };

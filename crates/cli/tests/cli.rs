@@ -173,6 +173,17 @@ fn trailing_head_is_a_structured_limit() {
     let (code, out, _) = run(&["run", "--", "yes | head -n 2"]);
     assert_eq!(code, 0, "an infinite producer must not run to its timeout");
     assert!(out.starts_with("y\ny\n"));
+    // A producer that stops writing soon after runs to its real end: exit code and side effects.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("done");
+    let cmd = format!(
+        "(printf 'a\\nb\\nc\\nd\\n'; sleep 0.3; echo done > {}; exit 3) | head -n 2",
+        file.display()
+    );
+    let (code, out, _) = run(&["run", "--", &cmd]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.starts_with("a\nb\n"), "{out}");
+    assert!(file.exists());
 }
 
 #[test]
@@ -469,4 +480,134 @@ fn the_default_window_keeps_an_error_from_the_middle() {
             .len(),
         1
     );
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !matches!(
+            s.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next()),
+            Some("Z" | "X")
+        )
+    })
+}
+
+/// Starts a job (with a setsid escapee) and a session in a server; returns their pids.
+fn server_with_job_and_session(s: &mut Server) -> Vec<i32> {
+    let r = s.call(1, "exec", r#"{"command":"setsid sleep 300 & echo $!; sleep 301 & echo $!; wait","run_in_background":true}"#);
+    let job = r["result"]["details"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut pids = Vec::new();
+    for i in 0..100 {
+        let r = s.call(
+            10 + i,
+            "job_output",
+            &format!(r#"{{"job_id":"{job}","mode":"all","wait_ms":100}}"#),
+        );
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        pids = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if pids.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(pids.len(), 2);
+    let r = s.call(200, "exec", r#"{"command":"echo $$","session":"s"}"#);
+    pids.push(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap(),
+    );
+    assert!(pids.iter().all(|&p| alive(p)));
+    pids
+}
+
+#[test]
+fn closing_the_servers_stdin_ends_jobs_and_sessions() {
+    let mut s = Server::start();
+    let pids = server_with_job_and_session(&mut s);
+    // A request that arrived before the end of input still gets its answer.
+    s.send(r#"{"jsonrpc":"2.0","id":"last","method":"exec","params":{"command":"sleep 0.2; echo answered"}}"#);
+    drop(s.child.stdin.take());
+    let last = s.recv();
+    assert_eq!(last["result"]["content"][0]["text"], "answered\n");
+    assert!(s.child.wait().unwrap().success());
+    let survivors: Vec<i32> = pids.into_iter().filter(|&p| alive(p)).collect();
+    assert_eq!(survivors, Vec::<i32>::new());
+}
+
+#[test]
+fn sigterm_to_the_server_ends_jobs_and_sessions() {
+    let mut s = Server::start();
+    let pids = server_with_job_and_session(&mut s);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(s.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let _ = s.child.wait().unwrap();
+    let survivors: Vec<i32> = pids.into_iter().filter(|&p| alive(p)).collect();
+    assert_eq!(survivors, Vec::<i32>::new());
+}
+
+#[test]
+fn mcp_lists_and_calls_the_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = agent(dir.path())
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let stdin = child.stdin.as_mut().unwrap();
+    let mut ask = |line: &str| -> Value {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        let mut l = String::new();
+        out.read_line(&mut l).unwrap();
+        serde_json::from_str(&l).unwrap()
+    };
+    let r = ask(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+    );
+    assert_eq!(r["result"]["serverInfo"]["name"], "agent-exec");
+    let r = ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let names: Vec<&str> = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "bash_output",
+            "bash_input",
+            "bash_kill",
+            "read_artifact"
+        ]
+    );
+    let r = ask(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo via mcp"}}}"#,
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "via mcp\n");
+    assert_eq!(r["result"]["isError"], false);
+    assert_eq!(r["result"]["structuredContent"]["outcome"], "success");
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
 }

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_exec_executor::DrainLimits;
-use agent_exec_executor::jobs::JobLimits;
 use agent_exec_executor::env::EnvConfig;
+use agent_exec_executor::jobs::JobLimits;
 use agent_exec_sink::{Direction, Retention};
 
 /// How the tool runs commands.
@@ -113,9 +113,21 @@ mod tests {
         assert_eq!(c.max_lines, None);
         assert_eq!(c.direction, Direction::Smart);
         assert_eq!(c.artifact_cap, 100 << 20);
-        assert_eq!(c.retention, Retention { max_count: 200, max_total_bytes: 2 << 30 });
+        assert_eq!(
+            c.retention,
+            Retention {
+                max_count: 200,
+                max_total_bytes: 2 << 30
+            }
+        );
         assert_eq!(c.shell, None);
-        assert_eq!(c.drain, DrainLimits { idle: Duration::from_millis(250), max: Duration::from_secs(2) });
+        assert_eq!(
+            c.drain,
+            DrainLimits {
+                idle: Duration::from_millis(250),
+                max: Duration::from_secs(2)
+            }
+        );
         assert_eq!(c.sessions.max_sessions, 16);
         assert_eq!(c.sessions.idle_expiry, Duration::from_secs(1800));
         assert!(!c.sessions.rc_snapshot);

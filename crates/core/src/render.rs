@@ -30,7 +30,7 @@ pub(crate) fn notice(t: &Truncation, max_bytes: usize) -> String {
     let limit = if t.truncated_by == "bytes" {
         format!(" ({} limit)", format_size(max_bytes as u64))
     } else {
-        String::new()
+        format!(" ({} lines limit)", t.output_lines)
     };
     let salient = match t.salient_lines {
         0 => String::new(),

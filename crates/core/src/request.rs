@@ -28,10 +28,12 @@ pub struct Request {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// Timeout in seconds (default 120), clamped to [1, 3600].
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_int")]
+    #[schemars(extend("default" = 120, "minimum" = 1, "maximum" = 3600))]
     pub timeout: Option<i64>,
     /// Timeout in milliseconds, instead of `timeout`; same clamp.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_int")]
+    #[schemars(extend("minimum" = 1000, "maximum" = 3_600_000))]
     pub timeout_ms: Option<i64>,
     /// Keep the first N lines of the output (wins over a `| head` in the command).
     #[serde(default)]
@@ -48,6 +50,21 @@ pub struct Request {
     /// Run under a pseudo-terminal; output rendered to plain text.
     #[serde(default)]
     pub pty: bool,
+}
+
+/// Any JSON number (negative, huge, fractional) as an integer, saturating, so the clamp — not
+/// a type error — decides what an out-of-range timeout means.
+fn lenient_int<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    let v: Option<serde_json::Number> = Option::deserialize(d)?;
+    Ok(v.map(|n| {
+        n.as_i64().unwrap_or_else(|| {
+            if n.as_u64().is_some() {
+                i64::MAX
+            } else {
+                n.as_f64().map_or(0, |f| f as i64)
+            }
+        })
+    }))
 }
 
 /// What to run, once validated.

@@ -16,7 +16,6 @@ use crate::request::{Target, Validated};
 use crate::result::{Details, Outcome, ToolResult};
 use crate::tool::{Shaping, Tool};
 
-
 /// `job_output` parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -68,7 +67,6 @@ struct Slot {
     last_used: Instant,
     restart_note: Option<String>,
     cwd: PathBuf,
-
 }
 
 pub(crate) struct Services {
@@ -126,7 +124,11 @@ impl Services {
         }
         let mut rc = lock(&self.rc);
         rc.get_or_insert_with(|| {
-            let shell = self.session_config.shell.clone().unwrap_or_else(|| PathBuf::from("bash"));
+            let shell = self
+                .session_config
+                .shell
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("bash"));
             agent_exec_executor::session::rc_snapshot(&shell, &self.settings.cache_dir).ok()
         })
         .clone()
@@ -284,8 +286,11 @@ impl Services {
         // sessions never wait for this one's running command.
         let removed: Vec<Arc<Mutex<Slot>>> = {
             let mut sessions = lock(&self.sessions);
-            let keys: Vec<String> =
-                sessions.keys().filter(|k| k.split('\0').next() == Some(name)).cloned().collect();
+            let keys: Vec<String> = sessions
+                .keys()
+                .filter(|k| k.split('\0').next() == Some(name))
+                .cloned()
+                .collect();
             keys.iter().filter_map(|k| sessions.remove(k)).collect()
         };
         lock(&self.cwds).remove(name);
@@ -314,7 +319,7 @@ impl Services {
                 let mut d = Details::empty(Outcome::Success, cwd_text);
                 d.job_id = Some(job.id.clone());
                 let text = format!(
-                    "Started background job {id}: {command}\nRead its output with job_output {{\"job_id\": \"{id}\"}} (mode \"new\" or \"all\", wait_ms to wait); send input with job_input; stop it with job_kill.",
+                    "Started background job {id}: {command}\nRead its output with job_output {{\"job_id\": \"{id}\"}} (mode \"new\" or \"all\", wait_ms to wait); send input with job_input; stop it with job_kill. (As MCP tools: bash_output, bash_input, bash_kill.)",
                     id = job.id
                 );
                 ToolResult::new(text, d)

@@ -21,13 +21,23 @@ fn tool_with(adjust: impl FnOnce(&mut Config)) -> (tempfile::TempDir, Tool) {
 }
 
 fn exec(tool: &Tool, session: &str, command: &str) -> ToolResult {
-    let request = Request { command: Some(command.into()), session: Some(session.into()), ..Request::default() };
+    let request = Request {
+        command: Some(command.into()),
+        session: Some(session.into()),
+        ..Request::default()
+    };
     tool.execute(&request, &CancelToken::new())
 }
 
 fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| !matches!(s.rsplit(')').next().and_then(|r| r.split_whitespace().next()), Some("Z" | "X")))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !matches!(
+            s.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next()),
+            Some("Z" | "X")
+        )
+    })
 }
 
 #[test]
@@ -35,12 +45,19 @@ fn cwd_exports_functions_aliases_and_options_persist() {
     let (dir, tool) = tool_with(|_| {});
     let sub = dir.path().join("sub");
     std::fs::create_dir(&sub).unwrap();
-    let r = exec(&tool, "s", "cd sub && export AE_X=42 && f() { echo \"fn $1\"; } && alias ll='echo aliased' && set -o noglob");
+    let r = exec(
+        &tool,
+        "s",
+        "cd sub && export AE_X=42 && f() { echo \"fn $1\"; } && alias ll='echo aliased' && set -o noglob",
+    );
     assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
     assert_eq!(PathBuf::from(&r.details.cwd), sub);
     assert_eq!(r.details.session.as_deref(), Some("s"));
     let r = exec(&tool, "s", "echo $AE_X; pwd; f arg; ll; echo *");
-    assert_eq!(r.text(), format!("42\n{}\nfn arg\naliased\n*\n", sub.display()));
+    assert_eq!(
+        r.text(),
+        format!("42\n{}\nfn arg\naliased\n*\n", sub.display())
+    );
     assert_eq!(PathBuf::from(&r.details.cwd), sub);
 }
 
@@ -54,7 +71,11 @@ fn output_comes_back_exact() {
     let r = exec(&tool, "s", "printf '\\000\\377\\001abc'");
     assert_eq!(r.details.stdout_bytes, 6);
     assert_eq!(r.text(), "\u{fffd}abc");
-    let r = exec(&tool, "s", "echo out; echo err >&2; exit_code() { return 3; }; exit_code");
+    let r = exec(
+        &tool,
+        "s",
+        "echo out; echo err >&2; exit_code() { return 3; }; exit_code",
+    );
     assert_eq!(r.details.exit_code, Some(3));
     assert_eq!(r.details.outcome, Outcome::ExitNonzero);
     assert!(r.text().starts_with("out\nerr\n"), "{}", r.text());
@@ -67,10 +88,20 @@ fn exit_ends_the_session_and_the_next_call_says_so() {
     let r = exec(&tool, "s", "echo bye; exit 7");
     assert_eq!(r.details.exit_code, Some(7));
     assert!(r.text().starts_with("bye\n"));
-    assert!(r.text().contains("[session ended: the shell exited with code 7"), "{}", r.text());
+    assert!(
+        r.text()
+            .contains("[session ended: the shell exited with code 7"),
+        "{}",
+        r.text()
+    );
     let r = exec(&tool, "s", "echo \"y=$AE_Y\"");
     assert!(r.text().starts_with("y=\n"), "{}", r.text());
-    assert!(r.text().contains("[session restarted: the shell exited with code 7]"), "{}", r.text());
+    assert!(
+        r.text()
+            .contains("[session restarted: the shell exited with code 7]"),
+        "{}",
+        r.text()
+    );
     let r = exec(&tool, "s", "echo again");
     assert_eq!(r.text(), "again\n");
 }
@@ -82,7 +113,12 @@ fn kill_of_the_shell_is_reported_as_a_signal() {
     assert_eq!(r.details.signal, Some(9), "{}", r.text());
     assert_eq!(r.details.outcome, Outcome::Signaled);
     let r = exec(&tool, "s", "echo fresh");
-    assert!(r.text().contains("[session restarted: the shell was killed by SIGKILL]"), "{}", r.text());
+    assert!(
+        r.text()
+            .contains("[session restarted: the shell was killed by SIGKILL]"),
+        "{}",
+        r.text()
+    );
 }
 
 #[test]
@@ -113,11 +149,25 @@ fn timeout_ends_the_session_and_everything_in_it() {
     };
     let r = tool.execute(&request, &CancelToken::new());
     assert_eq!(r.details.outcome, Outcome::Timeout);
-    assert!(r.text().starts_with("[Command timed out after 1 seconds]\nstarted\n"), "{}", r.text());
-    let bg: i32 = std::fs::read_to_string(PathBuf::from(&r.details.cwd).join("bgpid")).unwrap().trim().parse().unwrap();
+    assert!(
+        r.text()
+            .starts_with("[Command timed out after 1 seconds]\nstarted\n"),
+        "{}",
+        r.text()
+    );
+    let bg: i32 = std::fs::read_to_string(PathBuf::from(&r.details.cwd).join("bgpid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(!alive(bg), "the background sleep survived");
     let r = exec(&tool, "s", "echo fresh");
-    assert!(r.text().contains("[session restarted: the previous command timed out]"), "{}", r.text());
+    assert!(
+        r.text()
+            .contains("[session restarted: the previous command timed out]"),
+        "{}",
+        r.text()
+    );
 }
 
 #[test]
@@ -142,7 +192,10 @@ fn different_sessions_run_in_parallel() {
         let flag = flag.clone();
         std::thread::spawn(move || {
             let request = Request {
-                command: Some(format!("while [ ! -e {} ]; do sleep 0.02; done; echo saw it", flag.display())),
+                command: Some(format!(
+                    "while [ ! -e {} ]; do sleep 0.02; done; echo saw it",
+                    flag.display()
+                )),
                 session: Some("a".into()),
                 timeout: Some(20),
                 ..Request::default()
@@ -154,7 +207,11 @@ fn different_sessions_run_in_parallel() {
     let r = exec(&tool, "b", &format!("touch {}", flag.display()));
     assert_eq!(r.details.outcome, Outcome::Success);
     let r = waiter.join().unwrap();
-    assert_eq!(r.text(), "saw it\n", "session a must not wait for session b");
+    assert_eq!(
+        r.text(),
+        "saw it\n",
+        "session a must not wait for session b"
+    );
 }
 
 #[test]
@@ -180,8 +237,12 @@ fn idle_sessions_expire() {
 
 #[test]
 fn command_prefix_is_applied() {
-    let (_dir, tool) = tool_with(|c| c.sessions.command_prefix = Some("env AE_PREFIXED=yes".into()));
-    assert_eq!(exec(&tool, "s", "sh -c 'echo $AE_PREFIXED'").text(), "yes\n");
+    let (_dir, tool) =
+        tool_with(|c| c.sessions.command_prefix = Some("env AE_PREFIXED=yes".into()));
+    assert_eq!(
+        exec(&tool, "s", "sh -c 'echo $AE_PREFIXED'").text(),
+        "yes\n"
+    );
 }
 
 #[test]
@@ -192,5 +253,8 @@ fn closing_a_session_ends_its_shell() {
     assert!(alive(pid));
     assert_eq!(tool.session_close("s").details.outcome, Outcome::Success);
     assert!(!alive(pid));
-    assert_eq!(tool.session_close("s").details.outcome, Outcome::InvalidRequest);
+    assert_eq!(
+        tool.session_close("s").details.outcome,
+        Outcome::InvalidRequest
+    );
 }

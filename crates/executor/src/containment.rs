@@ -34,7 +34,9 @@ static SUBREAPER: AtomicBool = AtomicBool::new(false);
 static SUPERVISED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
 fn supervised() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
-    SUPERVISED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    SUPERVISED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Marks `pid` as waited for by its owner (see [`SUPERVISED`]).
@@ -168,7 +170,12 @@ pub(crate) fn end_survivors(pgid: Option<i32>, marker: &str, grace: Duration) ->
 }
 
 /// [`end_survivors`], sparing the processes in `except` (a session's own shell).
-pub(crate) fn end_survivors_except(pgid: Option<i32>, marker: &str, grace: Duration, except: &[i32]) -> usize {
+pub(crate) fn end_survivors_except(
+    pgid: Option<i32>,
+    marker: &str,
+    grace: Duration,
+    except: &[i32],
+) -> usize {
     let (mut live, zombies) = find_members(pgid, marker);
     live.retain(|p| !except.contains(p));
     for &z in &zombies {

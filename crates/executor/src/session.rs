@@ -244,7 +244,8 @@ impl Session {
         pump.read_now();
         if !jobs.is_empty() {
             // The call's background processes; never the session's own shell.
-            let stopped = containment::end_survivors_except(None, &self.marker, grace, &[self.pgid]);
+            let stopped =
+                containment::end_survivors_except(None, &self.marker, grace, &[self.pgid]);
             exec.processes_stopped = stopped.max(jobs.len());
             pump.read_now();
         }

@@ -34,10 +34,12 @@ pub enum ArtifactError {
         available: Vec<String>,
     },
     /// The reference is not `artifact://N` or `N`.
-    #[error("invalid artifact id {id:?}: expected a number such as 7 or artifact://7")]
+    #[error("invalid artifact id {id:?}: expected a number such as 7 or artifact://7; {}", available_list(.available))]
     InvalidId {
         /// The reference given.
         id: String,
+        /// Ids present in the store, oldest first.
+        available: Vec<String>,
     },
 }
 
@@ -228,6 +230,12 @@ impl ArtifactStore {
         let id_text = raw.strip_prefix(ARTIFACT_SCHEME).unwrap_or(raw);
         let id: u64 = id_text.parse().map_err(|_| ArtifactError::InvalidId {
             id: reference.to_owned(),
+            available: self
+                .ids()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|i| i.to_string())
+                .collect(),
         })?;
         let path = self.path_of(id);
         if path.is_file() {

@@ -28,8 +28,10 @@ pub struct SinkConfig {
     pub artifact_cap: u64,
     /// Salient-line settings for [`Direction::Smart`]. Default: [`SalientConfig::default`].
     pub salient: SalientConfig,
-    /// With [`Direction::Head`]: ask the producer to stop once the head is full, as a
-    /// `| head -n N` would. Default: `false`.
+    /// With [`Direction::Head`]: ask the producer to stop once the head is full and it has
+    /// written a pipe buffer (64 KiB) more, as it would have been stopped by a `| head -n N`
+    /// (blocked on the full pipe, then SIGPIPE). A producer that stops writing soon after the
+    /// head is full runs to its real exit. Default: `false`.
     pub stop_when_head_full: bool,
 }
 
@@ -133,7 +135,12 @@ pub struct OutputSink {
     spill: Spill,
     warnings: Vec<String>,
     finished: bool,
+    /// Raw bytes pushed after the head was full (`stop_when_head_full`).
+    past_full_head: u64,
 }
+
+/// What a pipe holds before its writer blocks: how far a producer gets past a `| head`.
+const PIPE_BUFFER: u64 = 64 * 1024;
 
 /// Sends sanitized text to the merged window and, when split, to the stream's own window.
 struct Fanout<'a> {
@@ -200,6 +207,7 @@ impl OutputSink {
             spill,
             warnings,
             finished: false,
+            past_full_head: 0,
             config,
         }
     }
@@ -315,10 +323,14 @@ impl Sink for OutputSink {
             own: self.split.as_mut().map(|s| &mut s[i]),
         };
         self.sanitizers[i].feed(chunk, &mut out);
-        let stop = self.config.stop_when_head_full
+        if self.config.stop_when_head_full
             && self.config.direction == Direction::Head
-            && self.merged.head_is_full();
-        Ok(!stop)
+            && self.merged.head_is_full()
+        {
+            self.past_full_head += chunk.len() as u64;
+            return Ok(self.past_full_head <= PIPE_BUFFER);
+        }
+        Ok(true)
     }
 
     fn finish(&mut self) -> Result<(), Infallible> {

@@ -392,3 +392,24 @@ fn smart_without_matches_is_exactly_the_tail() {
     tail.push(Stream::Stdout, text.as_bytes()).unwrap();
     assert_eq!(c.view, tail.finish_capture().view);
 }
+
+#[test]
+fn a_full_head_stops_the_producer_only_a_pipe_buffer_later() {
+    let config = SinkConfig {
+        max_lines: Some(2),
+        direction: Direction::Head,
+        stop_when_head_full: true,
+        ..SinkConfig::default()
+    };
+    let mut s = OutputSink::new(config, None);
+    assert!(s.push(Stream::Stdout, b"1\n2\n3\n").unwrap());
+    assert!(
+        s.push(Stream::Stdout, &[b'x'; 60 * 1024]).unwrap(),
+        "a small overshoot runs on"
+    );
+    assert!(
+        !s.push(Stream::Stdout, &[b'x'; 8 * 1024]).unwrap(),
+        "past a pipe buffer it stops"
+    );
+    assert_eq!(s.finish_capture().view.text, "1\n2\n");
+}

@@ -1,0 +1,262 @@
+//! Background jobs through the tool: start, read incrementally, write stdin, kill the tree,
+//! bounds, and shutdown with no survivors.
+
+use std::time::Duration;
+
+use agent_exec_core::{
+    Config, JobInput, JobOutputRequest, Outcome, OutputMode, Request, Tool, ToolResult,
+};
+use agent_exec_executor::CancelToken;
+
+fn tool_with(adjust: impl FnOnce(&mut Config)) -> (tempfile::TempDir, Tool) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        artifacts_dir: dir.path().join("artifacts"),
+        workdir: dir.path().to_path_buf(),
+        grace: Duration::from_millis(300),
+        ..Config::default()
+    };
+    adjust(&mut config);
+    (dir, Tool::new(config))
+}
+
+fn start(tool: &Tool, command: &str) -> ToolResult {
+    let request = Request {
+        command: Some(command.into()),
+        run_in_background: true,
+        ..Request::default()
+    };
+    tool.execute(&request, &CancelToken::new())
+}
+
+fn output(tool: &Tool, job: &str, mode: OutputMode, wait_ms: u64) -> ToolResult {
+    tool.job_output(&JobOutputRequest {
+        job_id: job.into(),
+        mode,
+        wait_ms,
+    })
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !matches!(
+            s.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next()),
+            Some("Z" | "X")
+        )
+    })
+}
+
+fn pids_in(path: &std::path::Path) -> Vec<i32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Waits (bounded) until `f` holds.
+fn eventually(mut f: impl FnMut() -> bool) -> bool {
+    for _ in 0..250 {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn start_returns_at_once_with_a_job_id() {
+    let (_dir, tool) = tool_with(|_| {});
+    let r = start(&tool, "sleep 300");
+    assert_eq!(r.details.outcome, Outcome::Success);
+    let job = r.details.job_id.clone().expect("job id");
+    assert!(
+        r.text().contains(&format!("Started background job {job}")),
+        "{}",
+        r.text()
+    );
+    assert!(r.text().contains("job_output"));
+    tool.job_kill(&job);
+}
+
+#[test]
+fn output_is_read_incrementally_with_a_status_header() {
+    let (_dir, tool) = tool_with(|_| {});
+    let job = start(&tool, "echo one; read x; echo \"two $x\"; exit 4")
+        .details
+        .job_id
+        .unwrap();
+    let r = output(&tool, &job, OutputMode::New, 5000);
+    assert!(
+        r.text().starts_with(&format!("[job {job} running")),
+        "{}",
+        r.text()
+    );
+    assert!(r.text().ends_with("one\n"), "{}", r.text());
+    let r = output(&tool, &job, OutputMode::New, 0);
+    assert!(r.text().ends_with("(no new output)"), "{}", r.text());
+    let r = tool.job_input(&JobInput {
+        job_id: job.clone(),
+        data: "more".into(),
+        enter: true,
+        eof: false,
+    });
+    assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
+    let r = output(&tool, &job, OutputMode::New, 5000);
+    assert!(r.text().contains("two more"), "{}", r.text());
+    assert!(eventually(|| output(&tool, &job, OutputMode::All, 200)
+        .details
+        .exit_code
+        .is_some()));
+}
+
+#[test]
+fn all_mode_and_the_exit_header() {
+    let (_dir, tool) = tool_with(|_| {});
+    let job = start(&tool, "echo a; echo b >&2; exit 3")
+        .details
+        .job_id
+        .unwrap();
+    let mut last = None;
+    assert!(eventually(|| {
+        let r = output(&tool, &job, OutputMode::All, 100);
+        let done = r.details.exit_code.is_some();
+        last = Some(r);
+        done
+    }));
+    let r = last.unwrap();
+    assert!(
+        r.text()
+            .starts_with(&format!("[job {job} exited with code 3")),
+        "{}",
+        r.text()
+    );
+    assert!(r.text().contains("exit code: 3"), "{}", r.text());
+    assert!(r.text().ends_with("a\nb\n"), "{}", r.text());
+    assert_eq!(r.details.outcome, Outcome::ExitNonzero);
+}
+
+#[test]
+fn input_after_exit_is_a_clear_error() {
+    let (_dir, tool) = tool_with(|_| {});
+    let job = start(&tool, "true").details.job_id.unwrap();
+    assert!(eventually(|| {
+        let r = tool.job_input(&JobInput {
+            job_id: job.clone(),
+            data: "x".into(),
+            enter: true,
+            eof: false,
+        });
+        r.details.outcome == Outcome::InvalidRequest && r.text().contains("exited with code 0")
+    }));
+}
+
+#[test]
+fn eof_closes_stdin() {
+    let (_dir, tool) = tool_with(|_| {});
+    let job = start(&tool, "wc -c").details.job_id.unwrap();
+    tool.job_input(&JobInput {
+        job_id: job.clone(),
+        data: "abc".into(),
+        enter: false,
+        eof: true,
+    });
+    assert!(eventually(|| output(&tool, &job, OutputMode::All, 100)
+        .text()
+        .trim_end()
+        .ends_with('3')));
+}
+
+#[test]
+fn kill_ends_the_whole_tree() {
+    let (dir, tool) = tool_with(|_| {});
+    let pids = dir.path().join("pids");
+    let cmd = format!(
+        "sleep 300 & echo $! >> {p}; setsid sleep 301 & echo $! >> {p}; trap '' TERM; sleep 302",
+        p = pids.display()
+    );
+    let job = start(&tool, &cmd).details.job_id.unwrap();
+    assert!(eventually(|| pids_in(&pids).len() == 2));
+    let r = tool.job_kill(&job);
+    assert!(r.text().contains("was killed"), "{}", r.text());
+    for pid in pids_in(&pids) {
+        assert!(
+            eventually(|| !alive(pid)),
+            "process {pid} survived job_kill"
+        );
+    }
+}
+
+#[test]
+fn unknown_job_lists_the_known_ones() {
+    let (_dir, tool) = tool_with(|_| {});
+    let job = start(&tool, "sleep 300").details.job_id.unwrap();
+    let r = output(&tool, "999", OutputMode::New, 0);
+    assert_eq!(r.details.outcome, Outcome::InvalidRequest);
+    assert!(
+        r.text().contains(&format!(
+            "no job with id 999; running or unread jobs: {job}"
+        )),
+        "{}",
+        r.text()
+    );
+    tool.job_kill(&job);
+}
+
+#[test]
+fn live_jobs_are_bounded() {
+    let (_dir, tool) = tool_with(|c| c.jobs.max_live = 1);
+    let job = start(&tool, "sleep 300").details.job_id.unwrap();
+    let r = start(&tool, "sleep 300");
+    assert_eq!(r.details.outcome, Outcome::InvalidRequest);
+    assert!(
+        r.text().contains("1 background jobs are already running"),
+        "{}",
+        r.text()
+    );
+    tool.job_kill(&job);
+    assert_eq!(start(&tool, "true").details.outcome, Outcome::Success);
+}
+
+#[test]
+fn shutdown_ends_every_job() {
+    let (dir, tool) = tool_with(|_| {});
+    let pids = dir.path().join("pids");
+    for i in 0..3 {
+        start(
+            &tool,
+            &format!(
+                "sleep 30{i} & echo $! >> {p}; echo $$ >> {p}; wait",
+                p = pids.display()
+            ),
+        );
+    }
+    assert!(eventually(|| pids_in(&pids).len() == 6));
+    tool.shutdown();
+    for pid in pids_in(&pids) {
+        assert!(
+            eventually(|| !alive(pid)),
+            "process {pid} survived shutdown"
+        );
+    }
+}
+
+#[test]
+fn a_flooding_job_spills_to_an_artifact() {
+    let (_dir, tool) = tool_with(|_| {});
+    let job = start(&tool, "seq 1 200000").details.job_id.unwrap();
+    let mut text = String::new();
+    assert!(eventually(|| {
+        let r = output(&tool, &job, OutputMode::New, 100);
+        text = r.text().to_owned();
+        r.details.exit_code.is_some()
+    }));
+    assert!(
+        text.contains("Full output: artifact://"),
+        "{}",
+        &text[..text.len().min(300)]
+    );
+}
