@@ -10,7 +10,7 @@ fn bench(c: &mut Criterion) {
         "git log --oneline -20",
     ] {
         c.bench_function(&format!("normalize/{cmd}"), |b| {
-            b.iter(|| agent_exec_normalize::normalize(black_box(cmd)))
+            b.iter(|| agent_exec_normalize::normalize(black_box(cmd)));
         });
     }
 }

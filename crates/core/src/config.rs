@@ -107,7 +107,7 @@ mod tests {
     #[test]
     fn documented_defaults() {
         let c = Config::default();
-        assert_eq!(c.default_timeout, Duration::from_secs(120));
+        assert_eq!(c.default_timeout, Duration::from_mins(2));
         assert_eq!(c.grace, Duration::from_secs(2));
         assert_eq!(c.max_bytes, 51_200);
         assert_eq!(c.max_lines, None);
@@ -129,7 +129,7 @@ mod tests {
             }
         );
         assert_eq!(c.sessions.max_sessions, 16);
-        assert_eq!(c.sessions.idle_expiry, Duration::from_secs(1800));
+        assert_eq!(c.sessions.idle_expiry, Duration::from_mins(30));
         assert!(!c.sessions.rc_snapshot);
         assert_eq!(c.sessions.command_prefix, None);
         assert_eq!(c.jobs.max_live, 32);

@@ -71,7 +71,7 @@ pub(crate) fn render(p: &TextParts<'_>) -> String {
     if p.outcome != Outcome::Success {
         match (&p.signal, p.exit_code) {
             (Some((n, name)), _) => {
-                sections.push(format!("Command terminated by signal {name} ({n})"))
+                sections.push(format!("Command terminated by signal {name} ({n})"));
             }
             (None, Some(code)) => sections.push(format!("Command exited with code {code}")),
             (None, None) => {}

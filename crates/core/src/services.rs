@@ -62,6 +62,13 @@ fn yes() -> bool {
     true
 }
 
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum RcSnapshot {
+    NotYet,
+    Made(PathBuf),
+    Failed,
+}
+
 struct Slot {
     session: Option<Session>,
     last_used: Instant,
@@ -77,7 +84,7 @@ pub(crate) struct Services {
     /// Each session's cwd after its last call (read without waiting for a running call).
     cwds: Mutex<HashMap<String, PathBuf>>,
     /// The rc snapshot, made on first use.
-    rc: Mutex<Option<Option<PathBuf>>>,
+    rc: Mutex<RcSnapshot>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -113,7 +120,7 @@ impl Services {
             },
             settings: config.sessions.clone(),
             cwds: Mutex::new(HashMap::new()),
-            rc: Mutex::new(None),
+            rc: Mutex::new(RcSnapshot::NotYet),
         }
     }
 
@@ -123,15 +130,22 @@ impl Services {
             return None;
         }
         let mut rc = lock(&self.rc);
-        rc.get_or_insert_with(|| {
+        if *rc == RcSnapshot::NotYet {
             let shell = self
                 .session_config
                 .shell
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("bash"));
-            agent_exec_executor::session::rc_snapshot(&shell, &self.settings.cache_dir).ok()
-        })
-        .clone()
+            *rc = match agent_exec_executor::session::rc_snapshot(&shell, &self.settings.cache_dir)
+            {
+                Ok(path) => RcSnapshot::Made(path),
+                Err(_) => RcSnapshot::Failed,
+            };
+        }
+        match &*rc {
+            RcSnapshot::Made(path) => Some(path.clone()),
+            _ => None,
+        }
     }
 
     /// The cwd of a session after its last call, if it exists. Never waits for a running call.

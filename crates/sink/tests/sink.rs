@@ -404,11 +404,11 @@ fn a_full_head_stops_the_producer_only_a_pipe_buffer_later() {
     let mut s = OutputSink::new(config, None);
     assert!(s.push(Stream::Stdout, b"1\n2\n3\n").unwrap());
     assert!(
-        s.push(Stream::Stdout, &[b'x'; 60 * 1024]).unwrap(),
+        s.push(Stream::Stdout, &vec![b'x'; 60 * 1024]).unwrap(),
         "a small overshoot runs on"
     );
     assert!(
-        !s.push(Stream::Stdout, &[b'x'; 8 * 1024]).unwrap(),
+        !s.push(Stream::Stdout, &vec![b'x'; 8 * 1024]).unwrap(),
         "past a pipe buffer it stops"
     );
     assert_eq!(s.finish_capture().view.text, "1\n2\n");
