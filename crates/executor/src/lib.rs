@@ -19,6 +19,7 @@
 
 mod cancel;
 pub mod containment;
+mod direct;
 pub mod env;
 pub mod jobs;
 mod oneshot;

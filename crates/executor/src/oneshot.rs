@@ -159,20 +159,54 @@ pub(crate) fn base_command(program: &Program) -> Command {
 pub(crate) fn spawn(
     spec: &ExecSpec,
     marker: &str,
-    stdin: Stdio,
+    stdin_piped: bool,
     pty: bool,
 ) -> std::io::Result<Child> {
-    let mut cmd = base_command(&spec.program);
     let mut env: Vec<(OsString, OsString)> = build_env(&spec.env, &spec.extra_env, pty);
     env.push((MARKER_VAR.into(), marker.into()));
+    if let Program::Shell {
+        command,
+        shell: None,
+    } = &spec.program
+        && let Some(words) = crate::direct::plain_words(command)
+    {
+        let path = env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_os_str());
+        if let Some(program) = crate::direct::resolve(words[0], path) {
+            let mut cmd = Command::new(program);
+            cmd.args(&words[1..]);
+            // A shell would export the logical cwd; programs that read $PWD must see the real one.
+            let mut env = env.clone();
+            env.push(("PWD".into(), spec.cwd.clone().into_os_string()));
+            if let Ok(child) = configure(&mut cmd, env, spec, stdin_for(stdin_piped)).spawn() {
+                return Ok(child);
+            }
+            // Anything unusual (a script without a shebang, a race with PATH): let the shell say it.
+        }
+    }
+    let mut cmd = base_command(&spec.program);
+    configure(&mut cmd, env, spec, stdin_for(stdin_piped)).spawn()
+}
+
+fn stdin_for(piped: bool) -> Stdio {
+    if piped { Stdio::piped() } else { Stdio::null() }
+}
+
+fn configure<'a>(
+    cmd: &'a mut Command,
+    env: Vec<(OsString, OsString)>,
+    spec: &ExecSpec,
+    stdin: Stdio,
+) -> &'a mut Command {
     cmd.env_clear()
         .envs(env)
         .current_dir(&spec.cwd)
         .stdin(stdin)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd.process_group(0);
-    cmd.spawn()
+        .stderr(Stdio::piped())
+        .process_group(0)
 }
 
 pub(crate) fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
@@ -213,12 +247,7 @@ pub(crate) fn run_inner<S: Sink + ?Sized>(
         drain_cut_short: false,
         stopped_by_sink: false,
     };
-    let stdin = if stdin_pipe {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    };
-    let mut child = match spawn(spec, &marker, stdin, false) {
+    let mut child = match spawn(spec, &marker, stdin_pipe, false) {
         Ok(child) => child,
         Err(e) => {
             outcome.spawn_error = Some(spawn_error_text(&spec.program, &e));

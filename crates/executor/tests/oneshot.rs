@@ -236,3 +236,37 @@ async fn dropping_the_future_ends_the_group() {
     assert_eq!(pids.pids().len(), 1);
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
+
+#[test]
+fn plain_commands_run_without_a_shell_and_see_their_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sink = OutputSink::new(SinkConfig::default(), None);
+    let outcome = run(
+        &ExecSpec::shell("env", dir.path()),
+        &mut sink,
+        &CancelToken::new(),
+    );
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
+    let text = sink.finish_capture().view.text;
+    assert!(
+        text.lines()
+            .any(|l| l == format!("PWD={}", dir.path().display())),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("AGENT_EXEC_CALL=")),
+        "{text}"
+    );
+}
+
+#[test]
+fn unknown_plain_command_is_the_shells_127() {
+    let pids = PidFile::new();
+    let (outcome, capture) = exec(&spec("definitely-not-a-command-xyz --flag", &pids));
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(127)));
+    assert!(
+        capture.view.text.contains("command not found"),
+        "{}",
+        capture.view.text
+    );
+}

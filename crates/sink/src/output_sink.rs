@@ -184,7 +184,13 @@ impl OutputSink {
         };
         let mut warnings = Vec::new();
         if config.direction == Direction::Smart
-            && let Err(e) = config.salient.compile()
+            && config
+                .salient
+                .patterns
+                .iter()
+                .map(String::as_str)
+                .ne(crate::salient::DEFAULT_PATTERNS.iter().copied())
+            && let Err(e) = config.salient.compiled()
         {
             warnings.push(format!(
                 "salient patterns do not compile, none will match: {e}"

@@ -12,6 +12,7 @@
 //! never depends on how the stream was chunked.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Mutex;
 
 use regex::bytes::Regex;
 
@@ -76,6 +77,24 @@ impl Default for SalientConfig {
 }
 
 impl SalientConfig {
+    /// The compiled patterns, cached per pattern set for the life of the process: compiling
+    /// them costs about a millisecond, far more than a small command's whole capture.
+    pub(crate) fn compiled(&self) -> Result<Regex, regex::Error> {
+        static CACHE: Mutex<Vec<(Vec<String>, Regex)>> = Mutex::new(Vec::new());
+        let mut cache = CACHE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, r)) = cache.iter().find(|(p, _)| *p == self.patterns) {
+            return Ok(r.clone());
+        }
+        let regex = self.compile()?;
+        if cache.len() >= 16 {
+            cache.remove(0);
+        }
+        cache.push((self.patterns.clone(), regex.clone()));
+        Ok(regex)
+    }
+
     /// Compiles the patterns into one regex.
     pub(crate) fn compile(&self) -> Result<Regex, regex::Error> {
         let joined = self
@@ -112,7 +131,8 @@ pub(crate) struct Group {
 #[derive(Debug)]
 pub(crate) struct SalientTracker {
     cfg: SalientConfig,
-    regex: Option<Regex>,
+    /// Compiled on the first complete line: a command with no output never pays for it.
+    regex: Option<Option<Regex>>,
     budget: usize,
     head_cap: usize,
     tail_cap: usize,
@@ -144,11 +164,9 @@ fn push_capped(buf: &mut Vec<u8>, bytes: &[u8], limit: usize) {
 
 impl SalientTracker {
     pub(crate) fn new(cfg: SalientConfig, budget: usize, head_cap: usize, tail_cap: usize) -> Self {
-        // Bad patterns were rejected when the sink was built; an empty set matches nothing.
-        let regex = cfg.compile().ok();
         SalientTracker {
             cfg,
-            regex,
+            regex: None,
             budget,
             head_cap,
             tail_cap,
@@ -165,9 +183,18 @@ impl SalientTracker {
         self.budget
     }
 
-    fn is_match(&self, line: &[u8]) -> bool {
+    /// The regex, compiled on first use; patterns that do not compile match nothing (the sink
+    /// reports them as a warning).
+    fn regex(&mut self) -> Option<&Regex> {
+        if self.regex.is_none() {
+            self.regex = Some(self.cfg.compiled().ok());
+        }
+        self.regex.as_ref().and_then(Option::as_ref)
+    }
+
+    fn is_match(&mut self, line: &[u8]) -> bool {
         let line = &line[..line.len().min(MATCH_CAP)];
-        self.regex.as_ref().is_some_and(|r| r.is_match(line))
+        self.regex().is_some_and(|r| r.is_match(line))
     }
 
     /// Gives the last salient line its after-context.
@@ -239,7 +266,8 @@ impl SalientTracker {
             self.fill_after(&region[..line_end(0)]);
         }
         let mut hits = Vec::new();
-        if let Some(regex) = &self.regex {
+        let regex = self.regex().cloned();
+        if let Some(regex) = &regex {
             let mut at = 0;
             while at < region.len() {
                 let Some(m) = regex.find_at(region, at) else {

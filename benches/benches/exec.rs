@@ -1,0 +1,121 @@
+//! One call end to end, against the physical limits measured in the same run
+//! (`performance.md`):
+//! - library `run` of `true` vs std `Command::new("bash").args(["-c", "true"]).output()`
+//!   (target ≤ 1.10×);
+//! - `agent-exec run -- true` vs `bash -c true` as whole processes (target ≤ 1.5×);
+//! - ingest of a fast producer (`head -c N /dev/zero`, and `yes`) vs the same into
+//!   `cat > /dev/null` (target ≥ 0.8× of its speed).
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use agent_exec_executor::{CancelToken, ExecSpec, run};
+use agent_exec_sink::{OutputSink, SinkConfig};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+fn agent_exec_binary() -> PathBuf {
+    // Benches run from target/<profile>/deps; the binary sits one level up.
+    let exe = std::env::current_exe().expect("bench path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    dir.join("agent-exec")
+}
+
+fn one_call(c: &mut Criterion) {
+    let _ = agent_exec_executor::containment::become_subreaper();
+    let mut group = c.benchmark_group("one_call_true");
+    group.bench_function("std_command_bash_c_true", |b| {
+        b.iter(|| {
+            black_box(
+                Command::new("bash")
+                    .args(["-c", "true"])
+                    .output()
+                    .expect("bash"),
+            )
+        });
+    });
+    let spec = ExecSpec::shell("true", std::env::temp_dir());
+    group.bench_function("agent_exec_library_run", |b| {
+        b.iter(|| {
+            let mut sink = OutputSink::new(SinkConfig::default(), None);
+            let outcome = run(&spec, &mut sink, &CancelToken::new());
+            black_box((outcome, sink.finish_capture().totals))
+        });
+    });
+    group.finish();
+
+    let bin = agent_exec_binary();
+    if bin.is_file() {
+        let artifacts = tempfile::tempdir().expect("tempdir");
+        let mut group = c.benchmark_group("whole_process_true");
+        group.bench_function("bash_c_true", |b| {
+            b.iter(|| {
+                Command::new("bash")
+                    .args(["-c", "true"])
+                    .stdout(Stdio::null())
+                    .status()
+                    .expect("bash")
+            });
+        });
+        group.bench_function("agent_exec_run_true", |b| {
+            b.iter(|| {
+                Command::new(&bin)
+                    .args(["run", "--", "true"])
+                    .env("AGENT_EXEC_ARTIFACTS", artifacts.path())
+                    .stdout(Stdio::null())
+                    .status()
+                    .expect("agent-exec")
+            });
+        });
+        group.finish();
+    } else {
+        eprintln!(
+            "skipping whole-process bench: build {} first (cargo build --release -p agent-exec)",
+            bin.display()
+        );
+    }
+}
+
+fn ingest(c: &mut Criterion) {
+    let _ = agent_exec_executor::containment::become_subreaper();
+    const BYTES: u64 = 500_000_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store =
+        std::sync::Arc::new(agent_exec_sink::ArtifactStore::open(dir.path()).expect("store"));
+    for (name, producer) in [
+        ("zeros", format!("head -c {BYTES} /dev/zero")),
+        ("yes", format!("yes | head -c {BYTES}")),
+    ] {
+        let mut group = c.benchmark_group(format!("ingest_{name}"));
+        group.sample_size(10);
+        group.throughput(Throughput::Bytes(BYTES));
+        group.bench_function("cat_to_dev_null", |b| {
+            b.iter(|| {
+                Command::new("bash")
+                    .args(["-c", &format!("{producer} | cat > /dev/null")])
+                    .status()
+                    .expect("bash")
+            });
+        });
+        let spec = ExecSpec::shell(producer.clone(), std::env::temp_dir());
+        group.bench_function("agent_exec_sink", |b| {
+            b.iter(|| {
+                let mut sink = OutputSink::new(SinkConfig::default(), None);
+                black_box(run(&spec, &mut sink, &CancelToken::new()));
+                black_box(sink.finish_capture().totals)
+            });
+        });
+        group.bench_function("agent_exec_sink_with_spill", |b| {
+            b.iter(|| {
+                let mut sink = OutputSink::new(SinkConfig::default(), Some(store.clone()));
+                black_box(run(&spec, &mut sink, &CancelToken::new()));
+                if let Some(a) = sink.finish_capture().artifact {
+                    let _ = std::fs::remove_file(a.path);
+                }
+            });
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, one_call, ingest);
+criterion_main!(benches);
