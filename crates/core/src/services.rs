@@ -214,32 +214,6 @@ impl Services {
         let mut slot = lock(&slot);
         slot.last_used = Instant::now();
         let mut notes = Vec::new();
-        let alive = slot.session.as_mut().is_some_and(Session::is_alive);
-        if !alive {
-            if let Some(note) = slot.restart_note.take() {
-                notes.push(format!("[session restarted: {note}]"));
-            } else if slot.session.is_some() {
-                notes.push("[session restarted: the shell had ended]".to_owned());
-            }
-            let config = SessionConfig {
-                extra_env: validated.env.clone(),
-                rc_snapshot: self.rc_snapshot(),
-                ..self.session_config.clone()
-            };
-            let cwd = if slot.session.is_some() || slot.cwd.is_dir() {
-                slot.cwd.clone()
-            } else {
-                start_cwd.clone()
-            };
-            match Session::start(&config, &cwd) {
-                Ok(s) => slot.session = Some(s),
-                Err(e) => {
-                    let mut d = Details::empty(Outcome::SpawnFailed, cwd.display().to_string());
-                    d.session = Some(name.clone());
-                    return ToolResult::new(format!("failed to start a session shell: {e}"), d);
-                }
-            }
-        }
         let mut command = match target {
             Target::Shell(c) => c.clone(),
             Target::Program(p, args) => std::iter::once(p)
@@ -254,10 +228,13 @@ impl Services {
                 shell_quote(&cwd.display().to_string())
             );
         }
-        let mut sink = OutputSink::new(
-            tool.sink_config(shaping.head, shaping.tail),
-            tool.store.clone(),
-        );
+        let sink_config = tool.sink_config(shaping.head, shaping.tail);
+        if let Err(e) = self.ensure_shell(&mut slot, validated, &start_cwd, &mut notes) {
+            let mut d = Details::empty(Outcome::SpawnFailed, start_cwd.display().to_string());
+            d.session = Some(name.clone());
+            return ToolResult::new(format!("failed to start a session shell: {e}"), d);
+        }
+        let mut sink = OutputSink::new(sink_config, tool.store.clone());
         let session = slot.session.as_mut().expect("started above");
         let outcome = session.run(
             &command,
@@ -292,6 +269,36 @@ impl Services {
                 ..shaping
             },
         )
+    }
+
+    /// Starts the slot's shell if it has none (or it died), noting a restart.
+    fn ensure_shell(
+        &self,
+        slot: &mut Slot,
+        validated: &Validated,
+        start_cwd: &PathBuf,
+        notes: &mut Vec<String>,
+    ) -> std::io::Result<()> {
+        if slot.session.as_mut().is_some_and(Session::is_alive) {
+            return Ok(());
+        }
+        if let Some(note) = slot.restart_note.take() {
+            notes.push(format!("[session restarted: {note}]"));
+        } else if slot.session.is_some() {
+            notes.push("[session restarted: the shell had ended]".to_owned());
+        }
+        let config = SessionConfig {
+            extra_env: validated.env.clone(),
+            rc_snapshot: self.rc_snapshot(),
+            ..self.session_config.clone()
+        };
+        let cwd = if slot.session.is_some() || slot.cwd.is_dir() {
+            slot.cwd.clone()
+        } else {
+            start_cwd.clone()
+        };
+        slot.session = Some(Session::start(&config, &cwd)?);
+        Ok(())
     }
 
     /// Closes a session. Returns whether it existed.

@@ -68,6 +68,8 @@ fn output_comes_back_exact() {
     assert_eq!(r.text(), "no newline");
     let r = exec(&tool, "s", "printf 'S 0 /tmp\\nE\\n'");
     assert_eq!(r.text(), "S 0 /tmp\nE\n");
+    let r = exec(&tool, "s", "echo 'héllo wörld ✓'");
+    assert_eq!(r.text(), "héllo wörld ✓\n");
     let r = exec(&tool, "s", "printf '\\000\\377\\001abc'");
     assert_eq!(r.details.stdout_bytes, 6);
     assert_eq!(r.text(), "\u{fffd}abc");
@@ -257,4 +259,59 @@ fn closing_a_session_ends_its_shell() {
         tool.session_close("s").details.outcome,
         Outcome::InvalidRequest
     );
+}
+
+#[test]
+fn closing_the_sessions_own_descriptors_never_breaks_later_calls() {
+    let (_dir, tool) = tool_with(|_| {});
+    for breaker in [
+        "exec 250>&-",
+        "exec 251>&-",
+        "exec 252<&-",
+        "exec 254>&-",
+        "exec 250>&- 251>&- 2>&-",
+    ] {
+        exec(&tool, "s", "export AE_Z=1");
+        let r = exec(&tool, "s", &format!("{breaker}; echo ran"));
+        assert!(r.text().starts_with("ran\n"), "{breaker}: {}", r.text());
+        // Either the shell could restore its descriptors and goes on, or it ended and the next
+        // call runs in a fresh shell that says so; the next command is never lost.
+        let r = exec(&tool, "s", "echo \"next z=$AE_Z\"; echo err >&2");
+        let restarted = r.text().contains(
+            "[session restarted: a command closed or redirected the session's own descriptors]",
+        );
+        let expected = if restarted {
+            "next z=\nerr\n"
+        } else {
+            "next z=1\nerr\n"
+        };
+        assert!(r.text().starts_with(expected), "{breaker}: {}", r.text());
+        assert_eq!(
+            r.details.outcome,
+            Outcome::Success,
+            "{breaker}: {}",
+            r.text()
+        );
+    }
+    // Descriptors the driver does not use are the command's to play with.
+    exec(&tool, "s", "export AE_Z=2");
+    assert_eq!(
+        exec(&tool, "s", "exec 3>&- 4>&- 5>/dev/null; echo fine").text(),
+        "fine\n"
+    );
+    assert_eq!(exec(&tool, "s", "echo $AE_Z").text(), "2\n");
+}
+
+#[test]
+fn shadowing_builtins_does_not_break_the_session() {
+    let (_dir, tool) = tool_with(|_| {});
+    exec(
+        &tool,
+        "s",
+        "printf() { :; }; jobs() { :; }; read() { :; }; eval() { :; }",
+    );
+    assert_eq!(exec(&tool, "s", "echo still works").text(), "still works\n");
+    let r = exec(&tool, "s", "break; echo after break");
+    assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
+    assert!(!r.text().contains("session restarted"), "{}", r.text());
 }

@@ -55,6 +55,28 @@ impl<'a, S: Sink + ?Sized> Pump<'a, S> {
         }
     }
 
+    /// A pump over descriptors that are already non-blocking (a session's long-lived pipes).
+    /// `buf` is a read buffer to reuse (empty: allocated on first data).
+    pub(crate) fn prepared(
+        stdout: Option<RawFd>,
+        stderr: Option<RawFd>,
+        sink: &'a mut S,
+        buf: Vec<u8>,
+    ) -> Self {
+        Pump {
+            fds: [stdout, stderr],
+            sink,
+            buf,
+            stopped: false,
+            last_data: Instant::now(),
+        }
+    }
+
+    /// The read buffer, for the next pump over the same pipes.
+    pub(crate) fn take_buf(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+
     pub(crate) fn fds(&self) -> [Option<RawFd>; 2] {
         self.fds
     }
@@ -69,6 +91,10 @@ impl<'a, S: Sink + ?Sized> Pump<'a, S> {
             let Some(fd) = self.fds[i] else { continue };
             if !ready[i] {
                 continue;
+            }
+            if self.buf.is_empty() {
+                // Allocated on first use: a session round trip with no output never needs it.
+                self.buf = vec![0; READ_SIZE];
             }
             let sink = &mut *self.sink;
             let stopped = &mut self.stopped;

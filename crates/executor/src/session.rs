@@ -1,8 +1,11 @@
 //! Persistent shell sessions: cwd, exports, functions, aliases and options persist between calls.
 //!
 //! A session is `bash --noprofile --norc -c DRIVER` in its own process group, with stdout and
-//! stderr on pipes to us plus two more pipes: a **control pipe** (fd 3: we write, the shell
-//! reads) and a **status pipe** (fd 4: the shell writes, we read). Commands arrive out of band
+//! stderr on pipes to us plus two more pipes: a **control pipe** (passed as fd 3, moved to the
+//! driver's stdin: we write, the shell reads) and a **status pipe** (passed as fd 4, moved to the
+//! driver's stdout: the shell writes, we read). Keeping them on 0 and 1 spares the driver a
+//! redirection per read and per status line; a command itself always runs with stdin
+//! `/dev/null` and its output on the pipes to us (fds 252, 250, 251). Commands arrive out of band
 //! as `LEN\n` + LEN bytes, are `eval`ed with `</dev/null >&250 2>&251`, and the status comes
 //! back out of band on the status pipe. Output therefore never carries markers: binary output,
 //! output without a final newline or output that looks like a marker comes back exact.
@@ -25,18 +28,27 @@ use crate::oneshot::{ExecOutcome, ExitStatus, exit_status};
 use crate::pump::{DrainLimits, Pump};
 use crate::sys;
 
-const DRIVER: &str = r#"exec 250>&1 251>&2 1>/dev/null 2>/dev/null
+const DRIVER: &str = r#"exec 250>&1 251>&2 252</dev/null 253<&3 254>&4 3<&- 4>&- 0<&252 2>/dev/null
 shopt -s expand_aliases 2>/dev/null
-[ -n "$AGENT_EXEC_RC_SNAPSHOT" ] && [ -r "$AGENT_EXEC_RC_SNAPSHOT" ] && . "$AGENT_EXEC_RC_SNAPSHOT"
+[ -n "$AGENT_EXEC_RC_SNAPSHOT" ] && [ -r "$AGENT_EXEC_RC_SNAPSHOT" ] && . "$AGENT_EXEC_RC_SNAPSHOT" >/dev/null 2>&1
 unset AGENT_EXEC_RC_SNAPSHOT
-while IFS= builtin read -r __agent_exec_len <&3; do
-  LC_ALL=C IFS= builtin read -r -N "$__agent_exec_len" __agent_exec_cmd <&3
-  for __agent_exec_once in 1; do builtin eval "$__agent_exec_cmd"; done </dev/null >&250 2>&251
+exec 2>&251
+__agent_exec_bg=$!
+while IFS= builtin read -r -u 253 __agent_exec_len; do
+  if [ "${__agent_exec_len:0:1}" = A ]; then
+    IFS= builtin read -r -u 253 -N "${__agent_exec_len:1}" __agent_exec_cmd
+  else
+    LC_ALL=C IFS= builtin read -r -u 253 -N "${__agent_exec_len:1}" __agent_exec_cmd
+  fi
+  for __agent_exec_once in 1; do builtin eval "$__agent_exec_cmd"; done
   __agent_exec_status=$?
-  { : >&250 && : >&251 && : >&4; } 2>/dev/null || builtin exit 250
-  builtin printf 'S %s %s\n' "$__agent_exec_status" "$PWD" >&4
-  builtin jobs -p >&4
-  builtin printf 'E\n' >&4
+  exec 0<&252 1>&250 2>&251 || builtin exit 249
+  if [ "$!" = "$__agent_exec_bg" ]; then
+    builtin printf 'S %s %s\n' "$__agent_exec_status" "$PWD" >&254 || builtin exit 249
+  else
+    __agent_exec_bg=$!
+    { builtin printf 'J %s %s\n' "$__agent_exec_status" "$PWD"; builtin jobs -p; builtin printf 'E\n'; } >&254 || builtin exit 249
+  fi
 done
 "#;
 
@@ -68,6 +80,8 @@ pub struct Session {
     cwd: PathBuf,
     prefix: Option<String>,
     status_buf: Vec<u8>,
+    /// The output read buffer, kept between calls.
+    read_buf: Vec<u8>,
 }
 
 /// The outcome of one command in a session.
@@ -129,6 +143,9 @@ impl Session {
         for fd in [&stdout, &stderr, &status_r] {
             sys::set_nonblocking(fd.as_raw_fd())?;
         }
+        for fd in [&stdout, &stderr] {
+            sys::grow_pipe(fd.as_raw_fd(), 1 << 20);
+        }
         let pgid = child.id() as i32;
         containment::supervise_pid(pgid);
         Ok(Session {
@@ -142,6 +159,7 @@ impl Session {
             cwd: cwd.to_path_buf(),
             prefix: config.prefix.clone(),
             status_buf: Vec::new(),
+            read_buf: Vec::new(),
         })
     }
 
@@ -176,10 +194,11 @@ impl Session {
             drain_cut_short: false,
             stopped_by_sink: false,
         };
-        let mut pump = Pump::new(
+        let mut pump = Pump::prepared(
             Some(self.stdout.as_raw_fd()),
             Some(self.stderr.as_raw_fd()),
             sink,
+            std::mem::take(&mut self.read_buf),
         );
         // Output left by an earlier command's background processes is not this command's.
         pump.discard_now();
@@ -187,7 +206,11 @@ impl Session {
             Some(p) => format!("{p} {command}"),
             None => command.to_owned(),
         };
-        let mut frame = format!("{}\n", full.len()).into_bytes();
+        // `A`: plain ASCII, whose length in characters is its length in bytes in any locale.
+        // `B`: anything else, read with `LC_ALL=C` so the count is in bytes (that switch of
+        // locale costs a round trip, so ASCII commands skip it).
+        let kind = if full.is_ascii() { 'A' } else { 'B' };
+        let mut frame = format!("{kind}{}\n", full.len()).into_bytes();
         frame.extend_from_slice(full.as_bytes());
         self.status_buf.clear();
         if sys::write_all(&self.control, &frame).is_err() {
@@ -251,6 +274,7 @@ impl Session {
         }
         let _ = drain;
         pump.finish();
+        self.read_buf = pump.take_buf();
         exec.status = Some(ExitStatus::Exited(code));
         self.cwd = cwd;
         exec.duration = start.elapsed();
@@ -298,8 +322,8 @@ impl Session {
         containment::release_pid(self.pgid);
         let why = if why.is_empty() {
             match status {
-                Some(ExitStatus::Exited(250)) => {
-                    "the command closed or redirected the session's own descriptors".to_owned()
+                Some(ExitStatus::Exited(249)) => {
+                    "a command closed or redirected the session's own descriptors".to_owned()
                 }
                 Some(ExitStatus::Exited(c)) => format!("the shell exited with code {c}"),
                 Some(ExitStatus::Signaled(s)) => {
@@ -365,19 +389,22 @@ enum StatusRead {
     Eof,
 }
 
-/// Parses `S <status> <pwd>\n` + `<pid>\n`* + `E\n`.
+/// Parses `S <status> <pwd>\n`, or `J <status> <pwd>\n` + `<pid>\n`* + `E\n` when the command
+/// left background jobs.
 fn parse_status(buf: &[u8]) -> Option<(i32, PathBuf, Vec<i32>)> {
     let text = std::str::from_utf8(buf).ok()?;
-    if !text.ends_with("E\n") {
-        return None;
-    }
-    let mut lines = text.lines();
-    let first = lines.next()?.strip_prefix("S ")?;
-    let (code, pwd) = first.split_once(' ')?;
-    let jobs = lines
-        .filter(|l| *l != "E")
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
+    let (head, rest) = text.split_once('\n')?;
+    let (kind, fields) = head.split_at_checked(2)?;
+    let (code, pwd) = fields.split_once(' ')?;
+    let jobs = match kind {
+        "S " => Vec::new(),
+        "J " if rest.ends_with("E\n") => rest
+            .lines()
+            .filter(|l| *l != "E")
+            .filter_map(|l| l.trim().parse().ok())
+            .collect(),
+        _ => return None,
+    };
     Some((code.parse().ok()?, PathBuf::from(pwd), jobs))
 }
 
@@ -414,7 +441,7 @@ pub fn rc_snapshot(shell: &Path, cache_dir: &Path) -> std::io::Result<PathBuf> {
 impl<S: Sink + ?Sized> Pump<'_, S> {
     /// Reads and drops whatever is waiting on the pipes.
     pub(crate) fn discard_now(&mut self) {
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = [0u8; 4096];
         for fd in self.fds().into_iter().flatten() {
             let _ = sys::read_available(fd, &mut buf, 64, |_| {});
         }
