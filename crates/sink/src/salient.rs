@@ -128,11 +128,20 @@ pub(crate) struct Group {
     pub(crate) salient: u64,
 }
 
+/// A regex compiled on first use.
+#[derive(Debug)]
+enum Lazy {
+    NotYet,
+    Ready(Regex),
+    /// The patterns do not compile (reported by the sink): nothing matches.
+    Invalid,
+}
+
 #[derive(Debug)]
 pub(crate) struct SalientTracker {
     cfg: SalientConfig,
     /// Compiled on the first complete line: a command with no output never pays for it.
-    regex: Option<Option<Regex>>,
+    regex: Lazy,
     budget: usize,
     head_cap: usize,
     tail_cap: usize,
@@ -166,7 +175,7 @@ impl SalientTracker {
     pub(crate) fn new(cfg: SalientConfig, budget: usize, head_cap: usize, tail_cap: usize) -> Self {
         SalientTracker {
             cfg,
-            regex: None,
+            regex: Lazy::NotYet,
             budget,
             head_cap,
             tail_cap,
@@ -186,10 +195,13 @@ impl SalientTracker {
     /// The regex, compiled on first use; patterns that do not compile match nothing (the sink
     /// reports them as a warning).
     fn regex(&mut self) -> Option<&Regex> {
-        if self.regex.is_none() {
-            self.regex = Some(self.cfg.compiled().ok());
+        if matches!(self.regex, Lazy::NotYet) {
+            self.regex = self.cfg.compiled().map_or(Lazy::Invalid, Lazy::Ready);
         }
-        self.regex.as_ref().and_then(Option::as_ref)
+        match &self.regex {
+            Lazy::Ready(r) => Some(r),
+            _ => None,
+        }
     }
 
     fn is_match(&mut self, line: &[u8]) -> bool {
