@@ -276,7 +276,7 @@ impl Services {
         &self,
         slot: &mut Slot,
         validated: &Validated,
-        start_cwd: &PathBuf,
+        start_cwd: &std::path::Path,
         notes: &mut Vec<String>,
     ) -> std::io::Result<()> {
         if slot.session.as_mut().is_some_and(Session::is_alive) {
@@ -295,7 +295,7 @@ impl Services {
         let cwd = if slot.session.is_some() || slot.cwd.is_dir() {
             slot.cwd.clone()
         } else {
-            start_cwd.clone()
+            start_cwd.to_path_buf()
         };
         slot.session = Some(Session::start(&config, &cwd)?);
         Ok(())
