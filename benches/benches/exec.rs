@@ -43,6 +43,28 @@ fn one_call(c: &mut Criterion) {
     });
     group.finish();
 
+    // A command that needs the shell, so both sides start bash.
+    let mut group = c.benchmark_group("one_call_shell");
+    group.bench_function("std_command_bash_c", |b| {
+        b.iter(|| {
+            black_box(
+                Command::new("bash")
+                    .args(["-c", ":; true"])
+                    .output()
+                    .expect("bash"),
+            )
+        });
+    });
+    let spec = ExecSpec::shell(":; true", std::env::temp_dir());
+    group.bench_function("agent_exec_library_run", |b| {
+        b.iter(|| {
+            let mut sink = OutputSink::new(SinkConfig::default(), None);
+            let outcome = run(&spec, &mut sink, &CancelToken::new());
+            black_box((outcome, sink.finish_capture().totals))
+        });
+    });
+    group.finish();
+
     let bin = agent_exec_binary();
     if bin.is_file() {
         let artifacts = tempfile::tempdir().expect("tempdir");

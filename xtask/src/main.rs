@@ -10,6 +10,114 @@ fn cargo(args: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Mean time (ns) of a criterion benchmark from its saved estimates.
+fn mean_ns(group: &str, bench: &str) -> Option<f64> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/criterion");
+    let path = root
+        .join(group)
+        .join(bench.replace('/', "_"))
+        .join("new/estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    // {"mean":{"confidence_interval":{...},"point_estimate":X, ...
+    let mean = &text[text.find("\"mean\"")?..];
+    let at = mean.find("\"point_estimate\":")? + "\"point_estimate\":".len();
+    let end = mean[at..].find([',', '}'])?;
+    mean[at..at + end].parse().ok()
+}
+
+/// One table of ratios against the limits of `performance.md`, from the last bench run.
+fn print_ratios() {
+    let r = |a: (&str, &str), b: (&str, &str)| Some(mean_ns(a.0, a.1)? / mean_ns(b.0, b.1)?);
+    let fmt = |x: Option<f64>| x.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.2}"));
+    println!("\n| measure | ratio | target |");
+    println!("|---|---:|---|");
+    let rows: Vec<(&str, Option<f64>, &str)> = vec![
+        (
+            "library `run` of `true` / std `bash -c true` `.output()`",
+            r(
+                ("one_call_true", "agent_exec_library_run"),
+                ("one_call_true", "std_command_bash_c_true"),
+            ),
+            "<= 1.10",
+        ),
+        (
+            "library `run` of `:; true` (needs the shell) / std `bash -c ':; true'`",
+            r(
+                ("one_call_shell", "agent_exec_library_run"),
+                ("one_call_shell", "std_command_bash_c"),
+            ),
+            "<= 1.10",
+        ),
+        (
+            "`agent-exec run -- true` / `bash -c true` (whole processes)",
+            r(
+                ("whole_process_true", "agent_exec_run_true"),
+                ("whole_process_true", "bash_c_true"),
+            ),
+            "<= 1.5",
+        ),
+        (
+            "ingest speed, zeros: agent-exec / `cat > /dev/null`",
+            r(
+                ("ingest_zeros", "cat_to_dev_null"),
+                ("ingest_zeros", "agent_exec_sink"),
+            ),
+            ">= 0.8",
+        ),
+        (
+            "ingest speed, zeros, with spill / `cat > /dev/null`",
+            r(
+                ("ingest_zeros", "cat_to_dev_null"),
+                ("ingest_zeros", "agent_exec_sink_with_spill"),
+            ),
+            ">= 0.8",
+        ),
+        (
+            "ingest speed, `yes`: agent-exec / `cat > /dev/null`",
+            r(
+                ("ingest_yes", "cat_to_dev_null"),
+                ("ingest_yes", "agent_exec_sink"),
+            ),
+            ">= 0.8",
+        ),
+        (
+            "session round trip / raw bash pipe round trip",
+            r(
+                ("session_round_trip_true", "agent_exec_session"),
+                ("session_round_trip_true", "raw_bash_pipe"),
+            ),
+            "<= 2",
+        ),
+        (
+            "fresh `bash -c true` / session round trip (speed-up)",
+            r(
+                ("session_round_trip_true", "fresh_bash_c_true"),
+                ("session_round_trip_true", "agent_exec_session"),
+            ),
+            ">= 20",
+        ),
+    ];
+    for (name, ratio, target) in rows {
+        println!("| {name} | {} | {target} |", fmt(ratio));
+    }
+    for (label, bench) in [
+        ("plain/tail", "plain_tail"),
+        ("plain/smart", "plain_smart"),
+        ("plain/tail_spill", "plain_tail_spill"),
+    ] {
+        // 16 MiB per iteration.
+        let gbs = mean_ns("sink_push_64k", bench).map(|ns| 16.0 * 1024.0 * 1024.0 / ns);
+        println!(
+            "| `OutputSink::push`, 64 KiB chunks, {label} (GB/s) | {} | >= 5 |",
+            fmt(gbs)
+        );
+    }
+    for case in ["simple", "typical", "git", "evasion", "script"] {
+        let us = mean_ns("policy", &format!("permissive/{case}")).map(|ns| ns / 1000.0);
+        println!("| policy verdict, {case} (µs) | {} | <= 100 |", fmt(us));
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let ok = match args.first().map(String::as_str) {
@@ -26,9 +134,25 @@ fn main() -> ExitCode {
                 && cargo(&["test", "--workspace"])
         }
         Some("bench") => {
-            let mut a = vec!["bench", "-p", "agent-exec-benches"];
-            a.extend(args[1..].iter().map(String::as_str));
-            cargo(&a)
+            let quick = ["--", "--warm-up-time", "1", "--measurement-time", "3"];
+            cargo(&["build", "--release", "-p", "agent-exec"])
+                && {
+                    let mut a = vec!["bench", "-p", "agent-exec-benches"];
+                    if args.len() > 1 {
+                        a.extend(args[1..].iter().map(String::as_str));
+                    } else {
+                        a.extend(quick);
+                    }
+                    cargo(&a)
+                }
+                && {
+                    print_ratios();
+                    true
+                }
+        }
+        Some("ratios") => {
+            print_ratios();
+            true
         }
         Some("corpus") => {
             let mut a = vec![
@@ -66,7 +190,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | bench [FILTER] | corpus [MAX_BYTES] | fuzz [sink|normalize|policy]"
+                "usage: cargo xtask ci | bench [-- CRITERION ARGS] | ratios | corpus [MAX_BYTES] | fuzz [sink|normalize|policy]"
             );
             false
         }
