@@ -137,7 +137,7 @@ fn main() -> ExitCode {
             let quick = ["--", "--warm-up-time", "1", "--measurement-time", "3"];
             cargo(&["build", "--release", "-p", "agent-exec"])
                 && {
-                    let mut a = vec!["bench", "-p", "agent-exec-benches"];
+                    let mut a = vec!["bench", "-p", "agent-exec-benches", "--benches"];
                     if args.len() > 1 {
                         a.extend(args[1..].iter().map(String::as_str));
                     } else {

@@ -329,8 +329,10 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
     };
     let cancel = CancelToken::new();
     install_cancel_handlers(cancel.clone());
-    let progress = (std::io::stderr().is_terminal() && !args.json).then(progress_thread);
-    let result = tool.execute(&request, &cancel);
+    let bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress =
+        (std::io::stderr().is_terminal() && !args.json).then(|| progress_thread(bytes.clone()));
+    let result = tool.execute_observed(&request, &cancel, &bytes);
     if let Some((done, handle)) = progress {
         done.cancel();
         let _ = handle.join();
@@ -338,8 +340,11 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
     Ok(print_result(&result, args.json))
 }
 
-/// On a terminal, after a second, shows the elapsed time on stderr until the command ends.
-fn progress_thread() -> (CancelToken, std::thread::JoinHandle<()>) {
+/// On a terminal, after a second, shows the elapsed time and the output so far on stderr until
+/// the command ends.
+fn progress_thread(
+    bytes: Arc<std::sync::atomic::AtomicU64>,
+) -> (CancelToken, std::thread::JoinHandle<()>) {
     let done = CancelToken::new();
     let d = done.clone();
     let handle = std::thread::spawn(move || {
@@ -350,7 +355,11 @@ fn progress_thread() -> (CancelToken, std::thread::JoinHandle<()>) {
             std::thread::sleep(std::time::Duration::from_millis(200));
             let secs = start.elapsed().as_secs_f64();
             if secs >= 1.0 && !d.is_cancelled() {
-                let msg = format!("running… {secs:.0}s");
+                let so_far = bytes.load(std::sync::atomic::Ordering::Relaxed);
+                let msg = format!(
+                    "running… {secs:.0}s, {} of output",
+                    agent_exec_sink::format_size(so_far)
+                );
                 if colour {
                     eprint!("\r\x1b[2m{msg}\x1b[0m\x1b[K");
                 } else {
@@ -360,7 +369,7 @@ fn progress_thread() -> (CancelToken, std::thread::JoinHandle<()>) {
             }
         }
         if shown {
-            eprint!("\r{}\r", " ".repeat(20));
+            eprint!("\r{}\r", " ".repeat(48));
         }
     });
     (done, handle)

@@ -610,3 +610,24 @@ fn mcp_lists_and_calls_the_tools() {
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
 }
+
+/// The whole JSON result, snapshotted with paths, pids and durations filtered.
+fn json_snapshot(args: &[&str]) -> String {
+    let (code, out, err) = run(args);
+    format!("exit: {code}\n--- stdout\n{out}--- stderr\n{err}")
+}
+
+#[test]
+fn json_results_snapshot() {
+    insta::with_settings!({filters => vec![
+        (r#""duration_ms": \d+"#, r#""duration_ms": "[ms]""#),
+        (r#""cwd": "[^"]*""#, r#""cwd": "[cwd]""#),
+        (r#"artifact://\d+"#, "artifact://[id]"),
+        (r#""artifact_id": "\d+""#, r#""artifact_id": "[id]""#),
+    ]}, {
+        insta::assert_snapshot!("exit_nonzero", json_snapshot(&["run", "--json", "--", "echo out; echo err >&2; exit 3"]));
+        insta::assert_snapshot!("timeout", json_snapshot(&["run", "--json", "-t", "1", "--", "echo started; sleep 30"]));
+        insta::assert_snapshot!("truncated_tail", json_snapshot(&["run", "--json", "--max-bytes", "10", "--", "seq 1 1000"]));
+        insta::assert_snapshot!("denied", json_snapshot(&["run", "--json", "--", "rm -rf ~"]));
+    });
+}

@@ -2,12 +2,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_exec_executor::{CancelToken, ExecOutcome, ExecSpec, ExitStatus, Program, signal_name};
 use agent_exec_normalize::{apply_head_tail, is_diff_command, merge_limits, normalize};
 use agent_exec_policy::{Context, Decision, Policy, Verdict};
 use agent_exec_sink::{
-    ArtifactStore, Capture, Direction, OutputSink, SinkConfig, TruncatedBy, View,
+    ArtifactStore, Capture, Direction, OutputSink, Sink, SinkConfig, Stream, TruncatedBy, View,
 };
 
 use crate::config::Config;
@@ -84,6 +85,17 @@ impl Tool {
 
     /// Runs one request to the end. Blocks the calling thread; `cancel` ends it early.
     pub fn execute(&self, request: &Request, cancel: &CancelToken) -> ToolResult {
+        self.execute_observed(request, cancel, &AtomicU64::new(0))
+    }
+
+    /// [`execute`](Self::execute), counting output bytes into `bytes` as they arrive (for live
+    /// progress displays).
+    pub fn execute_observed(
+        &self,
+        request: &Request,
+        cancel: &CancelToken,
+        bytes: &AtomicU64,
+    ) -> ToolResult {
         let validated = match request.validate(&self.config.workdir, self.config.default_timeout) {
             Ok(v) => v,
             Err(e) => return ToolResult::invalid(e.0, self.base_dir()),
@@ -145,10 +157,14 @@ impl Tool {
         sink_config.stop_when_head_full =
             validated.head.is_none() && head.is_some() && tail.is_none();
         let mut sink = OutputSink::new(sink_config, self.store.clone());
+        let mut counted = Counted {
+            inner: &mut sink,
+            bytes,
+        };
         let outcome = if validated.pty {
-            agent_exec_executor::run_pty(&spec, &mut sink, cancel)
+            agent_exec_executor::run_pty(&spec, &mut counted, cancel)
         } else {
-            agent_exec_executor::run(&spec, &mut sink, cancel)
+            agent_exec_executor::run(&spec, &mut counted, cancel)
         };
         let capture = sink.finish_capture();
         self.shape(
@@ -364,6 +380,23 @@ impl Tool {
     /// Ends every session and background job (the server's shutdown).
     pub fn shutdown(&self) {
         self.services.shutdown();
+    }
+}
+
+/// Counts the bytes passing to a sink, for progress displays.
+struct Counted<'a, S> {
+    inner: &'a mut S,
+    bytes: &'a AtomicU64,
+}
+
+impl<S: Sink> Sink for Counted<'_, S> {
+    type Error = S::Error;
+    fn push(&mut self, stream: Stream, chunk: &[u8]) -> Result<bool, S::Error> {
+        self.bytes.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        self.inner.push(stream, chunk)
+    }
+    fn finish(&mut self) -> Result<(), S::Error> {
+        self.inner.finish()
     }
 }
 

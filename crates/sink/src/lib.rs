@@ -27,7 +27,7 @@ mod window;
 
 pub use artifact::{ARTIFACT_SCHEME, ArtifactEntry, ArtifactError, ArtifactStore, Retention};
 pub use output_sink::{ArtifactInfo, Capture, OutputSink, SinkConfig, StreamTotals, Totals};
-pub use salient::{DEFAULT_PATTERNS, MATCH_CAP, SHOW_CAP, SalientConfig};
+pub use salient::{DEFAULT_ANCHORS, DEFAULT_PATTERNS, MATCH_CAP, SHOW_CAP, SalientConfig};
 pub use sanitize::{MAX_STRING_SEQUENCE, sanitize};
 pub use tail_buffer::TailBuffer;
 pub use window::View;

@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
+use aho_corasick::AhoCorasick;
 use regex::bytes::Regex;
 
 /// Bytes of a line that patterns are matched against.
@@ -48,11 +49,39 @@ pub const DEFAULT_PATTERNS: &[&str] = &[
     r"(?i)\bkilled\b",
 ];
 
+/// Substrings of which every match of [`DEFAULT_PATTERNS`] contains at least one, in lower,
+/// Capitalized or UPPER case: a SIMD multi-pattern search for them finds candidate lines at
+/// memory speed, and only those lines meet the regex.
+pub const DEFAULT_ANCHORS: &[&str] = &[
+    "error",
+    "exception",
+    "fail",
+    "fatal",
+    "panic",
+    "undefined reference",
+    "segmentation fault",
+    "core dumped",
+    "assert",
+    "err!",
+    "*** ",
+    "no such file",
+    "permission denied",
+    "command not found",
+    "cannot find symbol",
+    "traceback",
+    "killed",
+];
+
 /// What counts as salient and how much of the budget it may use.
 #[derive(Debug, Clone)]
 pub struct SalientConfig {
-    /// Regexes (Rust `regex` syntax) matched against each line. Default: [`DEFAULT_PATTERNS`].
+    /// Regexes (Rust `regex` syntax, ASCII semantics) matched against each line.
+    /// Default: [`DEFAULT_PATTERNS`].
     pub patterns: Vec<String>,
+    /// Literal anchors, one of which (in lower, Capitalized or UPPER case) every pattern match
+    /// contains; used as a fast prefilter. Empty: every line meets the regex.
+    /// Default: [`DEFAULT_ANCHORS`].
+    pub anchors: Vec<String>,
     /// Share of the byte budget given to the head. Default: 0.10.
     pub head_share: f64,
     /// Share of the byte budget salient lines may use; unused budget goes to the tail.
@@ -68,6 +97,7 @@ impl Default for SalientConfig {
     fn default() -> Self {
         SalientConfig {
             patterns: DEFAULT_PATTERNS.iter().map(|p| (*p).to_owned()).collect(),
+            anchors: DEFAULT_ANCHORS.iter().map(|p| (*p).to_owned()).collect(),
             head_share: 0.10,
             budget_share: 0.20,
             keep_first: 5,
@@ -79,20 +109,47 @@ impl Default for SalientConfig {
 impl SalientConfig {
     /// The compiled patterns, cached per pattern set for the life of the process: compiling
     /// them costs about a millisecond, far more than a small command's whole capture.
-    pub(crate) fn compiled(&self) -> Result<Regex, regex::Error> {
-        static CACHE: Mutex<Vec<(Vec<String>, Regex)>> = Mutex::new(Vec::new());
+    pub(crate) fn compiled(&self) -> Result<Matcher, regex::Error> {
+        type Cache = Vec<((Vec<String>, Vec<String>), Matcher)>;
+        static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
+        let key = (self.patterns.clone(), self.anchors.clone());
         let mut cache = CACHE
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, r)) = cache.iter().find(|(p, _)| *p == self.patterns) {
-            return Ok(r.clone());
+        if let Some((_, m)) = cache.iter().find(|(k, _)| *k == key) {
+            return Ok(m.clone());
         }
         let regex = self.compile()?;
+        let prefilter = if self.anchors.is_empty() {
+            None
+        } else {
+            // Each anchor in its three usual casings (error, Error, ERROR), searched
+            // case-sensitively: that keeps the SIMD (Teddy) searcher, several times faster than
+            // a case-insensitive automaton on ordinary text. Odd casings (eRRor) are not salient.
+            let mut variants: Vec<String> = Vec::new();
+            for a in &self.anchors {
+                let lower = a.to_ascii_lowercase();
+                let mut capital = lower.clone();
+                if let Some(first) = capital.get_mut(0..1) {
+                    first.make_ascii_uppercase();
+                }
+                for v in [lower.clone(), capital, a.to_ascii_uppercase()] {
+                    if !variants.contains(&v) {
+                        variants.push(v);
+                    }
+                }
+            }
+            AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                .build(&variants)
+                .ok()
+        };
+        let matcher = Matcher { regex, prefilter };
         if cache.len() >= 16 {
             cache.remove(0);
         }
-        cache.push((self.patterns.clone(), regex.clone()));
-        Ok(regex)
+        cache.push((key, matcher.clone()));
+        Ok(matcher)
     }
 
     /// Compiles the patterns into one regex.
@@ -103,7 +160,10 @@ impl SalientConfig {
             .map(|p| format!("(?:{p})"))
             .collect::<Vec<_>>()
             .join("|");
+        // ASCII semantics: the patterns are English words and punctuation, and Unicode word
+        // boundaries and case folding make the automaton slow on binary noise.
         regex::bytes::RegexBuilder::new(&joined)
+            .unicode(false)
             .size_limit(1 << 22)
             .build()
     }
@@ -128,11 +188,34 @@ pub(crate) struct Group {
     pub(crate) salient: u64,
 }
 
-/// A regex compiled on first use.
+/// The salient-line test: a literal prefilter (when anchors are known) and the regex.
+#[derive(Debug, Clone)]
+pub(crate) struct Matcher {
+    regex: Regex,
+    prefilter: Option<AhoCorasick>,
+}
+
+impl Matcher {
+    /// Start of the first possible match at or after `at`.
+    fn candidate(&self, haystack: &[u8], at: usize) -> Option<usize> {
+        match &self.prefilter {
+            Some(ac) => ac
+                .find(aho_corasick::Input::new(haystack).span(at..haystack.len()))
+                .map(|m| m.start()),
+            None => self.regex.find_at(haystack, at).map(|m| m.start()),
+        }
+    }
+
+    fn is_match(&self, line: &[u8]) -> bool {
+        self.regex.is_match(line)
+    }
+}
+
+/// A matcher compiled on first use.
 #[derive(Debug)]
 enum Lazy {
     NotYet,
-    Ready(Regex),
+    Ready(Matcher),
     /// The patterns do not compile (reported by the sink): nothing matches.
     Invalid,
 }
@@ -194,7 +277,7 @@ impl SalientTracker {
 
     /// The regex, compiled on first use; patterns that do not compile match nothing (the sink
     /// reports them as a warning).
-    fn regex(&mut self) -> Option<&Regex> {
+    fn regex(&mut self) -> Option<&Matcher> {
         if matches!(self.regex, Lazy::NotYet) {
             self.regex = self.cfg.compiled().map_or(Lazy::Invalid, Lazy::Ready);
         }
@@ -278,16 +361,15 @@ impl SalientTracker {
             self.fill_after(&region[..line_end(0)]);
         }
         let mut hits = Vec::new();
-        let regex = self.regex().cloned();
-        if let Some(regex) = &regex {
+        if let Some(matcher) = self.regex().cloned() {
             let mut at = 0;
             while at < region.len() {
-                let Some(m) = regex.find_at(region, at) else {
+                let Some(start) = matcher.candidate(region, at) else {
                     break;
                 };
-                let ls = memchr::memrchr(b'\n', &region[..m.start()]).map_or(0, |i| i + 1);
+                let ls = memchr::memrchr(b'\n', &region[..start]).map_or(0, |i| i + 1);
                 let le = line_end(ls);
-                if m.end() <= ls + MATCH_CAP || self.is_match(&region[ls..le]) {
+                if matcher.is_match(&region[ls..le.min(ls + MATCH_CAP)]) {
                     hits.push((ls, le));
                 }
                 at = le + 1;
@@ -410,5 +492,56 @@ impl SalientTracker {
             }
         }
         groups
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every default pattern's typical match contains an anchor, so the prefilter never hides a
+    /// salient line.
+    #[test]
+    fn default_patterns_are_anchored() {
+        let samples = [
+            "error: x",
+            "ERROR[E0432]",
+            "ValueError: bad",
+            "KeyError",
+            "NullPointerException",
+            "AssertionFailure",
+            "exception raised",
+            "FAILED tests/x",
+            "FAIL: x",
+            "test failed",
+            "fatal: not a repo",
+            "panicked at src",
+            "panic: runtime",
+            "undefined reference to `f'",
+            "Segmentation fault",
+            "core dumped",
+            "assertion failed",
+            "npm ERR! code",
+            "make: *** [x] Error 1",
+            "No such file or directory",
+            "Permission denied",
+            "bash: x: command not found",
+            "cannot find symbol",
+            "Traceback (most recent call last):",
+            "Killed",
+        ];
+        let cfg = SalientConfig::default();
+        let m = cfg.compiled().unwrap();
+        for s in samples {
+            assert!(m.regex.is_match(s.as_bytes()), "pattern should match {s:?}");
+            assert!(m.candidate(s.as_bytes(), 0).is_some(), "no anchor in {s:?}");
+        }
+        for s in ["all 12 tests passed", "compiling foo v1.0", "0 errors"] {
+            let line = s.as_bytes();
+            assert!(
+                m.candidate(line, 0).is_none() || !m.is_match(line) || s.contains("error"),
+                "{s}"
+            );
+        }
     }
 }

@@ -120,7 +120,13 @@ pub(crate) struct Sanitizer {
     decoder: Utf8Decoder,
     esc: EscState,
     cr_pending: bool,
+    /// Text produced byte by byte, handed on in one piece: the window's work is per call, so
+    /// per-character calls would make escape- or binary-heavy output crawl.
+    pending: String,
 }
+
+/// Pending text is handed on once it reaches this size.
+const PENDING_FLUSH: usize = 8192;
 
 /// True for bytes that can be copied to the view as they are (printable ASCII, `\t`, `\n`).
 #[inline]
@@ -198,10 +204,86 @@ impl Sanitizer {
                     continue;
                 }
             }
-            // Slow path: one byte through the state machines.
-            let b = input[0];
-            input = &input[1..];
-            self.feed_byte(b, out);
+            if self.is_ground() && !self.cr_pending {
+                // Binary noise: invalid bytes, controls and stray text, without escapes, CRs or
+                // multi-byte characters, go straight into the pending text.
+                let used = self.noise_run(input);
+                if used > 0 {
+                    input = &input[used..];
+                    if self.pending.len() >= PENDING_FLUSH {
+                        self.flush(out);
+                    }
+                    continue;
+                }
+            }
+            // Slow path: bytes through the state machines, until the ground state meets plain
+            // text again (only then is a fast-path scan worth starting).
+            loop {
+                let b = input[0];
+                input = &input[1..];
+                self.feed_byte(b, out);
+                match input.first() {
+                    None => break,
+                    Some(&next) if self.is_ground() && is_plain_ascii(next) => break,
+                    Some(_) => {}
+                }
+            }
+        }
+        self.flush(out);
+    }
+
+    /// In the ground state: consumes bytes that need no state (plain ASCII, dropped controls,
+    /// invalid UTF-8, complete printable characters) and stops at anything else (escapes, CRs,
+    /// C1 controls, a sequence cut by the end of the chunk).
+    fn noise_run(&mut self, input: &[u8]) -> usize {
+        let mut i = 0;
+        let end = input.len().min(PENDING_FLUSH);
+        while i < end {
+            let b = input[i];
+            if is_plain_ascii(b) {
+                self.pending.push(char::from(b));
+                i += 1;
+            } else if is_dropped_control(b) {
+                i += 1;
+            } else if b == 0x1b && input.get(i + 1) == Some(&b'[') {
+                // A complete CSI sequence (colours, cursor moves) is dropped in one step.
+                let params = input[i + 2..]
+                    .iter()
+                    .take_while(|b| (0x20..=0x3f).contains(*b))
+                    .count();
+                match input.get(i + 2 + params) {
+                    Some(0x40..=0x7e) => i += 3 + params,
+                    _ => break,
+                }
+            } else if b < 0x80 {
+                break;
+            } else {
+                let Some(chunk) = input[i..].utf8_chunks().next() else {
+                    break;
+                };
+                if let Some(c) = chunk.valid().chars().next() {
+                    if c.is_control() {
+                        break;
+                    }
+                    self.pending.push(c);
+                    i += c.len_utf8();
+                } else if i + chunk.invalid().len() < input.len() {
+                    // The maximal invalid subpart, as from_utf8_lossy replaces it.
+                    self.pending.push(char::REPLACEMENT_CHARACTER);
+                    i += chunk.invalid().len();
+                } else {
+                    // Possibly a character cut by the end of the chunk: the decoder's job.
+                    break;
+                }
+            }
+        }
+        i
+    }
+
+    fn flush(&mut self, out: &mut impl Emit) {
+        if !self.pending.is_empty() {
+            out.text(&self.pending);
+            self.pending.clear();
         }
     }
 
@@ -212,6 +294,7 @@ impl Sanitizer {
         for c in chars {
             self.on_char(c, out);
         }
+        self.flush(out);
     }
 
     fn is_ground(&self) -> bool {
@@ -219,9 +302,16 @@ impl Sanitizer {
     }
 
     fn feed_byte(&mut self, b: u8, out: &mut impl Emit) {
-        if b < 0x80 && self.decoder.is_empty() {
-            self.on_char(char::from(b), out);
-            return;
+        if self.decoder.is_empty() {
+            if b < 0x80 {
+                self.on_char(char::from(b), out);
+                return;
+            }
+            if matches!(b, 0x80..=0xC1 | 0xF5..=0xFF) {
+                // Never valid in UTF-8: one replacement character, as from_utf8_lossy gives.
+                self.on_char(char::REPLACEMENT_CHARACTER, out);
+                return;
+            }
         }
         let mut chars: [char; 2] = ['\0'; 2];
         let mut n = 0;
@@ -313,10 +403,19 @@ impl Sanitizer {
         if self.cr_pending {
             self.cr_pending = false;
             if !text.starts_with('\n') {
+                self.flush(out);
                 out.clear_line();
             }
         }
-        out.text(text);
+        if text.len() >= 256 {
+            self.flush(out);
+            out.text(text);
+        } else {
+            self.pending.push_str(text);
+            if self.pending.len() >= PENDING_FLUSH {
+                self.flush(out);
+            }
+        }
     }
 
     /// Sanitizes a whole buffer at once (used for previews and tests).

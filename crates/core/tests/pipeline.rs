@@ -1,0 +1,271 @@
+//! The pipeline of contract §2 through the library: validation, normalization, policy (with
+//! and without an approver), and the shape of the result.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_exec_core::{Approver, Config, Outcome, Request, Tool};
+use agent_exec_executor::CancelToken;
+use agent_exec_policy::{Policy, PolicyConfig, Verdict};
+
+fn tool() -> (tempfile::TempDir, Tool) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        artifacts_dir: dir.path().join("artifacts"),
+        workdir: dir.path().to_path_buf(),
+        grace: Duration::from_millis(300),
+        ..Config::default()
+    };
+    (dir, Tool::new(config))
+}
+
+fn req(command: &str) -> Request {
+    Request {
+        command: Some(command.into()),
+        ..Request::default()
+    }
+}
+
+struct Recorder {
+    answer: bool,
+    asked: Mutex<Vec<String>>,
+}
+
+impl Approver for Recorder {
+    fn approve(&self, command: &str, _verdict: &Verdict) -> bool {
+        self.asked.lock().unwrap().push(command.to_owned());
+        self.answer
+    }
+}
+
+#[test]
+fn denied_commands_never_run() {
+    let (dir, tool) = tool();
+    let marker = dir.path().join("ran");
+    let r = tool.execute(
+        &req(&format!("touch {} && sudo rm -r -f /", marker.display())),
+        &CancelToken::new(),
+    );
+    assert_eq!(r.details.outcome, Outcome::Denied);
+    assert_eq!(r.cli_exit_code(), 126);
+    assert!(r.text().starts_with("Blocked: "), "{}", r.text());
+    let policy = r.details.policy.expect("policy details");
+    assert_eq!(policy.decision, "deny");
+    assert_eq!(
+        policy.rule.as_deref(),
+        Some("hardline.recursive-delete-root")
+    );
+    assert!(!marker.exists());
+}
+
+#[test]
+fn ask_without_an_approver_needs_approval() {
+    let (_dir, tool) = tool();
+    let r = tool.execute(&req("$CMD -rf /"), &CancelToken::new());
+    assert_eq!(r.details.outcome, Outcome::NeedsApproval);
+    assert_eq!(r.cli_exit_code(), 126);
+    assert!(
+        r.text().contains("Original command: $CMD -rf /"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(r.details.policy.expect("policy").decision, "ask");
+}
+
+#[test]
+fn an_approver_decides_ask_verdicts() {
+    let (dir, tool) = tool();
+    let yes = Arc::new(Recorder {
+        answer: true,
+        asked: Mutex::new(Vec::new()),
+    });
+    let tool = tool.with_approver(yes.clone());
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let command = format!("d={}; rm -rf \"$d\"; echo removed", target.display());
+    let r = tool.execute(&req(&command), &CancelToken::new());
+    assert_eq!(yes.asked.lock().unwrap().len(), 1, "{}", r.text());
+    assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
+    assert!(!target.exists());
+
+    let (_dir, tool) = self::tool();
+    let no = Arc::new(Recorder {
+        answer: false,
+        asked: Mutex::new(Vec::new()),
+    });
+    let tool = tool.with_approver(no.clone());
+    let r = tool.execute(&req("$CMD -rf /"), &CancelToken::new());
+    assert_eq!(r.details.outcome, Outcome::NeedsApproval);
+    assert_eq!(no.asked.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn configured_rules_and_interception_apply() {
+    let (_dir, tool) = tool();
+    let config = PolicyConfig::from_toml_str(
+        "[rules]\ndeny = [\"git push\"]\n[interception]\nenabled = true\navailable_tools = [\"read\"]\n",
+    )
+    .unwrap();
+    let tool = tool.with_policy(Arc::new(Policy::new(config).unwrap()));
+    let r = tool.execute(&req("git push origin main"), &CancelToken::new());
+    assert_eq!(r.details.outcome, Outcome::Denied);
+    let r = tool.execute(&req("cd . && cat Cargo.toml"), &CancelToken::new());
+    assert_eq!(r.details.outcome, Outcome::Denied, "{}", r.text());
+    assert!(r.text().starts_with("Blocked: "), "{}", r.text());
+    assert!(
+        r.text()
+            .ends_with("\nOriginal command: cd . && cat Cargo.toml"),
+        "{}",
+        r.text()
+    );
+    let r = tool.execute(&req("echo hi | cat"), &CancelToken::new());
+    assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
+}
+
+#[test]
+fn validation_messages_follow_the_contract() {
+    let (dir, tool) = tool();
+    let r = tool.execute(
+        &Request {
+            command: Some("ls".into()),
+            cwd: Some("nope".into()),
+            ..Request::default()
+        },
+        &CancelToken::new(),
+    );
+    assert_eq!(
+        r.text(),
+        format!(
+            "Working directory does not exist: {}",
+            dir.path().join("nope").display()
+        )
+    );
+    std::fs::write(dir.path().join("file"), "x").unwrap();
+    let r = tool.execute(
+        &Request {
+            command: Some("ls".into()),
+            cwd: Some("file".into()),
+            ..Request::default()
+        },
+        &CancelToken::new(),
+    );
+    assert_eq!(
+        r.text(),
+        format!(
+            "Working directory is not a directory: {}",
+            dir.path().join("file").display()
+        )
+    );
+    let r = tool.execute(&Request::default(), &CancelToken::new());
+    assert_eq!(
+        (r.details.outcome, r.text()),
+        (Outcome::InvalidRequest, "command is required")
+    );
+    let r = tool.execute(
+        &Request {
+            command: Some("ls".into()),
+            executable: Some("ls".into()),
+            ..Request::default()
+        },
+        &CancelToken::new(),
+    );
+    assert_eq!(r.details.outcome, Outcome::InvalidRequest);
+    let r = tool.execute_json(
+        serde_json::json!({"command": "ls", "colour": true}),
+        &CancelToken::new(),
+    );
+    assert!(r.text().contains("unknown field `colour`"), "{}", r.text());
+}
+
+#[test]
+fn timeouts_are_clamped() {
+    let (_dir, tool) = tool();
+    let r = tool.execute(
+        &Request {
+            command: Some("sleep 5".into()),
+            timeout: Some(0),
+            ..Request::default()
+        },
+        &CancelToken::new(),
+    );
+    assert_eq!(r.details.outcome, Outcome::Timeout);
+    assert!(
+        r.text().starts_with("[Command timed out after 1 seconds]"),
+        "{}",
+        r.text()
+    );
+    let r = tool.execute(
+        &Request {
+            command: Some("sleep 5".into()),
+            timeout_ms: Some(10),
+            ..Request::default()
+        },
+        &CancelToken::new(),
+    );
+    assert!(
+        r.text().starts_with("[Command timed out after 1 seconds]"),
+        "{}",
+        r.text()
+    );
+}
+
+#[test]
+fn explicit_limits_win_and_the_command_runs_whole() {
+    let (_dir, tool) = tool();
+    let r = tool.execute(
+        &Request {
+            command: Some("seq 1 10 | tail -n 5".into()),
+            tail: Some(2),
+            ..Request::default()
+        },
+        &CancelToken::new(),
+    );
+    assert_eq!(r.text().lines().next(), Some("9"), "{}", r.text());
+    let t = r.details.truncation.expect("truncated");
+    assert_eq!((t.truncated_by.as_str(), t.shown_range), ("lines", [9, 10]));
+    let r = tool.execute(
+        &Request {
+            command: Some("seq 1 10".into()),
+            head: Some(4),
+            tail: Some(2),
+            ..Request::default()
+        },
+        &CancelToken::new(),
+    );
+    assert!(r.text().starts_with("3\n4\n"), "{}", r.text());
+    assert_eq!(r.details.truncation.expect("truncated").shown_range, [3, 4]);
+}
+
+#[test]
+fn argv_requests_run_without_a_shell() {
+    let (_dir, tool) = tool();
+    let r = tool.execute(
+        &Request {
+            executable: Some("printf".into()),
+            argv: Some(vec!["%s|".into(), "$HOME".into(), "a b".into()]),
+            ..Request::default()
+        },
+        &CancelToken::new(),
+    );
+    assert_eq!(r.text(), "$HOME|a b|");
+}
+
+#[test]
+fn cancel_returns_the_partial_output() {
+    let (_dir, tool) = tool();
+    let cancel = CancelToken::new();
+    let c = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        c.cancel();
+    });
+    let r = tool.execute(&req("echo partial; sleep 30"), &cancel);
+    assert_eq!(r.details.outcome, Outcome::Cancelled);
+    assert!(r.details.cancelled);
+    assert!(
+        r.text().starts_with("[Command cancelled]\npartial\n"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(r.cli_exit_code(), 130);
+}
