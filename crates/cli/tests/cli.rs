@@ -622,7 +622,7 @@ fn json_results_snapshot() {
     insta::with_settings!({filters => vec![
         (r#""duration_ms": \d+"#, r#""duration_ms": "[ms]""#),
         (r#""cwd": "[^"]*""#, r#""cwd": "[cwd]""#),
-        (r#"artifact://\d+"#, "artifact://[id]"),
+        (r"artifact://\d+", "artifact://[id]"),
         (r#""artifact_id": "\d+""#, r#""artifact_id": "[id]""#),
     ]}, {
         insta::assert_snapshot!("exit_nonzero", json_snapshot(&["run", "--json", "--", "echo out; echo err >&2; exit 3"]));

@@ -252,6 +252,8 @@ impl Tool {
             max_lines,
             direction,
             artifact_cap: self.config.artifact_cap,
+            // A model reads lines: no fragment of a line at the edge of the window.
+            align_lines: true,
             ..SinkConfig::default()
         }
     }

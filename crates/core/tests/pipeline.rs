@@ -82,8 +82,11 @@ fn an_approver_decides_ask_verdicts() {
     let tool = tool.with_approver(yes.clone());
     let target = dir.path().join("t");
     std::fs::create_dir(&target).unwrap();
-    let command = format!("d={}; rm -rf \"$d\"; echo removed", target.display());
-    let r = tool.execute(&req(&command), &CancelToken::new());
+    let mut request = req("rm -rf \"$AE_TARGET\"; echo removed");
+    request
+        .env
+        .insert("AE_TARGET".into(), target.display().to_string());
+    let r = tool.execute(&request, &CancelToken::new());
     assert_eq!(yes.asked.lock().unwrap().len(), 1, "{}", r.text());
     assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
     assert!(!target.exists());

@@ -28,6 +28,10 @@ pub struct SinkConfig {
     pub artifact_cap: u64,
     /// Salient-line settings for [`Direction::Smart`]. Default: [`SalientConfig::default`].
     pub salient: SalientConfig,
+    /// Show whole lines: when more than one line is shown, a partial first (tail) or last
+    /// (head) line is left out; a single line longer than the budget is still shown in part.
+    /// Default: `false` (the view is exactly the last or first `max_bytes` of the text).
+    pub align_lines: bool,
     /// With [`Direction::Head`]: ask the producer to stop once the head is full and it has
     /// written a pipe buffer (64 KiB) more, as it would have been stopped by a `| head -n N`
     /// (blocked on the full pipe, then SIGPIPE). A producer that stops writing soon after the
@@ -46,6 +50,7 @@ impl Default for SinkConfig {
             artifact_cap: 100 << 20,
             salient: SalientConfig::default(),
             stop_when_head_full: false,
+            align_lines: false,
         }
     }
 }
@@ -180,6 +185,7 @@ impl OutputSink {
             max_lines: config.max_lines,
             direction: config.direction,
             head_share: config.head_share,
+            align_lines: config.align_lines,
             salient: config.salient.clone(),
         };
         let mut warnings = Vec::new();

@@ -23,6 +23,9 @@ pub(crate) struct WindowLimits {
     /// Share of the budget given to the head in `both` (0.0..=1.0).
     pub(crate) head_share: f64,
     pub(crate) salient: SalientConfig,
+    /// A view of several lines starts and ends on line boundaries (a partial first or last
+    /// line is left out).
+    pub(crate) align_lines: bool,
 }
 
 /// What the window shows.
@@ -273,7 +276,10 @@ impl Window {
 
     fn tail_view(&self) -> View {
         let tail = self.tail_bytes();
-        let (start, by_lines) = Self::tail_part(&tail, self.tail_line_cap);
+        let (mut start, by_lines) = Self::tail_part(&tail, self.tail_line_cap);
+        if self.limits.align_lines {
+            start = self.line_aligned_tail_start(&tail, start);
+        }
         let shown = &tail[start..];
         let mut view = self.single_part_view(shown, self.first_line_of_suffix(shown));
         if view.truncated {
@@ -287,7 +293,10 @@ impl Window {
     }
 
     fn head_view(&self) -> View {
-        let (shown, by_lines) = self.head_part();
+        let (mut shown, by_lines) = self.head_part();
+        if self.limits.align_lines && (shown.len() as u64) < self.total_bytes {
+            shown = Self::line_aligned_head(shown);
+        }
         let mut view = self.single_part_view(shown, 1);
         if view.truncated {
             view.truncated_by = Some(if by_lines {

@@ -77,8 +77,9 @@ proptest! {
         max_bytes in 1usize..80,
         max_lines in prop::option::of(1usize..6),
         direction in direction(),
+        align_lines in any::<bool>(),
     ) {
-        let config = SinkConfig { max_bytes, max_lines, direction, ..SinkConfig::default() };
+        let config = SinkConfig { max_bytes, max_lines, direction, align_lines, ..SinkConfig::default() };
         let whole = run(&config, &input, &[], None);
         let chunked = run(&config, &input, &cuts, None);
         prop_assert_eq!(&whole.view, &chunked.view);
@@ -180,5 +181,31 @@ proptest! {
         prop_assert_eq!(c.totals.stderr.lines, count_lines(&err));
         prop_assert_eq!(c.totals.merged.lines, count_lines(&all));
         prop_assert_eq!(c.stdout.unwrap().text, reference_sanitize(&out));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn aligned_tail_is_whole_lines_of_the_reference(
+        input in nasty_bytes(),
+        cuts in prop::collection::vec(any::<usize>(), 0..12),
+        max_bytes in 1usize..80,
+    ) {
+        let config = SinkConfig { max_bytes, align_lines: true, ..SinkConfig::default() };
+        let c = run(&config, &input, &cuts, None);
+        let clean = reference_sanitize(&input);
+        let plain = tail_of(&clean, max_bytes);
+        prop_assert!(clean.ends_with(&c.view.text));
+        prop_assert!(plain.ends_with(&c.view.text));
+        let start = clean.len() - c.view.text.len();
+        // Either it starts a line, or it is the single (partial) line the budget allows.
+        let starts_line = start == 0 || clean.as_bytes()[start - 1] == b'\n';
+        let single = !c.view.text.trim_end_matches('\n').contains('\n');
+        prop_assert!(starts_line || single, "{:?} of {:?}", c.view.text, clean);
     }
 }
