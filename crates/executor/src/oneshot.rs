@@ -301,8 +301,16 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
     let pidfd = sys::pidfd_open(pgid);
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let mut kill_at: Option<Instant> = None;
+    // Ask for the exit status only when the pidfd says the process ended (or there is no
+    // pidfd): a flood of output then costs no wait4 per wakeup.
+    let mut check_exit = true;
     loop {
-        match child.try_wait() {
+        let exited = if check_exit {
+            child.try_wait()
+        } else {
+            Ok(None)
+        };
+        match exited {
             Ok(Some(status)) => {
                 pump.read_now();
                 return exit_status(status);
@@ -346,6 +354,7 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
             timeout,
         );
         pump.read_ready([ready[0], ready[1]]);
+        check_exit = pidfd.is_none() || ready[2] || kill_at.is_some();
     }
 }
 
