@@ -206,8 +206,11 @@ impl Matcher {
         }
     }
 
+    /// Whether a line (already capped at [`MATCH_CAP`]) is salient: an anchor in it (when
+    /// anchors are set) and a pattern match. The one definition for every path, so chunking
+    /// can never change the answer.
     fn is_match(&self, line: &[u8]) -> bool {
-        self.regex.is_match(line)
+        (self.prefilter.is_none() || self.candidate(line, 0).is_some()) && self.regex.is_match(line)
     }
 }
 

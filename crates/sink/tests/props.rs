@@ -27,6 +27,10 @@ fn nasty_bytes() -> impl Strategy<Value = Vec<u8>> {
         1 => Just(b"\t".to_vec()),
         1 => Just(b"\x07".to_vec()),
         1 => Just(b"\\".to_vec()),
+        // Whole salient words (and an odd casing), so smart windows meet matching lines.
+        1 => Just(b"error: ".to_vec()),
+        1 => Just(b"PAnIC".to_vec()),
+        1 => Just(b"ValueError".to_vec()),
     ];
     prop::collection::vec(atom, 0..120).prop_map(|v| v.concat())
 }

@@ -413,3 +413,33 @@ fn a_full_head_stops_the_producer_only_a_pipe_buffer_later() {
     );
     assert_eq!(s.finish_capture().view.text, "1\n2\n");
 }
+
+/// Found by the fuzzer: a line matched by a pattern but not by an anchor (odd casing) was
+/// salient when it straddled two pushes and not otherwise.
+#[test]
+fn smart_salience_does_not_depend_on_chunking() {
+    let mut input =
+        b"\xff\xff\x13\n{\n{PAN1111111111C\xb0\n\xffC\xb0\n\xff\xff\xff\x13\xff\xff\xff\xff\n"
+            .to_vec();
+    input.extend_from_slice(b"y\n{PAnIC\xb0\n\xff\xff");
+    input.extend(std::iter::repeat_n(0x93u8, 100));
+    input.extend_from_slice(b"\x13\x07\xff\xff\xff\n{\n{PANIC\xb0\n\xb0\n");
+    let view = |chunk: usize| {
+        let mut s = OutputSink::new(
+            SinkConfig {
+                max_bytes: 256,
+                direction: Direction::Smart,
+                ..SinkConfig::default()
+            },
+            None,
+        );
+        for c in input.chunks(chunk) {
+            s.push(Stream::Stdout, c).unwrap();
+        }
+        s.finish_capture().view
+    };
+    let whole = view(input.len());
+    for chunk in [1, 7, 19, 64] {
+        assert_eq!(view(chunk), whole, "chunk {chunk}");
+    }
+}
