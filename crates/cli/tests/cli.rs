@@ -631,3 +631,36 @@ fn json_results_snapshot() {
         insta::assert_snapshot!("denied", json_snapshot(&["run", "--json", "--", "rm -rf ~"]));
     });
 }
+
+/// Runs `agent-exec run` under a pseudo-terminal (util-linux `script`) and returns what the
+/// terminal received.
+fn on_a_terminal(no_color: bool) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("agent-exec");
+    let inner = format!("{} run -- 'sleep 1.5; echo done'", bin.display());
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &inner, "/dev/null"])
+        .env("AGENT_EXEC_ARTIFACTS", dir.path())
+        .env_remove("NO_COLOR");
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let out = cmd.output().expect("util-linux script");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn live_progress_only_on_a_terminal_and_colour_honours_no_color() {
+    let tty = on_a_terminal(false);
+    assert!(
+        tty.contains("\u{1b}[2mrunning… 1s, 0B of output"),
+        "{tty:?}"
+    );
+    assert!(tty.contains("done"), "{tty:?}");
+    let plain = on_a_terminal(true);
+    assert!(plain.contains("running… 1s, 0B of output"), "{plain:?}");
+    assert!(!plain.contains("\u{1b}["), "{plain:?}");
+    // On a pipe: nothing on stderr.
+    let (_, out, err) = run(&["run", "--", "sleep 1.5; echo done"]);
+    assert_eq!((out.as_str(), err.as_str()), ("done\n", ""));
+}
