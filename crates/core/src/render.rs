@@ -14,11 +14,13 @@ pub(crate) struct TextParts<'a> {
     pub(crate) exit_code: Option<i32>,
     pub(crate) signal: Option<(i32, String)>,
     pub(crate) notes: &'a [String],
+    /// The command was stopped early (a `| head` was satisfied): totals are lower bounds.
+    pub(crate) stopped_early: bool,
 }
 
 /// `[Showing lines A-B of N (50.0KB limit). Full: artifact://ID]`, naming every range when
 /// more than one is shown.
-pub(crate) fn notice(t: &Truncation, max_bytes: usize) -> String {
+pub(crate) fn notice(t: &Truncation, max_bytes: usize, stopped_early: bool) -> String {
     let ranges: Vec<String> = if t.shown_ranges.is_empty() {
         vec![format!("{}-{}", t.shown_range[0], t.shown_range[1])]
     } else {
@@ -41,8 +43,9 @@ pub(crate) fn notice(t: &Truncation, max_bytes: usize) -> String {
         Some(id) => format!(". Full: artifact://{id}"),
         None => ". Full output could not be saved".to_owned(),
     };
+    let plus = if stopped_early { "+" } else { "" };
     format!(
-        "[Showing lines {} of {}{limit}{salient}{full}]",
+        "[Showing lines {} of {}{plus}{limit}{salient}{full}]",
         ranges.join(", "),
         t.total_lines
     )
@@ -65,7 +68,7 @@ pub(crate) fn render(p: &TextParts<'_>) -> String {
     };
     let mut sections: Vec<String> = Vec::new();
     if let Some(t) = p.truncation {
-        sections.push(notice(t, p.max_bytes));
+        sections.push(notice(t, p.max_bytes, p.stopped_early));
     }
     sections.extend(p.notes.iter().cloned());
     if p.outcome != Outcome::Success {

@@ -134,6 +134,7 @@ impl Request {
         base: &Path,
         default_timeout: Duration,
     ) -> Result<Validated, InvalidRequest> {
+        self.reject_nul()?;
         let target = match (&self.command, &self.executable) {
             (Some(_), Some(_)) => {
                 return Err(InvalidRequest(
@@ -193,6 +194,33 @@ impl Request {
             session: self.session.clone(),
             pty: self.pty,
         })
+    }
+}
+
+impl Request {
+    /// No string a shell or `execve` receives may hold a NUL byte.
+    fn reject_nul(&self) -> Result<(), InvalidRequest> {
+        let nul = |field: &str, value: &str| {
+            if value.contains('\0') {
+                Err(InvalidRequest(format!(
+                    "{field} contains a NUL byte (\\0), which no shell or program can receive; remove it"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        nul("command", self.command.as_deref().unwrap_or_default())?;
+        nul("executable", self.executable.as_deref().unwrap_or_default())?;
+        nul("cwd", self.cwd.as_deref().unwrap_or_default())?;
+        nul("session", self.session.as_deref().unwrap_or_default())?;
+        for a in self.argv.iter().flatten() {
+            nul("argv", a)?;
+        }
+        for (k, v) in &self.env {
+            nul("env", k)?;
+            nul("env", v)?;
+        }
+        Ok(())
     }
 }
 

@@ -228,7 +228,11 @@ impl Services {
                 shell_quote(&cwd.display().to_string())
             );
         }
-        let sink_config = tool.sink_config(shaping.head, shaping.tail);
+        let sink_config = tool.sink_config(
+            shaping.head,
+            shaping.tail,
+            crate::tool::both_explicit(shaping.validated),
+        );
         if let Err(e) = self.ensure_shell(&mut slot, validated, &start_cwd, &mut notes) {
             let mut d = Details::empty(Outcome::SpawnFailed, start_cwd.display().to_string());
             d.session = Some(name.clone());
@@ -333,7 +337,7 @@ impl Services {
             .clone()
             .unwrap_or_else(|| tool.config.workdir.clone());
         let spec = tool.spec(target, &cwd, validated);
-        let spill = OutputSink::new(tool.sink_config(None, None), tool.store.clone());
+        let spill = OutputSink::new(tool.sink_config(None, None, false), tool.store.clone());
         let cwd_text = cwd.display().to_string();
         match self.jobs.start(spec, command.to_owned(), spill) {
             Ok(job) => {

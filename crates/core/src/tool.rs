@@ -151,7 +151,7 @@ impl Tool {
             .clone()
             .unwrap_or_else(|| self.config.workdir.clone());
         let spec = self.spec(&target, &cwd, &validated);
-        let mut sink_config = self.sink_config(head, tail);
+        let mut sink_config = self.sink_config(head, tail, both_explicit(&validated));
         // An infinite producer before `| head` must not run until its timeout: stop it once the
         // head is full, as the pipe would have (unless the caller asked for head explicitly).
         sink_config.stop_when_head_full =
@@ -241,8 +241,17 @@ impl Tool {
     }
 
     /// The sink for a call with line limits `head` / `tail`.
-    pub(crate) fn sink_config(&self, head: Option<usize>, tail: Option<usize>) -> SinkConfig {
+    /// The sink for a call with line limits `head` / `tail`. With `both` (the request gave both
+    /// explicitly) the first `head` and the last `tail` lines are kept, the middle elided; else
+    /// a head limit comes first and a tail limit applies to what it kept, as pipes would.
+    pub(crate) fn sink_config(
+        &self,
+        head: Option<usize>,
+        tail: Option<usize>,
+        both: bool,
+    ) -> SinkConfig {
         let (direction, max_lines) = match (head, tail) {
+            (Some(h), Some(t)) if both => (Direction::Both, Some(h.saturating_add(t))),
             (Some(h), _) => (Direction::Head, Some(h)),
             (None, Some(t)) => (Direction::Tail, Some(t)),
             (None, None) => (self.config.direction, self.config.max_lines),
@@ -254,6 +263,10 @@ impl Tool {
             artifact_cap: self.config.artifact_cap,
             // A model reads lines: no fragment of a line at the edge of the window.
             align_lines: true,
+            head_share: match (head, tail) {
+                (Some(h), Some(t)) if both && h + t > 0 => h as f64 / (h + t) as f64,
+                _ => 0.5,
+            },
             ..SinkConfig::default()
         }
     }
@@ -266,7 +279,8 @@ impl Tool {
         s: Shaping<'_>,
     ) -> ToolResult {
         let mut view = capture.view.clone();
-        if let (Some(_), Some(t)) = (s.head, s.tail) {
+        let both = both_explicit(s.validated);
+        if let (Some(_), Some(t), false) = (s.head, s.tail, both) {
             apply_tail_to_head_view(&mut view, t, capture.totals.merged.lines);
         }
         let (exit_code, signal) = match exec.status {
@@ -295,9 +309,9 @@ impl Tool {
         } else {
             Outcome::ExitNonzero
         };
-        let truncation = view
-            .truncated
-            .then(|| truncation_details(&view, capture, s.head, s.tail, self.config.direction));
+        let truncation = view.truncated.then(|| {
+            truncation_details(&view, capture, s.head, s.tail, both, self.config.direction)
+        });
         let mut notes = s.notes;
         if sigpipe && outcome == Outcome::Success {
             notes.push(format!(
@@ -367,6 +381,7 @@ impl Tool {
             },
             signal: signal.map(|n| (n, signal_name(n))),
             notes: &notes,
+            stopped_early: exec.stopped_by_sink,
         });
         ToolResult::new(text, details)
     }
@@ -400,6 +415,11 @@ impl<S: Sink> Sink for Counted<'_, S> {
     fn finish(&mut self) -> Result<(), S::Error> {
         self.inner.finish()
     }
+}
+
+/// The request gave both `head` and `tail`: keep both ends.
+pub(crate) fn both_explicit(v: &Validated) -> bool {
+    v.head.is_some() && v.tail.is_some()
 }
 
 fn display_argv(program: &str, args: &[String]) -> String {
@@ -452,9 +472,11 @@ fn truncation_details(
     capture: &Capture,
     head: Option<usize>,
     tail: Option<usize>,
+    both: bool,
     default: Direction,
 ) -> Truncation {
     let direction = match (head, tail) {
+        (Some(_), Some(_)) if both => Direction::Both,
         (Some(_), _) => Direction::Head,
         (None, Some(_)) => Direction::Tail,
         // A smart window with nothing salient in the middle is exactly a tail view: say so.

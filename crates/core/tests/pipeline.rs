@@ -226,15 +226,32 @@ fn explicit_limits_win_and_the_command_runs_whole() {
     assert_eq!(r.text().lines().next(), Some("9"), "{}", r.text());
     let t = r.details.truncation.expect("truncated");
     assert_eq!((t.truncated_by.as_str(), t.shown_range), ("lines", [9, 10]));
-    let r = tool.execute(
-        &Request {
-            command: Some("seq 1 10".into()),
-            head: Some(4),
-            tail: Some(2),
-            ..Request::default()
-        },
-        &CancelToken::new(),
+    // Both given: the first and the last lines, the middle elided.
+    let both = Request {
+        command: Some("seq 1 10".into()),
+        head: Some(3),
+        tail: Some(2),
+        ..Request::default()
+    };
+    let r = tool.execute(&both, &CancelToken::new());
+    assert!(
+        r.text().starts_with("1\n2\n3\n[... 5 lines"),
+        "{}",
+        r.text()
     );
+    assert!(r.text().contains("9\n10\n"), "{}", r.text());
+    let t = r.details.truncation.expect("truncated");
+    assert_eq!(
+        (t.direction.as_str(), t.shown_ranges.clone()),
+        ("both", vec![[1, 3], [9, 10]])
+    );
+    // An explicit tail applies to what the command's own `| head` kept, as the pipe would.
+    let piped = Request {
+        command: Some("seq 1 10 | head -n 4".into()),
+        tail: Some(2),
+        ..Request::default()
+    };
+    let r = tool.execute(&piped, &CancelToken::new());
     assert!(r.text().starts_with("3\n4\n"), "{}", r.text());
     assert_eq!(r.details.truncation.expect("truncated").shown_range, [3, 4]);
 }

@@ -315,3 +315,70 @@ fn shadowing_builtins_does_not_break_the_session() {
     assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
     assert!(!r.text().contains("session restarted"), "{}", r.text());
 }
+
+#[test]
+fn awkward_cwds_and_shell_options_do_not_break_the_session() {
+    let (dir, tool) = tool_with(|_| {});
+    let odd = dir.path().join("a b\nc");
+    std::fs::create_dir(&odd).unwrap();
+    let r = exec(&tool, "s", "cd \"$(printf 'a b\\nc')\" && echo in");
+    assert_eq!(r.text(), "in\n");
+    assert_eq!(PathBuf::from(&r.details.cwd), odd);
+    assert_eq!(
+        exec(&tool, "s", "pwd").text(),
+        format!("{}\n", odd.display())
+    );
+    // Not valid UTF-8.
+    let r = exec(
+        &tool,
+        "s",
+        "mkdir -p $'../d\\xff' && cd $'../d\\xff' && echo in2",
+    );
+    assert_eq!(r.text(), "in2\n", "{}", r.text());
+    assert_eq!(exec(&tool, "s", "echo next").text(), "next\n");
+    // set -u, set -x, pipefail.
+    assert_eq!(exec(&tool, "s", "set -u; echo set").text(), "set\n");
+    assert_eq!(exec(&tool, "s", "echo still").text(), "still\n");
+    assert_eq!(exec(&tool, "s", "false | true; echo $?").text(), "1\n");
+    exec(&tool, "s", "set -x");
+    let r = exec(&tool, "s", "echo traced");
+    assert!(
+        !r.text().contains("__agent_exec"),
+        "driver lines leaked: {}",
+        r.text()
+    );
+    assert!(r.text().contains("echo traced"), "{}", r.text());
+}
+
+#[test]
+fn background_processes_hidden_from_jobs_are_ended_too() {
+    let (dir, tool) = tool_with(|_| {});
+    let pids = dir.path().join("pids");
+    let r = exec(
+        &tool,
+        "s",
+        &format!(
+            "( sleep 301 & echo $! >> {p} ); sleep 302 & echo $! >> {p}; disown; echo bg",
+            p = pids.display()
+        ),
+    );
+    assert!(r.text().starts_with("bg\n"), "{}", r.text());
+    let found: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(found.len(), 2);
+    for pid in found {
+        assert!(!alive(pid), "process {pid} survived its session call");
+    }
+    assert_eq!(exec(&tool, "s", "echo after").text(), "after\n");
+}
+
+#[test]
+fn nul_bytes_are_a_clear_invalid_request() {
+    let (_dir, tool) = tool_with(|_| {});
+    let r = exec(&tool, "s", "echo a\0b");
+    assert_eq!(r.details.outcome, Outcome::InvalidRequest);
+    assert!(r.text().contains("NUL byte"), "{}", r.text());
+}

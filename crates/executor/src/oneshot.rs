@@ -175,11 +175,27 @@ pub(crate) fn spawn(
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_os_str());
         if let Some(program) = crate::direct::resolve(words[0], path) {
-            let mut cmd = Command::new(program);
-            cmd.args(&words[1..]);
-            // A shell would export the logical cwd; programs that read $PWD must see the real one.
+            let mut cmd = Command::new(&program);
+            // As the shell would: argv[0] as typed (error messages say `ls:`, not `/usr/bin/ls:`),
+            // `_` the program's path, and PWD the logical cwd.
+            cmd.arg0(words[0]).args(&words[1..]);
             let mut env = env.clone();
-            env.push(("PWD".into(), spec.cwd.clone().into_os_string()));
+            let inherited = env
+                .iter()
+                .find(|(k, _)| k == "PWD")
+                .map(|(_, v)| PathBuf::from(v));
+            let same_dir = |a: &std::path::Path| {
+                std::fs::canonicalize(a)
+                    .ok()
+                    .zip(std::fs::canonicalize(&spec.cwd).ok())
+                    .is_some_and(|(x, y)| x == y)
+            };
+            let pwd = inherited
+                .filter(|p| p.is_absolute() && same_dir(p))
+                .unwrap_or_else(|| spec.cwd.clone());
+            env.retain(|(k, _)| k != "PWD" && k != "_");
+            env.push(("PWD".into(), pwd.into_os_string()));
+            env.push(("_".into(), program.clone().into_os_string()));
             if let Ok(child) = configure(&mut cmd, env, spec, stdin_for(stdin_piped)).spawn() {
                 return Ok(child);
             }

@@ -39,24 +39,28 @@ use crate::sys;
 
 const DRIVER: &str = r#"exec 250>&1 251>&2 252</dev/null 253<&3 254>&4 3<&- 4>&- 0<&252 2>/dev/null
 shopt -s expand_aliases 2>/dev/null
-[ -n "$AGENT_EXEC_RC_SNAPSHOT" ] && [ -r "$AGENT_EXEC_RC_SNAPSHOT" ] && . "$AGENT_EXEC_RC_SNAPSHOT" >/dev/null 2>&1
+set -o pipefail
+[ -n "${AGENT_EXEC_RC_SNAPSHOT-}" ] && [ -r "$AGENT_EXEC_RC_SNAPSHOT" ] && . "$AGENT_EXEC_RC_SNAPSHOT" >/dev/null 2>&1
 unset AGENT_EXEC_RC_SNAPSHOT
 exec 2>&251
-__agent_exec_bg=$!
+__agent_exec_bg=${!-}
+__agent_exec_flags=
 while IFS= builtin read -r -u 253 __agent_exec_len; do
   if [ "${__agent_exec_len:0:1}" = A ]; then
     IFS= builtin read -r -u 253 -N "${__agent_exec_len:1}" __agent_exec_cmd
   else
     LC_ALL=C IFS= builtin read -r -u 253 -N "${__agent_exec_len:1}" __agent_exec_cmd
   fi
+  case $__agent_exec_flags in *x*) __agent_exec_cmd="set -x
+$__agent_exec_cmd";; esac
   for __agent_exec_once in 1; do builtin eval "$__agent_exec_cmd"; done
-  __agent_exec_status=$?
+  { __agent_exec_status=$? __agent_exec_flags=$-; set +x; } 2>/dev/null
   exec 0<&252 1>&250 2>&251 || builtin exit 249
-  if [ "$!" = "$__agent_exec_bg" ]; then
-    builtin printf 'S %s %s\n' "$__agent_exec_status" "$PWD" >&254 || builtin exit 249
+  if [ "${!-}" = "$__agent_exec_bg" ]; then
+    builtin printf 'S %s %s\0' "$__agent_exec_status" "$PWD" >&254 || builtin exit 249
   else
-    __agent_exec_bg=$!
-    { builtin printf 'J %s %s\n' "$__agent_exec_status" "$PWD"; builtin jobs -p; builtin printf 'E\n'; } >&254 || builtin exit 249
+    __agent_exec_bg=${!-}
+    { builtin printf 'J %s %s\0' "$__agent_exec_status" "$PWD"; builtin jobs -p; builtin printf 'E\0'; } >&254 || builtin exit 249
   fi
 done
 "#;
@@ -274,8 +278,11 @@ impl Session {
         };
         // Everything the foreground wrote came before the status line.
         pump.read_now();
-        if !jobs.is_empty() {
-            // The call's background processes; never the session's own shell.
+        // A `$!` that changed reports background jobs; a backgrounding operator or word in the
+        // command catches what `jobs` cannot see (`( cmd & )`, `disown`, `setsid`). Then the
+        // call's processes are ended (never the session's own shell). Scanning after every call
+        // would cost more than the round trip itself.
+        if !jobs.is_empty() || may_background(command) {
             let stopped =
                 containment::end_survivors_except(None, &self.marker, grace, &[self.pgid]);
             exec.processes_stopped = stopped.max(jobs.len());
@@ -392,29 +399,55 @@ impl Session {
     }
 }
 
+/// Whether a command line may leave processes running: a lone `&` (not `&&`, `>&`, `&>`, `|&`)
+/// or a word that detaches (`disown`, `setsid`, `nohup`, `daemon`).
+fn may_background(command: &str) -> bool {
+    let b = command.as_bytes();
+    let lone_amp = b.iter().enumerate().any(|(i, &c)| {
+        c == b'&'
+            && !matches!(
+                i.checked_sub(1).map(|j| b[j]),
+                Some(b'&' | b'>' | b'<' | b'|')
+            )
+            && !matches!(b.get(i + 1), Some(b'&' | b'>'))
+    });
+    lone_amp
+        || ["disown", "setsid", "nohup", "daemon"]
+            .iter()
+            .any(|w| command.contains(w))
+}
+
 enum StatusRead {
     Complete((i32, PathBuf, Vec<i32>)),
     Partial,
     Eof,
 }
 
-/// Parses `S <status> <pwd>\n`, or `J <status> <pwd>\n` + `<pid>\n`* + `E\n` when the command
-/// left background jobs.
+/// Parses `S <status> <pwd>\0`, or `J <status> <pwd>\0` + `<pid>\n`* + `E\0` when the command
+/// left background jobs. The pwd is raw bytes (NUL is the one byte a path cannot hold).
 fn parse_status(buf: &[u8]) -> Option<(i32, PathBuf, Vec<i32>)> {
-    let text = std::str::from_utf8(buf).ok()?;
-    let (head, rest) = text.split_once('\n')?;
-    let (kind, fields) = head.split_at_checked(2)?;
-    let (code, pwd) = fields.split_once(' ')?;
+    use std::os::unix::ffi::OsStringExt;
+    let nul = memchr_nul(buf)?;
+    let head = &buf[..nul];
+    let rest = &buf[nul + 1..];
+    let kind = head.get(..2)?;
+    let fields = &head[2..];
+    let space = fields.iter().position(|&b| b == b' ')?;
+    let code: i32 = std::str::from_utf8(&fields[..space]).ok()?.parse().ok()?;
+    let pwd = PathBuf::from(std::ffi::OsString::from_vec(fields[space + 1..].to_vec()));
     let jobs = match kind {
-        "S " => Vec::new(),
-        "J " if rest.ends_with("E\n") => rest
+        b"S " => Vec::new(),
+        b"J " if rest.ends_with(b"E\0") => String::from_utf8_lossy(&rest[..rest.len() - 2])
             .lines()
-            .filter(|l| *l != "E")
             .filter_map(|l| l.trim().parse().ok())
             .collect(),
         _ => return None,
     };
-    Some((code.parse().ok()?, PathBuf::from(pwd), jobs))
+    Some((code, pwd, jobs))
+}
+
+fn memchr_nul(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|&b| b == 0)
 }
 
 /// Builds an rc snapshot for `shell`: runs the user's `~/.bashrc` once in a throwaway

@@ -270,3 +270,30 @@ fn unknown_plain_command_is_the_shells_127() {
         capture.view.text
     );
 }
+
+#[test]
+fn plain_commands_look_to_themselves_as_under_a_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sink = OutputSink::new(SinkConfig::default(), None);
+    let outcome = run(
+        &ExecSpec::shell("ls /definitely-missing-path", dir.path()),
+        &mut sink,
+        &CancelToken::new(),
+    );
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(2)));
+    let text = sink.finish_capture().view.text;
+    assert!(text.starts_with("ls: "), "argv[0] as typed: {text}");
+    let mut sink = OutputSink::new(SinkConfig::default(), None);
+    run(
+        &ExecSpec::shell("printenv _", dir.path()),
+        &mut sink,
+        &CancelToken::new(),
+    );
+    assert!(
+        sink.finish_capture()
+            .view
+            .text
+            .trim_end()
+            .ends_with("/printenv")
+    );
+}
