@@ -90,6 +90,10 @@ use walk::{Io, Walker};
 
 /// Commands longer than this are not analysed (the decision is `ask`).
 const MAX_COMMAND_BYTES: usize = 256 * 1024;
+/// Commands longer than this are analysed on a thread with [`LARGE_COMMAND_STACK`].
+const LARGE_COMMAND_BYTES: usize = 2048;
+/// Stack for analysing long commands (deep nesting recurses in the parser).
+const LARGE_COMMAND_STACK: usize = 256 << 20;
 
 /// What to do with a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -180,6 +184,28 @@ impl Policy {
                 rule: Some("unresolved.too-long".into()),
                 commands: Vec::new(),
             };
+        }
+        if command.len() > LARGE_COMMAND_BYTES {
+            // Deeply nested input makes the parser and the walk recurse deep: give a long command
+            // a thread with a stack that cannot run out (reserved, only touched pages are used).
+            let run = || {
+                let mut walker = Walker::new(ctx.cwd, ctx.home);
+                walker.walk_script(command, &Io::default());
+                self.decide(walker, ctx)
+            };
+            return std::thread::scope(|scope| {
+                std::thread::Builder::new()
+                    .stack_size(LARGE_COMMAND_STACK)
+                    .spawn_scoped(scope, run)
+                    .ok()
+                    .and_then(|h| h.join().ok())
+            })
+            .unwrap_or_else(|| Verdict {
+                decision: Decision::Ask,
+                reason: "the command could not be analysed, so it needs approval.".into(),
+                rule: Some("unresolved.analysis-failed".into()),
+                commands: Vec::new(),
+            });
         }
         let mut walker = Walker::new(ctx.cwd, ctx.home);
         walker.walk_script(command, &Io::default());
