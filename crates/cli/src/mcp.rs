@@ -2,20 +2,15 @@
 //! (newline-delimited JSON-RPC): `bash`, `bash_output`, `bash_input`, `bash_kill`, `read_artifact`.
 //!
 //! The protocol surface an MCP client needs for tools is small (`initialize`, `tools/list`,
-//! `tools/call`, `ping`), so it is served here over the same line loop as `serve`.
-
-use std::collections::HashMap;
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+//! `tools/call`, `ping`), so it is served here over the same line loop as `serve`
+//! ([`run_protocol`]); only the answers differ.
 
 use agent_exec_core::{Tool, ToolResult, request_schema};
 use agent_exec_executor::CancelToken;
 use serde_json::{Value, json};
 
 use crate::serve::{
-    BadParams, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Out, PARSE_ERROR, dispatch,
-    error, success,
+    BadParams, INVALID_PARAMS, Inflight, METHOD_NOT_FOUND, Protocol, dispatch, run_protocol,
 };
 
 fn tools() -> Value {
@@ -43,7 +38,7 @@ fn handle(
     method: &str,
     params: Value,
     cancel: &CancelToken,
-    inflight: &Mutex<HashMap<String, CancelToken>>,
+    inflight: &Inflight,
 ) -> Result<Value, (i64, String)> {
     match method {
         "initialize" => {
@@ -94,82 +89,29 @@ fn handle(
     }
 }
 
+/// MCP notifications: only a client's cancellation of a request in flight needs action.
+#[allow(clippy::needless_pass_by_value)] // the shared loop hands params over
+fn notify(_: &Tool, method: &str, params: Value, inflight: &Inflight) {
+    if method == "notifications/cancelled"
+        && let Some(id) = params.get("requestId")
+        && let Some(token) = inflight
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&id.to_string()).cloned())
+    {
+        token.cancel();
+    }
+}
+
 #[allow(clippy::unnecessary_wraps)] // same signature as the other subcommands
 pub(crate) fn serve(tool: Tool) -> anyhow::Result<i32> {
-    crate::serve::install_stop_handlers();
-    let tool = Arc::new(tool);
-    let out = Out::new();
-    let inflight: Arc<Mutex<HashMap<String, CancelToken>>> = Arc::new(Mutex::new(HashMap::new()));
-    let lines = crate::serve::stdin_lines();
-    let mut workers = Vec::new();
-    loop {
-        if crate::serve::stopping() {
-            break;
-        }
-        let line = match lines.recv_timeout(Duration::from_millis(100)) {
-            Ok(Some(l)) => l,
-            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let message: Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                out.send(&error(
-                    &Value::Null,
-                    PARSE_ERROR,
-                    format!("parse error: {e}"),
-                ));
-                continue;
-            }
-        };
-        let id = message.get("id").cloned();
-        let Some(method) = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            if let Some(id) = id {
-                out.send(&error(
-                    &id,
-                    INVALID_REQUEST,
-                    "invalid request: missing \"method\"",
-                ));
-            }
-            continue;
-        };
-        if method == "notifications/cancelled" {
-            if let Some(rid) = message.pointer("/params/requestId")
-                && let Some(t) = inflight
-                    .lock()
-                    .ok()
-                    .and_then(|m| m.get(&rid.to_string()).cloned())
-            {
-                t.cancel();
-            }
-            continue;
-        }
-        let Some(id) = id else { continue };
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let token = CancelToken::new();
-        if let Ok(mut m) = inflight.lock() {
-            m.insert(id.to_string(), token.clone());
-        }
-        let (tool, out, inflight) = (tool.clone(), out.clone(), inflight.clone());
-        workers.push(std::thread::spawn(move || {
-            let answer = handle(&tool, &method, params, &token, &inflight);
-            if let Ok(mut m) = inflight.lock() {
-                m.remove(&id.to_string());
-            }
-            out.send(&match answer {
-                Ok(result) => success(&id, &result),
-                Err((code, message)) => error(&id, code, message),
-            });
-        }));
-        workers.retain(|w| !w.is_finished());
-    }
-    crate::serve::finish(&tool, workers, &inflight);
+    run_protocol(
+        tool,
+        Protocol {
+            answer: handle,
+            notify,
+            reject_methodless_without_id: false,
+        },
+    );
     Ok(0)
 }

@@ -124,7 +124,7 @@ pub(crate) fn dispatch(
     method: &str,
     params: Value,
     cancel: &CancelToken,
-    inflight: &Mutex<HashMap<String, CancelToken>>,
+    inflight: &Inflight,
 ) -> Option<Result<ToolResult, BadParams>> {
     let params = if params.is_null() { json!({}) } else { params };
     Some(match method {
@@ -173,18 +173,72 @@ pub(crate) fn dispatch(
     })
 }
 
+/// Requests in flight, by the string form of their JSON-RPC id: what `cancel` reaches.
+pub(crate) type Inflight = Mutex<HashMap<String, CancelToken>>;
+
+/// Answers one request: its result, or a JSON-RPC error code and message.
+pub(crate) type Answer =
+    fn(&Tool, &str, Value, &CancelToken, &Inflight) -> Result<Value, (i64, String)>;
+
+/// What differs between the JSON-RPC server and the MCP server; the line loop is shared.
+#[derive(Clone, Copy)]
+pub(crate) struct Protocol {
+    /// Answers a request that has an id.
+    pub(crate) answer: Answer,
+    /// Handles a message without an id (a notification); nothing is written back.
+    pub(crate) notify: fn(&Tool, &str, Value, &Inflight),
+    /// A message with no `method` gets an "invalid request" error even without an id (JSON-RPC
+    /// says so; an MCP client also sends responses, which have no method, so MCP stays quiet).
+    pub(crate) reject_methodless_without_id: bool,
+}
+
+fn answer_jsonrpc(
+    tool: &Tool,
+    method: &str,
+    params: Value,
+    cancel: &CancelToken,
+    inflight: &Inflight,
+) -> Result<Value, (i64, String)> {
+    match dispatch(tool, method, params, cancel, inflight) {
+        None => Err((
+            METHOD_NOT_FOUND,
+            format!(
+                "method not found: {method:?}; methods: exec, job_output, job_input, job_kill, cancel, artifact_read, session_close"
+            ),
+        )),
+        Some(Err(BadParams(m))) => Err((INVALID_PARAMS, m)),
+        Some(Ok(result)) => Ok(serde_json::to_value(result).unwrap_or_default()),
+    }
+}
+
+/// A JSON-RPC notification is carried out; it just gets no answer.
+fn notify_jsonrpc(tool: &Tool, method: &str, params: Value, inflight: &Inflight) {
+    let _ = dispatch(tool, method, params, &CancelToken::new(), inflight);
+}
+
 #[allow(clippy::unnecessary_wraps)] // same signature as the other subcommands
 pub(crate) fn serve(tool: Tool) -> anyhow::Result<i32> {
+    run_protocol(
+        tool,
+        Protocol {
+            answer: answer_jsonrpc,
+            notify: notify_jsonrpc,
+            reject_methodless_without_id: true,
+        },
+    );
+    Ok(0)
+}
+
+/// The line loop of both servers: one JSON message per line in, each request answered on its
+/// own thread, one JSON message per line out; then [`finish`].
+pub(crate) fn run_protocol(tool: Tool, protocol: Protocol) {
     install_stop_handlers();
     let tool = Arc::new(tool);
     let out = Out::new();
-    let inflight: Arc<Mutex<HashMap<String, CancelToken>>> = Arc::new(Mutex::new(HashMap::new()));
+    let inflight: Arc<Inflight> = Arc::new(Mutex::new(HashMap::new()));
     let lines = stdin_lines();
     let mut workers = Vec::new();
-    loop {
-        if stopping() {
-            break;
-        }
+    while !stopping() {
         let line = match lines.recv_timeout(Duration::from_millis(100)) {
             Ok(Some(line)) => line,
             Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -210,46 +264,42 @@ pub(crate) fn serve(tool: Tool) -> anyhow::Result<i32> {
             .and_then(Value::as_str)
             .map(str::to_owned)
         else {
-            out.send(&error(
-                &id.unwrap_or(Value::Null),
-                INVALID_REQUEST,
-                "invalid request: a JSON-RPC 2.0 request needs a \"method\" string",
-            ));
+            if id.is_some() || protocol.reject_methodless_without_id {
+                out.send(&error(
+                    &id.unwrap_or(Value::Null),
+                    INVALID_REQUEST,
+                    "invalid request: a JSON-RPC 2.0 request needs a \"method\" string",
+                ));
+            }
             continue;
         };
         let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let token = CancelToken::new();
-        if let Some(id) = &id
-            && method == "exec"
-        {
-            lock(&inflight).insert(id.to_string(), token.clone());
-        }
         let (tool, out, inflight) = (tool.clone(), out.clone(), inflight.clone());
-        workers.push(std::thread::spawn(move || {
-            let answer = dispatch(&tool, &method, params, &token, &inflight);
-            if let Some(id) = &id {
-                lock(&inflight).remove(&id.to_string());
-                let message = match answer {
-                    None => error(id, METHOD_NOT_FOUND, format!("method not found: {method:?}; methods: exec, job_output, job_input, job_kill, cancel, artifact_read, session_close")),
-                    Some(Err(BadParams(m))) => error(id, INVALID_PARAMS, m),
-                    Some(Ok(result)) => success(id, &result),
-                };
-                out.send(&message);
+        let (answer, notify) = (protocol.answer, protocol.notify);
+        workers.push(match id {
+            None => std::thread::spawn(move || notify(&tool, &method, params, &inflight)),
+            Some(id) => {
+                let key = id.to_string();
+                let token = CancelToken::new();
+                lock(&inflight).insert(key.clone(), token.clone());
+                std::thread::spawn(move || {
+                    let answer = answer(&tool, &method, params, &token, &inflight);
+                    lock(&inflight).remove(&key);
+                    out.send(&match answer {
+                        Ok(result) => success(&id, &result),
+                        Err((code, message)) => error(&id, code, message),
+                    });
+                })
             }
-        }));
+        });
         workers.retain(|w| !w.is_finished());
     }
     finish(&tool, workers, &inflight);
-    Ok(0)
 }
 
 /// Ends the server: requests already received finish and are answered (at end of input), or
 /// are cancelled (on SIGTERM/SIGINT, also while waiting); then every job and session ends.
-pub(crate) fn finish(
-    tool: &Tool,
-    workers: Vec<std::thread::JoinHandle<()>>,
-    inflight: &Mutex<HashMap<String, CancelToken>>,
-) {
+fn finish(tool: &Tool, workers: Vec<std::thread::JoinHandle<()>>, inflight: &Inflight) {
     let mut cancelled = false;
     while !workers.iter().all(std::thread::JoinHandle::is_finished) {
         if stopping() && !cancelled {
