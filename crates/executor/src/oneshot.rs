@@ -95,7 +95,7 @@ pub enum ExitStatus {
 }
 
 /// The outcome of a run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ExecOutcome {
     /// How the main process ended; `None` when it could not be started.
     pub status: Option<ExitStatus>,
@@ -253,16 +253,7 @@ pub(crate) fn run_inner<S: Sink + ?Sized>(
 ) -> ExecOutcome {
     let start = Instant::now();
     let marker = containment::new_marker();
-    let mut outcome = ExecOutcome {
-        status: None,
-        timed_out: false,
-        cancelled: false,
-        duration: Duration::ZERO,
-        spawn_error: None,
-        processes_stopped: 0,
-        drain_cut_short: false,
-        stopped_by_sink: false,
-    };
+    let mut outcome = ExecOutcome::default();
     let mut child = match spawn(spec, &marker, stdin_pipe, false) {
         Ok(child) => child,
         Err(e) => {
@@ -273,7 +264,6 @@ pub(crate) fn run_inner<S: Sink + ?Sized>(
         }
     };
     let pgid = child.id() as i32;
-    containment::supervise_pid(pgid);
     on_spawn(child.stdin.take(), pgid);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -282,24 +272,30 @@ pub(crate) fn run_inner<S: Sink + ?Sized>(
         stderr.as_ref().map(AsRawFd::as_raw_fd),
         sink,
     );
-    let status = supervise(
-        &mut child,
-        pgid,
-        &marker,
-        spec,
-        &mut pump,
-        cancel,
-        &mut outcome,
-    );
+    follow_to_end(&mut child, &marker, spec, &mut pump, cancel, start, outcome)
+}
+
+/// The rest of a call once its process runs: supervise it to its exit, drain, end the
+/// survivors, count. Shared by pipe and PTY runs.
+pub(crate) fn follow_to_end<S: Sink + ?Sized>(
+    child: &mut Child,
+    marker: &str,
+    spec: &ExecSpec,
+    pump: &mut Pump<'_, S>,
+    cancel: &CancelToken,
+    start: Instant,
+    mut outcome: ExecOutcome,
+) -> ExecOutcome {
+    let pgid = child.id() as i32;
+    containment::supervise_pid(pgid);
+    let status = supervise(child, pgid, marker, spec, pump, cancel, &mut outcome);
     containment::release_pid(pgid);
     outcome.status = Some(status);
     if !pump.is_closed() {
         outcome.drain_cut_short = !pump.drain(spec.drain);
     }
     pump.finish();
-    drop(stdout);
-    drop(stderr);
-    outcome.processes_stopped = containment::end_survivors(Some(pgid), &marker, spec.grace);
+    outcome.processes_stopped = containment::end_survivors(Some(pgid), marker, spec.grace);
     outcome.duration = start.elapsed();
     outcome
 }

@@ -3,7 +3,7 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use agent_exec_sink::Sink;
 
@@ -23,16 +23,7 @@ pub fn run_pty<S: Sink + ?Sized>(
 ) -> ExecOutcome {
     let start = Instant::now();
     let marker = containment::new_marker();
-    let mut outcome = ExecOutcome {
-        status: None,
-        timed_out: false,
-        cancelled: false,
-        duration: Duration::ZERO,
-        spawn_error: None,
-        processes_stopped: 0,
-        drain_cut_short: false,
-        stopped_by_sink: false,
-    };
+    let mut outcome = ExecOutcome::default();
     let pty = match nix::pty::openpty(None, None) {
         Ok(p) => p,
         Err(e) => {
@@ -80,26 +71,6 @@ pub fn run_pty<S: Sink + ?Sized>(
     };
     drop(cmd);
     drop(slave);
-    let pgid = child.id() as i32;
-    containment::supervise_pid(pgid);
     let mut pump = Pump::new(Some(master.as_raw_fd()), None, sink);
-    let status = crate::oneshot::supervise(
-        &mut child,
-        pgid,
-        &marker,
-        spec,
-        &mut pump,
-        cancel,
-        &mut outcome,
-    );
-    containment::release_pid(pgid);
-    outcome.status = Some(status);
-    if !pump.is_closed() {
-        outcome.drain_cut_short = !pump.drain(spec.drain);
-    }
-    pump.finish();
-    drop(master);
-    outcome.processes_stopped = containment::end_survivors(Some(pgid), &marker, spec.grace);
-    outcome.duration = start.elapsed();
-    outcome
+    crate::oneshot::follow_to_end(&mut child, &marker, spec, &mut pump, cancel, start, outcome)
 }

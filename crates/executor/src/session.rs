@@ -197,16 +197,7 @@ impl Session {
         cancel: &CancelToken,
     ) -> SessionOutcome {
         let start = Instant::now();
-        let mut exec = ExecOutcome {
-            status: None,
-            timed_out: false,
-            cancelled: false,
-            duration: Duration::ZERO,
-            spawn_error: None,
-            processes_stopped: 0,
-            drain_cut_short: false,
-            stopped_by_sink: false,
-        };
+        let mut exec = ExecOutcome::default();
         let mut pump = Pump::prepared(
             Some(self.stdout.as_raw_fd()),
             Some(self.stderr.as_raw_fd()),

@@ -297,3 +297,25 @@ fn plain_commands_look_to_themselves_as_under_a_shell() {
             .ends_with("/printenv")
     );
 }
+
+#[test]
+fn pty_mode_gives_the_command_a_terminal() {
+    let pids = PidFile::new();
+    let mut sink = OutputSink::new(SinkConfig::default(), None);
+    let s = spec(
+        "test -t 0 && test -t 1 && echo on a tty; echo $TERM; printf '\\033[31mred\\033[0m\\n'",
+        &pids,
+    );
+    let outcome = agent_exec_executor::run_pty(&s, &mut sink, &CancelToken::new());
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
+    assert_eq!(
+        sink.finish_capture().view.text,
+        "on a tty\nxterm-256color\nred\n"
+    );
+    let mut s = spec("echo started; $MB ignore-term 30", &pids);
+    s.timeout = Some(Duration::from_millis(400));
+    let mut sink = OutputSink::new(SinkConfig::default(), None);
+    let outcome = agent_exec_executor::run_pty(&s, &mut sink, &CancelToken::new());
+    assert!(outcome.timed_out);
+    assert_eq!(pids.survivors(), Vec::<i32>::new());
+}
