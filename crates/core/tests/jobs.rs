@@ -1,24 +1,13 @@
 //! Background jobs through the tool: start, read incrementally, write stdin, kill the tree,
 //! bounds, and shutdown with no survivors.
 
+mod support;
+
 use std::time::Duration;
 
-use agent_exec_core::{
-    Config, JobInput, JobOutputRequest, Outcome, OutputMode, Request, Tool, ToolResult,
-};
+use agent_exec_core::{JobInput, JobOutputRequest, Outcome, OutputMode, Request, Tool, ToolResult};
 use agent_exec_executor::CancelToken;
-
-fn tool_with(adjust: impl FnOnce(&mut Config)) -> (tempfile::TempDir, Tool) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        artifacts_dir: dir.path().join("artifacts"),
-        workdir: dir.path().to_path_buf(),
-        grace: Duration::from_millis(300),
-        ..Config::default()
-    };
-    adjust(&mut config);
-    (dir, Tool::new(config))
-}
+use support::{alive, tool_with};
 
 fn start(tool: &Tool, command: &str) -> ToolResult {
     let request = Request {
@@ -34,17 +23,6 @@ fn output(tool: &Tool, job: &str, mode: OutputMode, wait_ms: u64) -> ToolResult 
         job_id: job.into(),
         mode,
         wait_ms,
-    })
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !matches!(
-            s.rsplit(')')
-                .next()
-                .and_then(|r| r.split_whitespace().next()),
-            Some("Z" | "X")
-        )
     })
 }
 

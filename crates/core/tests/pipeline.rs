@@ -1,22 +1,18 @@
 //! The pipeline of contract §2 through the library: validation, normalization, policy (with
 //! and without an approver), and the shape of the result.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_exec_core::{Approver, Config, Outcome, Request, Tool};
+use agent_exec_core::{Approver, Outcome, Request, Tool};
 use agent_exec_executor::CancelToken;
 use agent_exec_policy::{Policy, PolicyConfig, Verdict};
+use support::tool_with;
 
 fn tool() -> (tempfile::TempDir, Tool) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        artifacts_dir: dir.path().join("artifacts"),
-        workdir: dir.path().to_path_buf(),
-        grace: Duration::from_millis(300),
-        ..Config::default()
-    };
-    (dir, Tool::new(config))
+    tool_with(|_| {})
 }
 
 fn req(command: &str) -> Request {

@@ -1,24 +1,15 @@
 //! Persistent sessions through the tool: what persists, what comes back exact, and how a
 //! session ends and restarts.
 
+mod support;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_exec_core::{Config, Outcome, Request, Tool, ToolResult};
+use agent_exec_core::{Outcome, Request, Tool, ToolResult};
 use agent_exec_executor::CancelToken;
-
-fn tool_with(adjust: impl FnOnce(&mut Config)) -> (tempfile::TempDir, Tool) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        artifacts_dir: dir.path().join("artifacts"),
-        workdir: dir.path().to_path_buf(),
-        grace: Duration::from_millis(300),
-        ..Config::default()
-    };
-    adjust(&mut config);
-    (dir, Tool::new(config))
-}
+use support::{alive, tool_with};
 
 fn exec(tool: &Tool, session: &str, command: &str) -> ToolResult {
     let request = Request {
@@ -27,17 +18,6 @@ fn exec(tool: &Tool, session: &str, command: &str) -> ToolResult {
         ..Request::default()
     };
     tool.execute(&request, &CancelToken::new())
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !matches!(
-            s.rsplit(')')
-                .next()
-                .and_then(|r| r.split_whitespace().next()),
-            Some("Z" | "X")
-        )
-    })
 }
 
 #[test]

@@ -1,0 +1,31 @@
+//! Shared helpers of the core integration tests.
+#![allow(dead_code, unreachable_pub)]
+
+use std::time::Duration;
+
+use agent_exec_core::{Config, Tool};
+
+/// A tool in a fresh temp dir (its workdir and artifact store), with a short grace period.
+pub fn tool_with(adjust: impl FnOnce(&mut Config)) -> (tempfile::TempDir, Tool) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        artifacts_dir: dir.path().join("artifacts"),
+        workdir: dir.path().to_path_buf(),
+        grace: Duration::from_millis(300),
+        ..Config::default()
+    };
+    adjust(&mut config);
+    (dir, Tool::new(config))
+}
+
+/// Whether a process is running (a zombie counts as ended).
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !matches!(
+            s.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next()),
+            Some("Z" | "X")
+        )
+    })
+}
