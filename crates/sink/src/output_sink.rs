@@ -67,12 +67,11 @@ pub struct StreamTotals {
 }
 
 impl StreamTotals {
-    fn add(&mut self, chunk: &[u8]) {
-        if chunk.is_empty() {
-            return;
-        }
+    /// Adds a non-empty chunk holding `newlines` newlines (counted once by the caller for both
+    /// the stream's and the merged totals).
+    fn add(&mut self, chunk: &[u8], newlines: u64) {
         self.bytes += chunk.len() as u64;
-        self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        self.newlines += newlines;
         self.ends_with_newline = chunk.last() == Some(&b'\n');
         self.lines = self.newlines + u64::from(!self.ends_with_newline);
     }
@@ -140,6 +139,8 @@ pub struct OutputSink {
     spill: Spill,
     warnings: Vec<String>,
     finished: bool,
+    /// The views, once finished (they cannot change any more).
+    final_views: Option<Views>,
     /// Raw bytes pushed after the head was full (`stop_when_head_full`).
     past_full_head: u64,
 }
@@ -219,6 +220,7 @@ impl OutputSink {
             spill,
             warnings,
             finished: false,
+            final_views: None,
             past_full_head: 0,
             config,
         }
@@ -275,10 +277,13 @@ impl OutputSink {
 
     /// What was captured so far (call after [`Sink::finish`] for the final result).
     pub fn capture(&self) -> Capture {
-        let view = self.merged.view();
-        let (stdout, stderr) = match &self.split {
-            Some([o, e]) => (Some(o.view()), Some(e.view())),
-            None => (None, None),
+        let Views {
+            merged: view,
+            stdout,
+            stderr,
+        } = match &self.final_views {
+            Some(views) => views.clone(),
+            None => self.views(),
         };
         let truncated = view.truncated
             || stdout.as_ref().is_some_and(|v| v.truncated)
@@ -324,11 +329,12 @@ impl Sink for OutputSink {
             return Ok(true);
         }
         let i = index(stream);
+        let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
         match stream {
-            Stream::Stdout => self.totals.stdout.add(chunk),
-            Stream::Stderr => self.totals.stderr.add(chunk),
+            Stream::Stdout => self.totals.stdout.add(chunk, newlines),
+            Stream::Stderr => self.totals.stderr.add(chunk, newlines),
         }
-        self.totals.merged.add(chunk);
+        self.totals.merged.add(chunk, newlines);
         self.spill(chunk);
         let mut out = Fanout {
             merged: &mut self.merged,
@@ -357,14 +363,20 @@ impl Sink for OutputSink {
             };
             self.sanitizers[i].finish(&mut out);
         }
+        // The views are final now: computed once, for the spill decision and the capture.
+        let views = self.views();
+        let truncated = views.merged.truncated
+            || views.stdout.as_ref().is_some_and(|v| v.truncated)
+            || views.stderr.as_ref().is_some_and(|v| v.truncated);
+        self.final_views = Some(views);
         // Replacement characters can make the text longer than the raw stream: an output whose
         // raw bytes fit may still be truncated, and then it needs its artifact too.
-        if matches!(self.spill, Spill::Holding(_)) && self.capture_truncated() {
+        if matches!(self.spill, Spill::Holding(_)) && truncated {
             self.spill_with(&[], true);
         }
         // An artifact of an output that turned out to fit is not worth keeping.
         if let Spill::Writing(w) = &self.spill
-            && !self.capture_truncated()
+            && !truncated
         {
             let _ = std::fs::remove_file(&w.path);
             self.spill = Spill::Off;
@@ -373,12 +385,24 @@ impl Sink for OutputSink {
     }
 }
 
+/// The merged view and, when split, the per-stream views.
+#[derive(Debug, Clone)]
+struct Views {
+    merged: View,
+    stdout: Option<View>,
+    stderr: Option<View>,
+}
+
 impl OutputSink {
-    fn capture_truncated(&self) -> bool {
-        self.merged.view().truncated
-            || self
-                .split
-                .as_ref()
-                .is_some_and(|[o, e]| o.view().truncated || e.view().truncated)
+    fn views(&self) -> Views {
+        let (stdout, stderr) = match &self.split {
+            Some([o, e]) => (Some(o.view()), Some(e.view())),
+            None => (None, None),
+        };
+        Views {
+            merged: self.merged.view(),
+            stdout,
+            stderr,
+        }
     }
 }
