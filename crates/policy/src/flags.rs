@@ -358,6 +358,17 @@ pub(crate) fn spec_for(program: &str) -> Spec {
     }
 }
 
+/// Where `find`'s starting points end: at the first argument that begins the expression
+/// (an option or test such as `-name`, or `(`, `!`, `)`, `,`).
+pub(crate) fn find_expression_start(args: &[Word]) -> usize {
+    args.iter()
+        .position(|a| {
+            a.literal()
+                .is_some_and(|t| t.starts_with('-') || matches!(t.as_str(), "(" | "!" | ")" | ","))
+        })
+        .unwrap_or(args.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::command::{Class, Cmd, Finding, Origin};
-use crate::flags::{parse, spec_for};
+use crate::flags::{find_expression_start, parse, spec_for};
 use crate::paths::{Target, classify, display, normalize};
 use crate::words::{Seg, Word};
 
@@ -189,13 +189,7 @@ fn find(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
     if !args.iter().any(|a| a.is("-delete")) {
         return None;
     }
-    let first_expr = args
-        .iter()
-        .position(|a| {
-            a.literal()
-                .is_some_and(|t| t.starts_with('-') || t == "(" || t == "!")
-        })
-        .unwrap_or(args.len());
+    let first_expr = find_expression_start(args);
     let starts: Vec<Word> = if first_expr == 0 {
         vec![Word::lit(".")]
     } else {

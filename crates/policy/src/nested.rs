@@ -2,6 +2,7 @@
 //! on standard input, `xargs`, `find -exec`, `watch`, `su -c`, git's `-c alias.X=!CMD`.
 
 use crate::command::{Class, Cmd, Finding, Origin, RedirKind};
+use crate::flags::find_expression_start;
 use crate::unwrap::program_name;
 use crate::walk::{Io, Stdin, Walker, Written};
 use crate::words::{Seg, Word, ansi_c};
@@ -474,14 +475,7 @@ impl Walker {
     }
 
     fn find_exec(&mut self, cmd: &Cmd, args: &[Word]) {
-        let first_expr = args
-            .iter()
-            .position(|a| {
-                a.literal().is_some_and(|t| {
-                    t.starts_with('-') || t == "(" || t == "!" || t == ")" || t == ","
-                })
-            })
-            .unwrap_or(args.len());
+        let first_expr = find_expression_start(args);
         let mut starts: Vec<Word> = args[..first_expr].to_vec();
         if starts.is_empty() {
             starts.push(Word::lit("."));

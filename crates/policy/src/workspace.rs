@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::command::{Class, Cmd, Finding, RedirKind};
-use crate::flags::{parse, spec_for};
+use crate::flags::{find_expression_start, parse, spec_for};
 use crate::paths::{UNKNOWN_HOME, normalize};
 use crate::words::{Seg, Word};
 
@@ -181,13 +181,7 @@ fn operands(cmd: &Cmd, program: &str, out: &mut Vec<(Word, Access)>) {
         positionals.remove(0);
     }
     if program == "find" {
-        let first_expr = args
-            .iter()
-            .position(|a| {
-                a.literal()
-                    .is_some_and(|t| t.starts_with('-') || t == "(" || t == "!")
-            })
-            .unwrap_or(args.len());
+        let first_expr = find_expression_start(args);
         positionals = (0..first_expr).collect();
     }
     if program == "git" {
