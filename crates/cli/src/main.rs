@@ -169,7 +169,8 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 fn install_cancel_handlers(token: CancelToken) {
     let _ = CANCEL.set(token);
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    // SIGHUP (the terminal or the parent went away) is a request to stop, like SIGTERM.
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only does async-signal-safe work.
         unsafe {
             libc::signal(sig, on_signal as *const () as libc::sighandler_t);
@@ -179,6 +180,13 @@ fn install_cancel_handlers(token: CancelToken) {
 
 fn main() {
     let cli = Cli::parse();
+    if matches!(cli.command, Cmd::Run(_) | Cmd::Serve(_) | Cmd::Mcp(_)) {
+        // Before any thread exists (it forks): when this process dies, however it dies,
+        // everything its calls, sessions and jobs started is ended.
+        if let Err(e) = agent_exec_executor::containment::start_watchdog() {
+            eprintln!("agent-exec: warning: no watchdog ({e}); processes may outlive a crash");
+        }
+    }
     let code = match run_cli(cli) {
         Ok(code) => code,
         Err(e) => {

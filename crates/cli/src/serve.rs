@@ -2,7 +2,7 @@
 //!
 //! Requests are handled concurrently, each on its own thread; responses are written whole, one
 //! per line, under a lock. `cancel {id}` cancels the `exec` whose JSON-RPC id that is. When
-//! stdin closes or SIGTERM/SIGINT arrives, every job and session ends with the server.
+//! stdin closes or SIGTERM/SIGINT/SIGHUP arrives, every job and session ends with the server.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -78,7 +78,8 @@ pub(crate) fn stdin_lines() -> mpsc::Receiver<Option<String>> {
 }
 
 pub(crate) fn install_stop_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    // SIGHUP (the client or terminal went away) stops the server like SIGTERM.
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only stores to an atomic.
         unsafe {
             libc::signal(sig, on_stop as *const () as libc::sighandler_t);

@@ -177,6 +177,11 @@ impl Request {
         {
             return Err(InvalidRequest("session name is empty".into()));
         }
+        if self.pty && self.session.is_some() && !self.run_in_background {
+            return Err(InvalidRequest(
+                "pty is not available in a session: the session's shell keeps its state on pipes of its own. Drop `session` to run it under a terminal (one-shot, or with run_in_background for an interactive program), or drop `pty`".into(),
+            ));
+        }
         let to_usize = |v: Option<u64>| v.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
         Ok(Validated {
             target,

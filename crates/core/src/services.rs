@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use agent_exec_executor::jobs::{JobRegistry, JobStatus, describe_end};
-use agent_exec_executor::session::{Session, SessionConfig};
-use agent_exec_executor::{CancelToken, ExitStatus};
+use agent_exec_executor::jobs::{JobError, JobRegistry, JobStatus, NoInput};
+use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig, SessionEnd};
+use agent_exec_executor::{CancelToken, ExecOutcome, ExitStatus, Stop, signal_name};
 use agent_exec_sink::OutputSink;
 use serde::Deserialize;
 
@@ -66,7 +66,18 @@ fn yes() -> bool {
 enum RcSnapshot {
     NotYet,
     Made(PathBuf),
-    Failed,
+    /// Not made, for this reason (said once, in the note of the call that tried).
+    Failed(String),
+}
+
+/// The longest a user's `~/.bashrc` may take to snapshot (or the call's timeout, if shorter).
+const RC_SNAPSHOT_LIMIT: Duration = Duration::from_secs(10);
+
+/// A session slot, and the handle that ends its running command from another thread.
+struct Handle {
+    slot: Mutex<Slot>,
+    /// The live shell's closer (see `Session::closer`), readable without waiting for the slot.
+    closer: Mutex<Option<CancelToken>>,
 }
 
 struct Slot {
@@ -77,7 +88,7 @@ struct Slot {
 }
 
 pub(crate) struct Services {
-    sessions: Mutex<HashMap<String, Arc<Mutex<Slot>>>>,
+    sessions: Mutex<HashMap<String, Arc<Handle>>>,
     jobs: JobRegistry,
     session_config: SessionConfig,
     settings: SessionSettings,
@@ -117,6 +128,7 @@ impl Services {
                 extra_env: Vec::new(),
                 rc_snapshot: None,
                 prefix: config.sessions.command_prefix.clone(),
+                containment: agent_exec_executor::Containment::default(),
             },
             settings: config.sessions.clone(),
             cwds: Mutex::new(HashMap::new()),
@@ -124,22 +136,35 @@ impl Services {
         }
     }
 
-    /// The rc snapshot script, when enabled; made once, then reused.
-    fn rc_snapshot(&self) -> Option<PathBuf> {
+    /// The rc snapshot script, when enabled; made once (within `limit`), then reused. A
+    /// failure is noted in `notes` by the call that tried.
+    fn rc_snapshot(&self, limit: Duration, notes: &mut Vec<String>) -> Option<PathBuf> {
         if !self.settings.rc_snapshot {
             return None;
         }
         let mut rc = lock(&self.rc);
         if *rc == RcSnapshot::NotYet {
-            let shell = self
-                .session_config
-                .shell
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("bash"));
-            *rc = match agent_exec_executor::session::rc_snapshot(&shell, &self.settings.cache_dir)
-            {
+            let shell = self.session_config.shell.clone().unwrap_or_else(|| {
+                agent_exec_executor::session::default_shell_path().to_path_buf()
+            });
+            let limit = limit.min(RC_SNAPSHOT_LIMIT);
+            *rc = match agent_exec_executor::session::rc_snapshot(
+                &shell,
+                &self.settings.cache_dir,
+                limit,
+                self.session_config.containment,
+            ) {
                 Ok(path) => RcSnapshot::Made(path),
-                Err(_) => RcSnapshot::Failed,
+                Err(e) => {
+                    let why = match &e {
+                        RcSnapshotError::Spawn(s) => crate::tool::spawn_error_text(s),
+                        other => other.to_string(),
+                    };
+                    notes.push(format!(
+                        "[rc snapshot skipped: {why}; sessions start without your ~/.bashrc functions and aliases]"
+                    ));
+                    RcSnapshot::Failed(why)
+                }
             };
         }
         match &*rc {
@@ -153,14 +178,15 @@ impl Services {
         lock(&self.cwds).get(name).cloned()
     }
 
-    fn slot(&self, key: &str, cwd: PathBuf) -> Arc<Mutex<Slot>> {
+    fn slot(&self, key: &str, cwd: PathBuf) -> Arc<Handle> {
         let mut sessions = lock(&self.sessions);
         // Idle expiry, then the bound on the number of sessions (least recently used first).
         let expired: Vec<String> = sessions
             .iter()
             .filter(|(k, s)| {
                 *k != key
-                    && s.try_lock()
+                    && s.slot
+                        .try_lock()
                         .is_ok_and(|s| s.last_used.elapsed() > self.settings.idle_expiry)
             })
             .map(|(k, _)| k.clone())
@@ -173,7 +199,9 @@ impl Services {
         if !sessions.contains_key(key) && sessions.len() >= self.settings.max_sessions.max(1) {
             let oldest = sessions
                 .iter()
-                .filter_map(|(k, s)| s.try_lock().ok().map(|s| (k.clone(), s.last_used)))
+                .filter_map(|(k, s)| {
+                    s.slot.try_lock().ok().map(|s| (k.clone(), s.last_used))
+                })
                 .min_by_key(|(_, t)| *t)
                 .map(|(k, _)| k);
             if let Some(k) = oldest
@@ -185,12 +213,15 @@ impl Services {
         sessions
             .entry(key.to_owned())
             .or_insert_with(|| {
-                Arc::new(Mutex::new(Slot {
-                    session: None,
-                    last_used: Instant::now(),
-                    restart_note: None,
-                    cwd,
-                }))
+                Arc::new(Handle {
+                    slot: Mutex::new(Slot {
+                        session: None,
+                        last_used: Instant::now(),
+                        restart_note: None,
+                        cwd,
+                    }),
+                    closer: Mutex::new(None),
+                })
             })
             .clone()
     }
@@ -210,8 +241,9 @@ impl Services {
             .cwd
             .clone()
             .unwrap_or_else(|| tool.config.workdir.clone());
-        let slot = self.slot(&key, start_cwd.clone());
-        let mut slot = lock(&slot);
+        let started = Instant::now();
+        let handle = self.slot(&key, start_cwd.clone());
+        let mut slot = lock(&handle.slot);
         slot.last_used = Instant::now();
         let mut notes = Vec::new();
         let mut command = match target {
@@ -233,17 +265,31 @@ impl Services {
             shaping.tail,
             crate::tool::both_explicit(shaping.validated),
         );
-        if let Err(e) = self.ensure_shell(&mut slot, validated, &start_cwd, &mut notes) {
+        let ensured = self.ensure_shell(&mut slot, validated, &start_cwd, &mut notes);
+        if let Err(e) = ensured {
             let mut d = Details::empty(Outcome::SpawnFailed, start_cwd.display().to_string());
             d.session = Some(name.clone());
-            return ToolResult::new(format!("failed to start a session shell: {e}"), d);
+            let text = format!(
+                "failed to start a session shell: {}",
+                crate::tool::spawn_error_text(&e)
+            );
+            return ToolResult::new(text, d);
         }
-        let mut sink = OutputSink::new(sink_config, tool.store.clone());
         let session = slot.session.as_mut().expect("started above");
+        *lock(&handle.closer) = Some(session.closer());
+        // A trailing `| head` satisfied: end the command's processes, as the pipe would have,
+        // keeping the shell (unless the caller asked for head explicitly).
+        let mut sink_config = sink_config;
+        sink_config.stop_when_head_full = validated.head.is_none()
+            && shaping.head.is_some()
+            && shaping.tail.is_none();
+        let mut sink = OutputSink::new(sink_config, tool.store.clone());
+        // The call's timeout holds from its start, rc snapshot included.
+        let left = validated.timeout.saturating_sub(started.elapsed());
         let outcome = session.run(
             &command,
             &mut sink,
-            Some(validated.timeout),
+            Some(left),
             tool.config.grace,
             tool.config.drain,
             cancel,
@@ -251,14 +297,16 @@ impl Services {
         let capture = sink.finish_capture();
         slot.cwd.clone_from(&outcome.cwd);
         lock(&self.cwds).insert(name.clone(), outcome.cwd.clone());
-        if let Some(why) = &outcome.ended {
+        if let Some(end) = outcome.ended {
             if let Some(s) = slot.session.take() {
                 let _ = s.close(Duration::from_millis(100));
             }
+            *lock(&handle.closer) = None;
+            let why = session_end_text(end);
             notes.push(format!(
                 "[session ended: {why}; the next call starts a fresh shell]"
             ));
-            slot.restart_note = Some(why.clone());
+            slot.restart_note = Some(why);
         }
         let cwd = outcome.cwd.display().to_string();
         let mut all_notes = shaping.notes.clone();
@@ -282,7 +330,7 @@ impl Services {
         validated: &Validated,
         start_cwd: &std::path::Path,
         notes: &mut Vec<String>,
-    ) -> std::io::Result<()> {
+    ) -> Result<(), agent_exec_executor::SpawnError> {
         if slot.session.as_mut().is_some_and(Session::is_alive) {
             return Ok(());
         }
@@ -293,7 +341,7 @@ impl Services {
         }
         let config = SessionConfig {
             extra_env: validated.env.clone(),
-            rc_snapshot: self.rc_snapshot(),
+            rc_snapshot: self.rc_snapshot(validated.timeout, notes),
             ..self.session_config.clone()
         };
         let cwd = if slot.session.is_some() || slot.cwd.is_dir() {
@@ -309,7 +357,7 @@ impl Services {
     pub(crate) fn close_session(&self, name: &str) -> bool {
         // Take the slots out under the map lock; close them after it is released, so other
         // sessions never wait for this one's running command.
-        let removed: Vec<Arc<Mutex<Slot>>> = {
+        let removed: Vec<Arc<Handle>> = {
             let mut sessions = lock(&self.sessions);
             let keys: Vec<String> = sessions
                 .keys()
@@ -339,7 +387,10 @@ impl Services {
         let spec = tool.spec(target, &cwd, validated);
         let spill = OutputSink::new(tool.sink_config(None, None, false), tool.store.clone());
         let cwd_text = cwd.display().to_string();
-        match self.jobs.start(spec, command.to_owned(), spill) {
+        match self
+            .jobs
+            .start(spec, command.to_owned(), spill, validated.pty)
+        {
             Ok(job) => {
                 let mut d = Details::empty(Outcome::Success, cwd_text);
                 d.job_id = Some(job.id.clone());
@@ -349,7 +400,7 @@ impl Services {
                 );
                 ToolResult::new(text, d)
             }
-            Err(e) => ToolResult::invalid(e.to_string(), cwd_text),
+            Err(e) => ToolResult::invalid(job_error_text(&e), cwd_text),
         }
     }
 
@@ -358,7 +409,7 @@ impl Services {
             Ok(j) => j,
             Err(e) => {
                 return ToolResult::invalid(
-                    e.to_string(),
+                    job_error_text(&e),
                     tool.config.workdir.display().to_string(),
                 );
             }
@@ -386,7 +437,7 @@ impl Services {
                     }
                     Some(ExitStatus::Signaled(s)) => {
                         d.signal = Some(s);
-                        d.outcome = if o.cancelled {
+                        d.outcome = if o.cancelled() {
                             Outcome::Cancelled
                         } else {
                             Outcome::Signaled
@@ -394,7 +445,7 @@ impl Services {
                     }
                     None => d.outcome = Outcome::SpawnFailed,
                 }
-                d.cancelled = o.cancelled;
+                d.cancelled = o.cancelled();
                 d.success = d.outcome == Outcome::Success;
                 describe_end(o)
             }
@@ -446,7 +497,7 @@ impl Services {
         let cwd = tool.config.workdir.display().to_string();
         let job = match self.jobs.get(&req.job_id) {
             Ok(j) => j,
-            Err(e) => return ToolResult::invalid(e.to_string(), cwd),
+            Err(e) => return ToolResult::invalid(job_error_text(&e), cwd),
         };
         let mut data = req.data.clone().into_bytes();
         if req.enter {
@@ -463,7 +514,7 @@ impl Services {
                 )
             }
             Err(e) => {
-                let mut r = ToolResult::invalid(e.to_string(), cwd);
+                let mut r = ToolResult::invalid(job_error_text(&e), cwd);
                 r.details.job_id = Some(job.id.clone());
                 r
             }
@@ -474,7 +525,7 @@ impl Services {
         let cwd = tool.config.workdir.display().to_string();
         let job = match self.jobs.get(job_id) {
             Ok(j) => j,
-            Err(e) => return ToolResult::invalid(e.to_string(), cwd),
+            Err(e) => return ToolResult::invalid(job_error_text(&e), cwd),
         };
         let was_running = job.status() == JobStatus::Running;
         let status = job.kill(tool.config.grace + Duration::from_secs(5));
@@ -505,16 +556,86 @@ impl Services {
 
     pub(crate) fn shutdown(&self) {
         self.jobs.shutdown(Duration::from_secs(5));
-        let slots: Vec<Arc<Mutex<Slot>>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        let slots: Vec<Arc<Handle>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for s in slots {
             close_slot(&s);
         }
     }
 }
 
-fn close_slot(slot: &Arc<Mutex<Slot>>) {
-    if let Some(s) = lock(slot).session.take() {
+/// Closes a session: a command running in it is ended at once (its call reports that the
+/// session was closed), then the shell and everything it started.
+fn close_slot(handle: &Handle) {
+    if let Some(closer) = lock(&handle.closer).take() {
+        closer.cancel();
+    }
+    if let Some(s) = lock(&handle.slot).session.take() {
         let _ = s.close(Duration::from_millis(500));
+    }
+}
+
+/// Why a session's shell is gone, for the model.
+fn session_end_text(end: SessionEnd) -> String {
+    match end {
+        SessionEnd::Stopped(Stop::Timeout) => "the previous command timed out".to_owned(),
+        SessionEnd::Stopped(Stop::Cancelled) => "the previous command was cancelled".to_owned(),
+        SessionEnd::Stopped(Stop::SessionClosed) => "the session was closed".to_owned(),
+        SessionEnd::Stopped(_) => {
+            "the shell kept writing after the output window was full, so it was ended".to_owned()
+        }
+        SessionEnd::Exited(c) => format!("the shell exited with code {c}"),
+        SessionEnd::Killed(s) => format!("the shell was killed by {}", signal_name(s)),
+        SessionEnd::DescriptorsLost => {
+            "a command closed or redirected the session's own descriptors".to_owned()
+        }
+        SessionEnd::Gone => "the shell had already exited".to_owned(),
+        _ => "the shell ended".to_owned(),
+    }
+}
+
+/// "exited with code 0", "was killed: …", "could not start: …".
+pub(crate) fn describe_end(o: &ExecOutcome) -> String {
+    if let Some(e) = &o.spawn_error {
+        return format!("could not start: {}", crate::tool::spawn_error_text(e));
+    }
+    let how = match o.status {
+        Some(ExitStatus::Exited(c)) => format!("exited with code {c}"),
+        Some(ExitStatus::Signaled(s)) => {
+            format!("was terminated by signal {} ({s})", signal_name(s))
+        }
+        None => "ended".to_owned(),
+    };
+    if o.cancelled() {
+        format!("was killed: {how}")
+    } else {
+        how
+    }
+}
+
+/// A job operation's error, for the model: what went wrong and what to do next.
+fn job_error_text(e: &JobError) -> String {
+    match e {
+        JobError::NotFound { id, known } => format!(
+            "no job with id {id}; running or unread jobs: {}",
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
+        ),
+        JobError::TooMany(n) => format!(
+            "{n} background jobs are already running (the limit); kill one with job_kill or wait for one to finish"
+        ),
+        JobError::NoInput { id, why } => {
+            let why = match why {
+                NoInput::Ended(o) => describe_end(o),
+                NoInput::Closed => "has closed its input".to_owned(),
+                NoInput::NotReading(e) => format!("stopped reading its input ({e})"),
+                _ => "cannot take input now".to_owned(),
+            };
+            format!("job {id} {why}; it cannot take input")
+        }
+        other => other.to_string(),
     }
 }
 

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use agent_exec_executor::{CancelToken, ExecOutcome, ExecSpec, ExitStatus, Program, signal_name};
+use agent_exec_executor::{
+    CancelToken, ExecOutcome, ExecSpec, ExitStatus, Program, SpawnError, signal_name,
+};
 use agent_exec_normalize::{apply_head_tail, is_diff_command, merge_limits, normalize};
 use agent_exec_policy::{Context, Decision, Policy, Verdict};
 use agent_exec_sink::{
@@ -139,7 +141,11 @@ impl Tool {
             notes: Vec::new(),
         };
         if validated.background {
-            return self.services.start_job(self, &validated, &target, &command);
+            // A job has no output window for a limit to apply to: it runs the command as
+            // typed, so a trailing `| head -n 3` stops its producer as the pipe does.
+            return self
+                .services
+                .start_job(self, &validated, &validated.target, &original);
         }
         if validated.session.is_some() {
             return self
@@ -237,6 +243,7 @@ impl Tool {
             timeout: Some(validated.timeout),
             grace: self.config.grace,
             drain: self.config.drain,
+            containment: agent_exec_executor::Containment::default(),
         }
     }
 
@@ -289,18 +296,18 @@ impl Tool {
             None => (None, None),
         };
         let sigpipe = exit_code == Some(141) || signal == Some(13);
-        let (exit_code, signal) = if exec.stopped_by_sink {
+        let (exit_code, signal) = if exec.stopped_by_sink() {
             (exit_code, None)
         } else {
             (exit_code, signal)
         };
         let outcome = if exec.spawn_error.is_some() {
             Outcome::SpawnFailed
-        } else if exec.stopped_by_sink {
+        } else if exec.stopped_by_sink() {
             Outcome::Success
-        } else if exec.cancelled {
+        } else if exec.cancelled() {
             Outcome::Cancelled
-        } else if exec.timed_out {
+        } else if exec.timed_out() {
             Outcome::Timeout
         } else if exit_code == Some(0) || sigpipe {
             Outcome::Success
@@ -319,7 +326,7 @@ impl Tool {
                 exit_code.map_or_else(|| "by signal 13".to_owned(), |c| c.to_string())
             ));
         }
-        if exec.stopped_by_sink {
+        if exec.stopped_by_sink() {
             notes.push(format!(
                 "[Stopped the command once the first {} lines were captured, as `| head` would have]",
                 s.head.unwrap_or(0)
@@ -342,7 +349,7 @@ impl Tool {
             notes.push(format!("[warning: {w}]"));
         }
         let output = match &exec.spawn_error {
-            Some(e) => e.clone(),
+            Some(e) => spawn_error_text(e),
             None => view.text.clone(),
         };
         let details = Details {
@@ -350,8 +357,8 @@ impl Tool {
             exit_code,
             signal,
             success: outcome == Outcome::Success,
-            timed_out: exec.timed_out && outcome == Outcome::Timeout,
-            cancelled: exec.cancelled,
+            timed_out: exec.timed_out() && outcome == Outcome::Timeout,
+            cancelled: exec.cancelled(),
             duration_ms: exec.duration.as_millis() as u64,
             cwd: s.cwd,
             stream_kind: if is_diff_command(s.command) {
@@ -381,7 +388,7 @@ impl Tool {
             },
             signal: signal.map(|n| (n, signal_name(n))),
             notes: &notes,
-            stopped_early: exec.stopped_by_sink,
+            stopped_early: exec.stopped_by_sink(),
         });
         ToolResult::new(text, details)
     }
@@ -397,6 +404,29 @@ impl Tool {
     /// Ends every session and background job (the server's shutdown).
     pub fn shutdown(&self) {
         self.services.shutdown();
+    }
+}
+
+/// What the model reads when a process could not be started: what failed and what to do.
+pub(crate) fn spawn_error_text(e: &SpawnError) -> String {
+    match e {
+        SpawnError::Cwd { path, reason } => format!(
+            "cannot enter the working directory {}: {reason} (choose a directory this user can enter, with cwd)",
+            path.display()
+        ),
+        SpawnError::Program {
+            program,
+            reason,
+            kind,
+        } => {
+            let hint = match kind {
+                std::io::ErrorKind::NotFound => " (is it installed and on PATH?)",
+                std::io::ErrorKind::PermissionDenied => " (is it executable?)",
+                _ => "",
+            };
+            format!("failed to start {program}: {reason}{hint}")
+        }
+        other => other.to_string(),
     }
 }
 

@@ -1,8 +1,8 @@
 //! Background jobs: commands that keep running while the agent works, read incrementally.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::io::Write;
-use std::process::ChildStdin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use agent_exec_sink::{Capture, OutputSink, Sink, Stream, TailBuffer};
 
 use crate::cancel::CancelToken;
-use crate::oneshot::{ExecOutcome, ExecSpec, ExitStatus, run_inner};
+use crate::oneshot::{ExecOutcome, ExecSpec, run_with};
+use crate::spawn::Io;
 
 /// Bounds of the job registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,12 +34,12 @@ impl Default for JobLimits {
     }
 }
 
-/// Errors of job operations, written for the model.
+/// Errors of job operations.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum JobError {
     /// No job has that id.
-    #[error("no job with id {id}; running or unread jobs: {}", if .known.is_empty() { "none".to_owned() } else { .known.join(", ") })]
+    #[error("no job with id {id}")]
     NotFound {
         /// The id asked for.
         id: String,
@@ -46,18 +47,28 @@ pub enum JobError {
         known: Vec<String>,
     },
     /// Too many jobs are running.
-    #[error(
-        "{0} background jobs are already running (the limit); kill one with job_kill or wait for one to finish"
-    )]
+    #[error("{0} background jobs are already running (the limit)")]
     TooMany(usize),
     /// The job cannot take input.
-    #[error("job {id} {why}; it cannot take input")]
+    #[error("job {id} cannot take input")]
     NoInput {
         /// The job.
         id: String,
         /// Why.
-        why: String,
+        why: NoInput,
     },
+}
+
+/// Why a job cannot take input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NoInput {
+    /// It has ended.
+    Ended(ExecOutcome),
+    /// Its input was closed (by an earlier `eof`).
+    Closed,
+    /// It stopped reading its input (the write failed with this reason).
+    NotReading(String),
 }
 
 /// State of a job.
@@ -89,7 +100,10 @@ pub struct Job {
     pub command: String,
     state: Mutex<JobState>,
     changed: Condvar,
-    stdin: Mutex<Option<ChildStdin>>,
+    /// Where its input goes: the stdin pipe, or the PTY master.
+    stdin: Mutex<Option<File>>,
+    /// It runs under a pseudo-terminal.
+    pty: bool,
     cancel: CancelToken,
     started: Instant,
 }
@@ -168,13 +182,14 @@ impl JobRegistry {
         });
     }
 
-    /// Starts `spec` as a job (no timeout is applied). `spill` receives the output for the
-    /// artifact and the final window.
+    /// Starts `spec` as a job (no timeout is applied), under a pseudo-terminal when `pty`.
+    /// `spill` receives the output for the artifact and the final window.
     pub fn start(
         &self,
         spec: ExecSpec,
         command: String,
         spill: OutputSink,
+        pty: bool,
     ) -> Result<Arc<Job>, JobError> {
         self.expire();
         let live = lock(&self.jobs)
@@ -199,6 +214,7 @@ impl JobRegistry {
             }),
             changed: Condvar::new(),
             stdin: Mutex::new(None),
+            pty,
             cancel: CancelToken::new(),
             started: Instant::now(),
         });
@@ -212,16 +228,15 @@ impl JobRegistry {
             };
             let mut spec = spec;
             spec.timeout = None;
-            let outcome = run_inner(
-                &spec,
-                &mut sink,
-                &thread_job.cancel,
-                true,
-                &mut |stdin, _pid| {
-                    *lock(&thread_job.stdin) = stdin;
-                    let _ = tx.send(());
-                },
-            );
+            let io = if pty {
+                Io::Pty
+            } else {
+                Io::Pipes { stdin: true }
+            };
+            let outcome = run_with(&spec, &mut sink, &thread_job.cancel, io, &mut |input| {
+                *lock(&thread_job.stdin) = input.map(File::from);
+                let _ = tx.send(());
+            });
             let _ = tx.send(());
             let capture = sink.spill.capture();
             *lock(&thread_job.stdin) = None;
@@ -313,32 +328,43 @@ impl Job {
         }
     }
 
-    /// Writes to the job's stdin; `eof` closes it afterwards.
+    /// Writes to the job's stdin; `eof` closes it afterwards (under a PTY: sends the
+    /// terminal's end-of-file character, Ctrl-D, as a user would).
     pub fn input(&self, data: &[u8], eof: bool) -> Result<(), JobError> {
         if let JobStatus::Finished(o) = &lock(&self.state).status {
             return Err(JobError::NoInput {
                 id: self.id.clone(),
-                why: describe_end(o),
+                why: NoInput::Ended(o.clone()),
             });
         }
         let mut stdin = lock(&self.stdin);
         let Some(pipe) = stdin.as_mut() else {
             return Err(JobError::NoInput {
                 id: self.id.clone(),
-                why: "has closed its input".into(),
+                why: NoInput::Closed,
             });
         };
-        if let Err(e) = pipe.write_all(data).and_then(|()| pipe.flush()) {
+        let eot: &[u8] = if eof && self.pty { b"\x04" } else { b"" };
+        if let Err(e) = pipe
+            .write_all(data)
+            .and_then(|()| pipe.write_all(eot))
+            .and_then(|()| pipe.flush())
+        {
             *stdin = None;
             return Err(JobError::NoInput {
                 id: self.id.clone(),
-                why: format!("stopped reading its input ({e})"),
+                why: NoInput::NotReading(e.to_string()),
             });
         }
         if eof {
             *stdin = None;
         }
         Ok(())
+    }
+
+    /// Whether the job runs under a pseudo-terminal.
+    pub fn is_pty(&self) -> bool {
+        self.pty
     }
 
     /// Ends the job's whole tree (TERM → grace → KILL) and waits for it, at most `wait`.
@@ -364,24 +390,5 @@ impl Job {
     /// The current status.
     pub fn status(&self) -> JobStatus {
         lock(&self.state).status.clone()
-    }
-}
-
-/// "exited with code 0", "was killed by SIGTERM", "could not start: …".
-pub fn describe_end(o: &ExecOutcome) -> String {
-    if let Some(e) = &o.spawn_error {
-        return format!("could not start: {e}");
-    }
-    let how = match o.status {
-        Some(ExitStatus::Exited(c)) => format!("exited with code {c}"),
-        Some(ExitStatus::Signaled(s)) => {
-            format!("was terminated by signal {} ({s})", crate::signal_name(s))
-        }
-        None => "ended".to_owned(),
-    };
-    if o.cancelled {
-        format!("was killed: {how}")
-    } else {
-        how
     }
 }

@@ -1,10 +1,14 @@
 //! The only crate that starts processes.
 //!
-//! [`run`] executes one command in its own process group with a hardened environment
-//! (stdin `/dev/null`), pumps stdout and stderr into an [`agent_exec_sink::Sink`] in arrival
-//! order from a single poll loop, ends it on timeout or cancellation with TERM → grace →
-//! KILL, drains pipes still held by background children within a bound, and then ends every
-//! process the command started (see [`containment`]).
+//! Every process a call starts goes through one lifecycle (see `ARCHITECTURE.md`):
+//! **spawn** (`spawn.rs`: one path for pipes, PTYs, background jobs, session shells and the rc
+//! snapshot, each in its own containment group — a cgroup where one can be made, see
+//! [`containment`]), **supervise** (`supervise.rs`: one poll loop over the output pipes, the
+//! main process's pidfd, the cancel token and, for sessions, the status pipe), **terminate**
+//! (one TERM → grace → KILL state machine for timeouts, cancels, a full sink, a closed session
+//! and the end-of-call sweep) and **account** (a typed [`ExecOutcome`]: how it ended, why it was
+//! stopped, how many processes were left and ended). Text for the model is written by the
+//! caller (`agent-exec-core`), never here.
 //!
 //! ```no_run
 //! use agent_exec_executor::{run, CancelToken, ExecSpec};
@@ -15,6 +19,8 @@
 //! assert_eq!(sink.finish_capture().view.text, "hi\n");
 //! # let _ = outcome;
 //! ```
+//!
+//! Linux only: pidfds, cgroups, `/proc`, `PR_SET_CHILD_SUBREAPER`.
 #![deny(missing_docs)]
 
 mod cancel;
@@ -23,15 +29,17 @@ mod direct;
 pub mod env;
 pub mod jobs;
 mod oneshot;
-mod pty;
 mod pump;
 pub mod session;
+mod spawn;
+mod supervise;
 mod sys;
 
 pub use cancel::CancelToken;
-pub use oneshot::{ExecOutcome, ExecSpec, ExitStatus, Program, run, run_async};
-pub use pty::run_pty;
+pub use containment::{Containment, GroupKind};
+pub use oneshot::{ExecOutcome, ExecSpec, ExitStatus, Program, Stop, run, run_async, run_pty};
 pub use pump::DrainLimits;
+pub use spawn::SpawnError;
 
 /// The conventional name of a signal (`SIGKILL`), or `SIG<n>` when unknown.
 pub fn signal_name(signal: i32) -> String {

@@ -1,22 +1,20 @@
-//! One command, start to end: spawn in its own group, capture, time out or cancel with
-//! TERM → grace → KILL, drain, and leave no survivors.
+//! One command, start to end: spawn in its own containment group, capture, time out or cancel
+//! with TERM → grace → KILL, drain, and leave no survivors.
 
-use std::ffi::OsString;
-use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use agent_exec_sink::Sink;
-use nix::sys::signal::Signal;
 
 use crate::cancel::CancelToken;
-use crate::containment::{self, MARKER_VAR};
+use crate::containment::{self, CallGroup, Containment, GroupKind};
 use crate::env::{EnvConfig, build_env};
 use crate::pump::{DrainLimits, Pump};
-use crate::sys;
+use crate::spawn::{Io, Launch, SpawnError, raw, spawn};
+use crate::supervise::{Finish, Watch, pidfd, supervise};
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +52,8 @@ pub struct ExecSpec {
     pub grace: Duration,
     /// Draining pipes held by background children. Default: [`DrainLimits::default`].
     pub drain: DrainLimits,
+    /// How the call's processes are contained. Default: [`Containment::Auto`].
+    pub containment: Containment,
 }
 
 impl ExecSpec {
@@ -70,6 +70,7 @@ impl ExecSpec {
             timeout: None,
             grace: Duration::from_secs(2),
             drain: DrainLimits::default(),
+            containment: Containment::default(),
         }
     }
 
@@ -94,26 +95,64 @@ pub enum ExitStatus {
     Signaled(i32),
 }
 
+/// Why agent-exec ended a call before its process ended by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stop {
+    /// The deadline passed.
+    Timeout,
+    /// The caller cancelled.
+    Cancelled,
+    /// The sink had all it could show (a trailing `| head -n N` was satisfied).
+    SinkFull,
+    /// The session the call ran in was closed.
+    SessionClosed,
+}
+
 /// The outcome of a run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ExecOutcome {
     /// How the main process ended; `None` when it could not be started.
     pub status: Option<ExitStatus>,
-    /// The deadline passed and the command was ended.
-    pub timed_out: bool,
-    /// The call was cancelled and the command was ended.
-    pub cancelled: bool,
+    /// Why the call was ended early, if it was.
+    pub stop: Option<Stop>,
     /// Wall time from spawn to the end of cleanup.
     pub duration: Duration,
-    /// Why the program could not be started (the OS's reason).
-    pub spawn_error: Option<String>,
+    /// Why the program could not be started.
+    pub spawn_error: Option<SpawnError>,
     /// Processes still running after the main process ended (background children) that were
     /// stopped at the end of the call.
     pub processes_stopped: usize,
     /// Output pipes were still held open when the drain bound passed.
     pub drain_cut_short: bool,
+    /// How the call's processes were contained.
+    pub containment: Option<GroupKind>,
+}
+
+impl ExecOutcome {
+    /// The deadline passed and the command was ended.
+    pub fn timed_out(&self) -> bool {
+        self.stop == Some(Stop::Timeout)
+    }
+
+    /// The call was cancelled (or its session closed) and the command was ended.
+    pub fn cancelled(&self) -> bool {
+        matches!(self.stop, Some(Stop::Cancelled | Stop::SessionClosed))
+    }
+
     /// The sink asked to stop (it had all it could show) and the command was ended.
-    pub stopped_by_sink: bool,
+    pub fn stopped_by_sink(&self) -> bool {
+        self.stop == Some(Stop::SinkFull)
+    }
+
+    fn spawn_failed(error: SpawnError, start: Instant) -> ExecOutcome {
+        ExecOutcome {
+            spawn_error: Some(error),
+            duration: start.elapsed(),
+            ..ExecOutcome::default()
+        }
+    }
 }
 
 /// The default shell: `bash` from `PATH` (with `-o pipefail`), else `sh`.
@@ -132,99 +171,6 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Builds the `Command` for `program` (no stdio, env or cwd yet).
-pub(crate) fn base_command(program: &Program) -> Command {
-    match program {
-        Program::Shell { command, shell } => {
-            let (path, is_bash) = match shell {
-                Some(s) => (s.clone(), s.file_name().is_some_and(|n| n == "bash")),
-                None => default_shell().clone(),
-            };
-            let mut cmd = Command::new(path);
-            if is_bash {
-                cmd.args(["-o", "pipefail"]);
-            }
-            cmd.arg("-c").arg(command);
-            cmd
-        }
-        Program::Argv { program, args } => {
-            let mut cmd = Command::new(program);
-            cmd.args(args);
-            cmd
-        }
-    }
-}
-
-/// Spawns `spec` in its own process group with a marker in its environment.
-pub(crate) fn spawn(
-    spec: &ExecSpec,
-    marker: &str,
-    stdin_piped: bool,
-    pty: bool,
-) -> std::io::Result<Child> {
-    let mut env: Vec<(OsString, OsString)> = build_env(&spec.env, &spec.extra_env, pty);
-    env.push((MARKER_VAR.into(), marker.into()));
-    if let Program::Shell {
-        command,
-        shell: None,
-    } = &spec.program
-        && let Some(words) = crate::direct::plain_words(command)
-    {
-        let path = env
-            .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.as_os_str());
-        if let Some(program) = crate::direct::resolve(words[0], path) {
-            let mut cmd = Command::new(&program);
-            // As the shell would: argv[0] as typed (error messages say `ls:`, not `/usr/bin/ls:`),
-            // `_` the program's path, and PWD the logical cwd.
-            cmd.arg0(words[0]).args(&words[1..]);
-            let mut env = env.clone();
-            let inherited = env
-                .iter()
-                .find(|(k, _)| k == "PWD")
-                .map(|(_, v)| PathBuf::from(v));
-            let same_dir = |a: &std::path::Path| {
-                std::fs::canonicalize(a)
-                    .ok()
-                    .zip(std::fs::canonicalize(&spec.cwd).ok())
-                    .is_some_and(|(x, y)| x == y)
-            };
-            let pwd = inherited
-                .filter(|p| p.is_absolute() && same_dir(p))
-                .unwrap_or_else(|| spec.cwd.clone());
-            env.retain(|(k, _)| k != "PWD" && k != "_");
-            env.push(("PWD".into(), pwd.into_os_string()));
-            env.push(("_".into(), program.clone().into_os_string()));
-            if let Ok(child) = configure(&mut cmd, env, spec, stdin_for(stdin_piped)).spawn() {
-                return Ok(child);
-            }
-            // Anything unusual (a script without a shebang, a race with PATH): let the shell say it.
-        }
-    }
-    let mut cmd = base_command(&spec.program);
-    configure(&mut cmd, env, spec, stdin_for(stdin_piped)).spawn()
-}
-
-fn stdin_for(piped: bool) -> Stdio {
-    if piped { Stdio::piped() } else { Stdio::null() }
-}
-
-fn configure<'a>(
-    cmd: &'a mut Command,
-    env: Vec<(OsString, OsString)>,
-    spec: &ExecSpec,
-    stdin: Stdio,
-) -> &'a mut Command {
-    cmd.env_clear()
-        .envs(env)
-        .current_dir(&spec.cwd)
-        .stdin(stdin)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-}
-
 pub(crate) fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
     match (status.code(), status.signal()) {
         (Some(code), _) => ExitStatus::Exited(code),
@@ -240,158 +186,82 @@ pub(crate) fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
 /// by background children are drained within `spec.drain`; then every process the command
 /// started that is still running is ended (TERM → grace → KILL) and counted.
 pub fn run<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelToken) -> ExecOutcome {
-    run_inner(spec, sink, cancel, false, &mut |_, _| {})
+    run_with(spec, sink, cancel, Io::Pipes { stdin: false }, &mut |_| {})
 }
 
-/// [`run`] with an optional stdin pipe, handed to `on_spawn` with the process id.
-pub(crate) fn run_inner<S: Sink + ?Sized>(
+/// Like [`run`], but the command's stdin, stdout and stderr are a new pseudo-terminal (80×24;
+/// `TERM=xterm-256color`), and it leads its own session. Output arrives as one stream
+/// (stdout); escape sequences are removed by the sink.
+pub fn run_pty<S: Sink + ?Sized>(
     spec: &ExecSpec,
     sink: &mut S,
     cancel: &CancelToken,
-    stdin_pipe: bool,
-    on_spawn: &mut dyn FnMut(Option<std::process::ChildStdin>, i32),
 ) -> ExecOutcome {
-    let start = Instant::now();
-    let marker = containment::new_marker();
-    let mut outcome = ExecOutcome::default();
-    let mut child = match spawn(spec, &marker, stdin_pipe, false) {
-        Ok(child) => child,
-        Err(e) => {
-            outcome.spawn_error = Some(spawn_error_text(&spec.program, &e));
-            let _ = sink.finish();
-            outcome.duration = start.elapsed();
-            return outcome;
-        }
-    };
-    let pgid = child.id() as i32;
-    on_spawn(child.stdin.take(), pgid);
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let mut pump = Pump::new(
-        stdout.as_ref().map(AsRawFd::as_raw_fd),
-        stderr.as_ref().map(AsRawFd::as_raw_fd),
-        sink,
-    );
-    follow_to_end(&mut child, &marker, spec, &mut pump, cancel, start, outcome)
+    run_with(spec, sink, cancel, Io::Pty, &mut |_| {})
 }
 
-/// The rest of a call once its process runs: supervise it to its exit, drain, end the
-/// survivors, count. Shared by pipe and PTY runs.
-pub(crate) fn follow_to_end<S: Sink + ?Sized>(
-    child: &mut Child,
-    marker: &str,
+/// The one-shot lifecycle: spawn in a fresh group, supervise to the main process's exit,
+/// drain, end the survivors, count. `on_spawn` gets the input descriptor (a stdin pipe or the
+/// PTY master) when `io` has one.
+pub(crate) fn run_with<S: Sink + ?Sized>(
     spec: &ExecSpec,
-    pump: &mut Pump<'_, S>,
+    sink: &mut S,
     cancel: &CancelToken,
-    start: Instant,
-    mut outcome: ExecOutcome,
+    io: Io,
+    on_spawn: &mut dyn FnMut(Option<OwnedFd>),
 ) -> ExecOutcome {
-    let pgid = child.id() as i32;
-    containment::supervise_pid(pgid);
-    let status = supervise(child, pgid, marker, spec, pump, cancel, &mut outcome);
-    containment::release_pid(pgid);
-    outcome.status = Some(status);
+    let start = Instant::now();
+    let group = CallGroup::new(spec.containment);
+    let launch = Launch {
+        program: &spec.program,
+        cwd: &spec.cwd,
+        env: build_env(&spec.env, &spec.extra_env, matches!(io, Io::Pty)),
+        io,
+    };
+    let mut spawned = match spawn(launch, &group) {
+        Ok(s) => s,
+        Err(e) => {
+            on_spawn(None);
+            let _ = sink.finish();
+            return ExecOutcome::spawn_failed(e, start);
+        }
+    };
+    on_spawn(spawned.input.take());
+    let mut pump = Pump::new(
+        raw(spawned.stdout.as_ref()),
+        raw(spawned.stderr.as_ref()),
+        sink,
+    );
+    let pidfd = pidfd(&spawned.child);
+    let mut watch = Watch {
+        child: &mut spawned.child,
+        pidfd: pidfd.as_ref(),
+        group: &group,
+        deadline: spec.timeout.map(|t| start + t),
+        grace: spec.grace,
+        cancel,
+        close: None,
+        spare_on_sink_stop: None,
+    };
+    let supervised = supervise(&mut watch, &mut pump, None);
+    containment::release_pid(spawned.child.id() as i32);
+    let mut outcome = ExecOutcome {
+        status: match supervised.finish {
+            Finish::Exited(status) => Some(status),
+            Finish::Reported => None,
+        },
+        stop: supervised.stop,
+        containment: Some(group.kind()),
+        ..ExecOutcome::default()
+    };
     if !pump.is_closed() {
         outcome.drain_cut_short = !pump.drain(spec.drain);
     }
     pump.finish();
-    outcome.processes_stopped = containment::end_survivors(Some(pgid), marker, spec.grace);
+    outcome.processes_stopped =
+        containment::end_members(&group, None, spec.grace, supervised.termination);
     outcome.duration = start.elapsed();
     outcome
-}
-
-/// Waits for the main process while pumping output; handles the deadline and cancellation.
-pub(crate) fn supervise<S: Sink + ?Sized>(
-    child: &mut Child,
-    pgid: i32,
-    marker: &str,
-    spec: &ExecSpec,
-    pump: &mut Pump<'_, S>,
-    cancel: &CancelToken,
-    outcome: &mut ExecOutcome,
-) -> ExitStatus {
-    let pidfd = sys::pidfd_open(pgid);
-    let deadline = spec.timeout.map(|t| Instant::now() + t);
-    let mut kill_at: Option<Instant> = None;
-    // Ask for the exit status only when the pidfd says the process ended (or there is no
-    // pidfd): a flood of output then costs no wait4 per wakeup.
-    let mut check_exit = true;
-    loop {
-        let exited = if check_exit {
-            child.try_wait()
-        } else {
-            Ok(None)
-        };
-        match exited {
-            Ok(Some(status)) => {
-                pump.read_now();
-                return exit_status(status);
-            }
-            Ok(None) => {}
-            // Someone else reaped it (a foreign waitpid(-1)); its status is lost, not its end.
-            Err(_) => {
-                pump.read_now();
-                return ExitStatus::Exited(-1);
-            }
-        }
-        let now = Instant::now();
-        if kill_at.is_none() {
-            let expired = deadline.is_some_and(|d| now >= d);
-            if expired || cancel.is_cancelled() || pump.stopped {
-                outcome.timed_out = expired && !cancel.is_cancelled();
-                outcome.cancelled = cancel.is_cancelled();
-                outcome.stopped_by_sink = pump.stopped && !expired && !outcome.cancelled;
-                terminate(pgid, marker, Signal::SIGTERM);
-                kill_at = Some(now + spec.grace);
-            }
-        } else if kill_at.is_some_and(|k| now >= k) {
-            terminate(pgid, marker, Signal::SIGKILL);
-            kill_at = Some(now + Duration::from_hours(1));
-        }
-        let wake = match kill_at {
-            Some(k) => Some(k),
-            None => deadline,
-        };
-        let mut timeout = wake.map(|w| w.saturating_duration_since(now));
-        if pidfd.is_none() {
-            // No pidfd: poll the exit status every few milliseconds.
-            timeout = Some(timeout.map_or(Duration::from_millis(5), |t| {
-                t.min(Duration::from_millis(5))
-            }));
-        }
-        let [out, err] = pump.fds();
-        let cancel_fd = (!cancel.is_cancelled()).then(|| cancel.fd());
-        let ready = sys::poll_readable(
-            &[out, err, pidfd.as_ref().map(AsRawFd::as_raw_fd), cancel_fd],
-            timeout,
-        );
-        pump.read_ready([ready[0], ready[1]]);
-        check_exit = pidfd.is_none() || ready[2] || kill_at.is_some();
-    }
-}
-
-/// Signals the group and every process that left it.
-pub(crate) fn terminate(pgid: i32, marker: &str, signal: Signal) {
-    containment::signal_group(pgid, signal);
-    let (escaped, _) = containment::find_members(None, marker);
-    containment::signal_all(&escaped, signal);
-}
-
-fn spawn_error_text(program: &Program, e: &std::io::Error) -> String {
-    let name = match program {
-        Program::Shell { shell, .. } => shell
-            .clone()
-            .unwrap_or_else(|| default_shell().0.clone())
-            .display()
-            .to_string(),
-        Program::Argv { program, .. } => program.clone(),
-    };
-    let reason = match e.kind() {
-        std::io::ErrorKind::NotFound => format!("{e} (is it installed and on PATH?)"),
-        std::io::ErrorKind::PermissionDenied => format!("{e} (is it executable?)"),
-        _ => e.to_string(),
-    };
-    format!("failed to start {name}: {reason}")
 }
 
 /// Runs `spec` on a dedicated thread and awaits it.

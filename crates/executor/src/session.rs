@@ -1,6 +1,7 @@
 //! Persistent shell sessions: cwd, exports, functions, aliases and options persist between calls.
 //!
-//! A session is `bash --noprofile --norc -c DRIVER` in its own process group, with stdout and
+//! A session is `bash --noprofile --norc -c DRIVER` in its own containment group (see
+//! [`crate::containment`]: the shell and everything it starts), with stdout and
 //! stderr on pipes to us plus two more pipes: a **control pipe** (we write, the shell reads) and
 //! a **status pipe** (the shell writes, we read), passed as fds 3 and 4 and moved by the driver
 //! to 253 and 254, out of a command's way. The driver keeps copies of the output pipes and of
@@ -22,19 +23,19 @@
 //! See `sessions-and-containment.md` for the experiments behind this design.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use agent_exec_sink::Sink;
-use nix::sys::signal::Signal;
+use agent_exec_sink::{Sink, Stream};
 
 use crate::cancel::CancelToken;
-use crate::containment::{self, MARKER_VAR};
+use crate::containment::{self, CallGroup, Containment, GroupKind};
 use crate::env::{EnvConfig, build_env};
-use crate::oneshot::{ExecOutcome, ExitStatus, exit_status};
+use crate::oneshot::{ExecOutcome, ExecSpec, ExitStatus, Program, Stop};
 use crate::pump::{DrainLimits, Pump};
+use crate::spawn::{Io, Launch, SpawnError, spawn};
+use crate::supervise::{Finish, Report, Watch, pidfd, supervise};
 use crate::sys;
 
 const DRIVER: &str = r#"exec 250>&1 251>&2 252</dev/null 253<&3 254>&4 3<&- 4>&- 0<&252 2>/dev/null
@@ -78,14 +79,17 @@ pub struct SessionConfig {
     pub rc_snapshot: Option<PathBuf>,
     /// A prefix put before every command (`<prefix> <command>`).
     pub prefix: Option<String>,
+    /// How the shell and its commands are contained. Default: [`Containment::Auto`].
+    pub containment: Containment,
 }
 
 /// A live session shell.
 #[derive(Debug)]
 pub struct Session {
     child: Child,
-    pgid: i32,
-    marker: String,
+    pid: i32,
+    pidfd: Option<OwnedFd>,
+    group: CallGroup,
     control: OwnedFd,
     status: OwnedFd,
     stdout: OwnedFd,
@@ -95,76 +99,99 @@ pub struct Session {
     status_buf: Vec<u8>,
     /// The output read buffer, kept between calls.
     read_buf: Vec<u8>,
+    /// Cancelled when the session is closed from another thread (see [`Session::closer`]).
+    closer: CancelToken,
+}
+
+/// Why a session's shell is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionEnd {
+    /// agent-exec ended it: the deadline passed, the call was cancelled, the session was
+    /// closed, or the shell itself kept producing after the output window was full.
+    Stopped(Stop),
+    /// The shell exited by itself (`exit N`, or an `exec`ed program that ended).
+    Exited(i32),
+    /// A signal killed the shell (sent from outside, or by the command to its own shell).
+    Killed(i32),
+    /// A command closed or redirected the session's own descriptors.
+    DescriptorsLost,
+    /// The shell was gone before the command could be sent to it.
+    Gone,
 }
 
 /// The outcome of one command in a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SessionOutcome {
     /// As for a one-shot run; `status` is the command's (or the shell's, when it ended).
     pub exec: ExecOutcome,
     /// The shell's cwd after the command.
     pub cwd: PathBuf,
-    /// Why the shell is gone, when the command ended it (`exit`, `exec`, a crash, a timeout…).
-    pub ended: Option<String>,
+    /// Why the shell is gone, when the command ended it.
+    pub ended: Option<SessionEnd>,
+}
+
+/// What the shell reported after a command.
+struct Status {
+    code: i32,
+    cwd: PathBuf,
+    jobs: Vec<i32>,
 }
 
 impl Session {
     /// Starts a session shell in `cwd`.
-    pub fn start(config: &SessionConfig, cwd: &Path) -> std::io::Result<Session> {
-        let marker = containment::new_marker();
+    pub fn start(config: &SessionConfig, cwd: &Path) -> Result<Session, SpawnError> {
+        let group = CallGroup::new(config.containment);
         let shell = config
             .shell
             .clone()
             .unwrap_or_else(|| crate::oneshot::default_shell().0.clone());
-        let (control_r, control_w) = sys::pipe()?;
-        let (status_r, status_w) = sys::pipe()?;
-        let mut cmd = Command::new(shell);
-        cmd.args(["--noprofile", "--norc", "-c", DRIVER]);
+        let pipes = sys::pipe().and_then(|c| Ok((c, sys::pipe()?)));
+        let ((control_r, control_w), (status_r, status_w)) =
+            pipes.map_err(|e| SpawnError::Program {
+                program: shell.display().to_string(),
+                reason: format!("no pipes for the session: {e}"),
+                kind: e.kind(),
+            })?;
         let mut env = build_env(&config.env, &config.extra_env, false);
-        env.push((MARKER_VAR.into(), marker.clone().into()));
         if let Some(rc) = &config.rc_snapshot {
             env.push(("AGENT_EXEC_RC_SNAPSHOT".into(), rc.clone().into()));
         }
-        cmd.env_clear()
-            .envs(env)
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        cmd.process_group(0);
-        let (cr, sw) = (control_r.as_raw_fd(), status_w.as_raw_fd());
-        // SAFETY: fcntl, dup2 and close are async-signal-safe; the closure allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || {
-                // Copy both ends above 10 first: either may sit on 3 or 4 already, and dup2 onto
-                // the same descriptor would keep its close-on-exec flag.
-                let c = libc::fcntl(cr, libc::F_DUPFD, 10);
-                let st = libc::fcntl(sw, libc::F_DUPFD, 10);
-                if c < 0 || st < 0 || libc::dup2(c, 3) < 0 || libc::dup2(st, 4) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::close(c);
-                libc::close(st);
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn()?;
+        let program = Program::Argv {
+            program: shell.display().to_string(),
+            args: ["--noprofile", "--norc", "-c", DRIVER]
+                .map(str::to_owned)
+                .to_vec(),
+        };
+        let spawned = spawn(
+            Launch {
+                program: &program,
+                cwd,
+                env,
+                io: Io::SessionShell {
+                    control: control_r.as_raw_fd(),
+                    status: status_w.as_raw_fd(),
+                },
+            },
+            &group,
+        )?;
         drop(control_r);
         drop(status_w);
-        let stdout: OwnedFd = child.stdout.take().expect("piped").into();
-        let stderr: OwnedFd = child.stderr.take().expect("piped").into();
+        let stdout = spawned.stdout.expect("the session's stdout is piped");
+        let stderr = spawned.stderr.expect("the session's stderr is piped");
         for fd in [&stdout, &stderr, &status_r] {
-            sys::set_nonblocking(fd.as_raw_fd())?;
+            let _ = sys::set_nonblocking(fd.as_raw_fd());
         }
         for fd in [&stdout, &stderr] {
             sys::grow_pipe(fd.as_raw_fd(), 1 << 20);
         }
-        let pgid = child.id() as i32;
-        containment::supervise_pid(pgid);
+        let child = spawned.child;
         Ok(Session {
+            pid: child.id() as i32,
+            pidfd: pidfd(&child),
             child,
-            pgid,
-            marker,
+            group,
             control: control_w,
             status: status_r,
             stdout,
@@ -173,6 +200,7 @@ impl Session {
             prefix: config.prefix.clone(),
             status_buf: Vec::new(),
             read_buf: Vec::new(),
+            closer: CancelToken::new(),
         })
     }
 
@@ -181,12 +209,26 @@ impl Session {
         &self.cwd
     }
 
+    /// How the session's processes are contained.
+    pub fn containment(&self) -> GroupKind {
+        self.group.kind()
+    }
+
     /// Whether the shell is still running.
     pub fn is_alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// A handle that ends the session from another thread: cancelling it ends a running command
+    /// at once (its outcome says [`Stop::SessionClosed`]) and the shell with it.
+    pub fn closer(&self) -> CancelToken {
+        self.closer.clone()
+    }
+
     /// Runs `command` in the shell, pushing its output into `sink`.
+    ///
+    /// When the sink stops (a `| head` satisfied), the command's processes are ended and the
+    /// shell is kept; on the deadline, a cancel or a close, the shell ends too.
     pub fn run<S: Sink + ?Sized>(
         &mut self,
         command: &str,
@@ -197,7 +239,6 @@ impl Session {
         cancel: &CancelToken,
     ) -> SessionOutcome {
         let start = Instant::now();
-        let mut exec = ExecOutcome::default();
         let mut pump = Pump::prepared(
             Some(self.stdout.as_raw_fd()),
             Some(self.stderr.as_raw_fd()),
@@ -217,73 +258,67 @@ impl Session {
         let mut frame = format!("{kind}{}\n", full.len()).into_bytes();
         frame.extend_from_slice(full.as_bytes());
         self.status_buf.clear();
-        if sys::write_all(&self.control, &frame).is_err() {
-            return self.ended(pump, exec, start, "the shell had already exited".into());
-        }
-        let deadline = timeout.map(|t| Instant::now() + t);
-        let mut kill_at: Option<Instant> = None;
-        let mut report: Option<(i32, PathBuf, Vec<i32>)> = None;
-        loop {
-            let now = Instant::now();
-            if kill_at.is_none() {
-                let expired = deadline.is_some_and(|d| now >= d);
-                if expired || cancel.is_cancelled() {
-                    exec.timed_out = expired && !cancel.is_cancelled();
-                    exec.cancelled = cancel.is_cancelled();
-                    crate::oneshot::terminate(self.pgid, &self.marker, Signal::SIGTERM);
-                    kill_at = Some(now + grace);
-                }
-            } else if kill_at.is_some_and(|k| now >= k) {
-                crate::oneshot::terminate(self.pgid, &self.marker, Signal::SIGKILL);
-                kill_at = Some(now + Duration::from_hours(1));
-            }
-            let wake = kill_at.or(deadline);
-            let [out, err] = pump.fds();
-            let cancel_fd = (!cancel.is_cancelled()).then(|| cancel.fd());
-            let ready = sys::poll_readable(
-                &[out, err, Some(self.status.as_raw_fd()), cancel_fd],
-                wake.map(|w| w.saturating_duration_since(now)),
-            );
-            pump.read_ready([ready[0], ready[1]]);
-            if ready[2] {
-                match self.read_status() {
-                    StatusRead::Complete(s) => {
-                        report = Some(s);
-                        break;
-                    }
-                    StatusRead::Partial => {}
-                    StatusRead::Eof => break,
-                }
-            }
-        }
-        let Some((code, cwd, jobs)) = report else {
-            // The status pipe closed: the shell is gone (exit, exec, crash, or our kill).
-            let why = if exec.timed_out {
-                "the previous command timed out".to_owned()
-            } else if exec.cancelled {
-                "the previous command was cancelled".to_owned()
-            } else {
-                String::new()
+        if self.closer.is_cancelled() || sys::write_all(&self.control, &frame).is_err() {
+            let exec = ExecOutcome {
+                stop: self.closer.is_cancelled().then_some(Stop::SessionClosed),
+                ..ExecOutcome::default()
             };
-            return self.ended(pump, exec, start, why);
+            return self.ended(pump, exec, start, None);
+        }
+        let status_fd = self.status.as_raw_fd();
+        let (status_buf, status) = (&mut self.status_buf, &self.status);
+        let mut read_report = || read_status(status, status_buf);
+        let mut watch = Watch {
+            child: &mut self.child,
+            pidfd: self.pidfd.as_ref(),
+            group: &self.group,
+            deadline: timeout.map(|t| start + t),
+            grace,
+            cancel,
+            close: Some(&self.closer),
+            spare_on_sink_stop: Some(self.pid),
+        };
+        let supervised = supervise(&mut watch, &mut pump, Some((status_fd, &mut read_report)));
+        let mut exec = ExecOutcome {
+            stop: supervised.stop,
+            containment: Some(self.group.kind()),
+            ..ExecOutcome::default()
+        };
+        let report = match supervised.finish {
+            Finish::Reported => parse_status(&self.status_buf),
+            Finish::Exited(status) => {
+                exec.status = Some(status);
+                None
+            }
+        };
+        let Some(report) = report else {
+            return self.ended(pump, exec, start, supervised.termination);
         };
         // Everything the foreground wrote came before the status line.
         pump.read_now();
-        // A `$!` that changed reports background jobs; a backgrounding operator or word in the
-        // command catches what `jobs` cannot see (`( cmd & )`, `disown`, `setsid`). Then the
-        // call's processes are ended (never the session's own shell). Scanning after every call
-        // would cost more than the round trip itself.
-        if !jobs.is_empty() || may_background(command) {
-            let stopped =
-                containment::end_survivors_except(None, &self.marker, grace, &[self.pgid]);
-            exec.processes_stopped = stopped.max(jobs.len());
+        // Processes the command left running are ended (never the shell): with a cgroup, its
+        // members other than the shell (one read); in the fallback, a `$!` that changed or a
+        // backgrounding word in the command says when a `/proc` scan is worth its cost.
+        let worth_a_look = self.group.kind() != GroupKind::ProcessGroup
+            || !report.jobs.is_empty()
+            || may_background(command)
+            || supervised.termination.is_some();
+        if worth_a_look {
+            let ongoing = supervised.termination;
+            let stopped = containment::end_members(&self.group, Some(self.pid), grace, ongoing);
+            exec.processes_stopped = if exec.stop.is_some() {
+                // Ended by the sink's stop: those were the command's own processes.
+                0
+            } else {
+                stopped.max(report.jobs.len())
+            };
             pump.read_now();
         }
         let _ = drain;
         pump.finish();
         self.read_buf = pump.take_buf();
-        exec.status = Some(ExitStatus::Exited(code));
-        self.cwd = cwd;
+        exec.status = Some(ExitStatus::Exited(report.code));
+        self.cwd = report.cwd;
         exec.duration = start.elapsed();
         SessionOutcome {
             exec,
@@ -292,28 +327,30 @@ impl Session {
         }
     }
 
+    /// The shell is gone (or going): wait for it (bounded), collect the last output, end
+    /// whatever it left, and say why.
     fn ended<S: Sink + ?Sized>(
         &mut self,
         mut pump: Pump<'_, S>,
         mut exec: ExecOutcome,
         start: Instant,
-        why: String,
+        ongoing: Option<containment::Termination>,
     ) -> SessionOutcome {
-        // Wait for the shell itself (bounded), then end anything it left.
-        let until = Instant::now() + Duration::from_secs(5);
+        let until = Instant::now() + Duration::from_secs(2);
         let status = loop {
             match self.child.try_wait() {
-                Ok(Some(s)) => break Some(exit_status(s)),
+                Ok(Some(s)) => break Some(crate::oneshot::exit_status(s)),
                 Ok(None) if Instant::now() < until => {
                     pump.read_now();
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 _ => {
-                    containment::signal_group(self.pgid, Signal::SIGKILL);
-                    break self.child.wait().ok().map(exit_status);
+                    self.group.kill(None);
+                    break self.child.wait().ok().map(crate::oneshot::exit_status);
                 }
             }
         };
+        containment::release_pid(self.pid);
         pump.read_now();
         if !pump.is_closed() {
             exec.drain_cut_short = !pump.drain(DrainLimits {
@@ -322,24 +359,18 @@ impl Session {
             });
         }
         pump.finish();
-        exec.processes_stopped =
-            containment::end_survivors(Some(self.pgid), &self.marker, Duration::from_millis(200));
-        exec.status = status;
+        let grace = Duration::from_millis(200);
+        let stopped = containment::end_members(&self.group, None, grace, ongoing);
+        exec.processes_stopped = if exec.stop.is_some() { 0 } else { stopped };
+        exec.status = exec.status.or(status);
+        exec.containment = Some(self.group.kind());
         exec.duration = start.elapsed();
-        containment::release_pid(self.pgid);
-        let why = if why.is_empty() {
-            match status {
-                Some(ExitStatus::Exited(249)) => {
-                    "a command closed or redirected the session's own descriptors".to_owned()
-                }
-                Some(ExitStatus::Exited(c)) => format!("the shell exited with code {c}"),
-                Some(ExitStatus::Signaled(s)) => {
-                    format!("the shell was killed by {}", crate::signal_name(s))
-                }
-                None => "the shell ended".to_owned(),
-            }
-        } else {
-            why
+        let why = match (exec.stop, exec.status) {
+            (Some(stop), _) => SessionEnd::Stopped(stop),
+            (None, Some(ExitStatus::Exited(249))) => SessionEnd::DescriptorsLost,
+            (None, Some(ExitStatus::Exited(c))) => SessionEnd::Exited(c),
+            (None, Some(ExitStatus::Signaled(s))) => SessionEnd::Killed(s),
+            (None, None) => SessionEnd::Gone,
         };
         SessionOutcome {
             exec,
@@ -348,45 +379,39 @@ impl Session {
         }
     }
 
-    fn read_status(&mut self) -> StatusRead {
-        let mut buf = [0u8; 4096];
-        let mut eof = false;
-        loop {
-            // SAFETY: reading into a local buffer of its length.
-            let n =
-                unsafe { libc::read(self.status.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n > 0 {
-                self.status_buf.extend_from_slice(&buf[..n as usize]);
-                continue;
-            }
-            if n == 0 {
-                eof = true;
-            }
-            break;
-        }
-        if let Some(parsed) = parse_status(&self.status_buf) {
-            return StatusRead::Complete(parsed);
-        }
-        if eof {
-            StatusRead::Eof
-        } else {
-            StatusRead::Partial
-        }
-    }
-
-    /// Ends the shell and everything it started (TERM → grace → KILL).
+    /// Ends the shell and everything it started (TERM → grace → KILL). Returns how many
+    /// processes other than the shell were running.
     pub fn close(mut self, grace: Duration) -> usize {
-        containment::signal_group(self.pgid, Signal::SIGTERM);
-        let until = Instant::now() + grace;
-        while Instant::now() < until && matches!(self.child.try_wait(), Ok(None)) {
-            std::thread::sleep(Duration::from_millis(2));
+        let others = self.group.members(Some(self.pid)).len();
+        containment::end_members(&self.group, None, grace, None);
+        let _ = self.child.wait();
+        containment::release_pid(self.pid);
+        others
+    }
+}
+
+/// Reads what the status pipe holds into `buf`.
+fn read_status(status: &OwnedFd, buf: &mut Vec<u8>) -> Report {
+    let mut chunk = [0u8; 4096];
+    let mut eof = false;
+    loop {
+        // SAFETY: reading into a local buffer of its length.
+        let n = unsafe { libc::read(status.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
+        if n > 0 {
+            buf.extend_from_slice(&chunk[..n as usize]);
+            continue;
         }
-        if matches!(self.child.try_wait(), Ok(None)) {
-            containment::signal_group(self.pgid, Signal::SIGKILL);
-            let _ = self.child.wait();
+        if n == 0 {
+            eof = true;
         }
-        containment::release_pid(self.pgid);
-        containment::end_survivors(Some(self.pgid), &self.marker, grace)
+        break;
+    }
+    if parse_status(buf).is_some() {
+        Report::Complete
+    } else if eof {
+        Report::Closed
+    } else {
+        Report::Partial
     }
 }
 
@@ -408,24 +433,18 @@ fn may_background(command: &str) -> bool {
             .any(|w| command.contains(w))
 }
 
-enum StatusRead {
-    Complete((i32, PathBuf, Vec<i32>)),
-    Partial,
-    Eof,
-}
-
 /// Parses `S <status> <pwd>\0`, or `J <status> <pwd>\0` + `<pid>\n`* + `E\0` when the command
 /// left background jobs. The pwd is raw bytes (NUL is the one byte a path cannot hold).
-fn parse_status(buf: &[u8]) -> Option<(i32, PathBuf, Vec<i32>)> {
+fn parse_status(buf: &[u8]) -> Option<Status> {
     use std::os::unix::ffi::OsStringExt;
-    let nul = memchr_nul(buf)?;
+    let nul = buf.iter().position(|&b| b == 0)?;
     let head = &buf[..nul];
     let rest = &buf[nul + 1..];
     let kind = head.get(..2)?;
     let fields = &head[2..];
     let space = fields.iter().position(|&b| b == b' ')?;
     let code: i32 = std::str::from_utf8(&fields[..space]).ok()?.parse().ok()?;
-    let pwd = PathBuf::from(std::ffi::OsString::from_vec(fields[space + 1..].to_vec()));
+    let cwd = PathBuf::from(std::ffi::OsString::from_vec(fields[space + 1..].to_vec()));
     let jobs = match kind {
         b"S " => Vec::new(),
         b"J " if rest.ends_with(b"E\0") => String::from_utf8_lossy(&rest[..rest.len() - 2])
@@ -434,17 +453,58 @@ fn parse_status(buf: &[u8]) -> Option<(i32, PathBuf, Vec<i32>)> {
             .collect(),
         _ => return None,
     };
-    Some((code, pwd, jobs))
+    Some(Status { code, cwd, jobs })
 }
 
-fn memchr_nul(buf: &[u8]) -> Option<usize> {
-    buf.iter().position(|&b| b == 0)
+/// The shell sessions and snapshots use when none is configured: `bash` from `PATH`, else `sh`.
+pub fn default_shell_path() -> &'static Path {
+    &crate::oneshot::default_shell().0
+}
+
+/// Why an rc snapshot could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RcSnapshotError {
+    /// The rc file did not finish within the time allowed.
+    #[error("~/.bashrc did not finish within {} s", .0.as_secs_f64())]
+    TimedOut(Duration),
+    /// The throwaway shell could not be started.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// The shell ended without writing the snapshot (the rc exited, or failed).
+    #[error("the shell ended without writing the snapshot ({0:?})")]
+    NotWritten(Option<ExitStatus>),
+    /// The cache directory could not be written.
+    #[error("the cache directory could not be written: {0}")]
+    Io(String),
+}
+
+/// A sink that drops everything: what `~/.bashrc` prints is never used.
+struct Discard;
+
+impl Sink for Discard {
+    type Error = std::convert::Infallible;
+    fn push(&mut self, _: Stream, _: &[u8]) -> Result<bool, Self::Error> {
+        Ok(true)
+    }
+    fn finish(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 /// Builds an rc snapshot for `shell`: runs the user's `~/.bashrc` once in a throwaway
-/// interactive shell (stdin `/dev/null`) and captures its functions, aliases, shell options and
+/// interactive shell (stdin `/dev/null`) and writes its functions, aliases, shell options and
 /// `PATH` into a script under `cache_dir`, reused while `~/.bashrc` is unchanged.
-pub fn rc_snapshot(shell: &Path, cache_dir: &Path) -> std::io::Result<PathBuf> {
+///
+/// The shell runs like any call (its own containment group, ended after `timeout`). The
+/// snapshot is written by the shell's own builtins to a file of ours, never taken from its
+/// output: what the rc prints is dropped, so it can never be executed later.
+pub fn rc_snapshot(
+    shell: &Path,
+    cache_dir: &Path,
+    timeout: Duration,
+    containment: Containment,
+) -> Result<PathBuf, RcSnapshotError> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_default();
@@ -453,7 +513,8 @@ pub fn rc_snapshot(shell: &Path, cache_dir: &Path) -> std::io::Result<PathBuf> {
     let stamp = stamp
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs());
-    std::fs::create_dir_all(cache_dir)?;
+    let io_error = |e: std::io::Error| RcSnapshotError::Io(e.to_string());
+    std::fs::create_dir_all(cache_dir).map_err(io_error)?;
     let name = shell
         .file_name()
         .map_or_else(|| "sh".into(), |n| n.to_string_lossy().into_owned());
@@ -461,13 +522,40 @@ pub fn rc_snapshot(shell: &Path, cache_dir: &Path) -> std::io::Result<PathBuf> {
     if path.is_file() {
         return Ok(path);
     }
-    let script = r#"declare -f; alias -p; shopt -p; printf 'export PATH=%q\n' "$PATH""#;
-    let out = Command::new(shell)
-        .args(["-i", "-c", script])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()?;
-    std::fs::write(&path, &out.stdout)?;
+    let partial = cache_dir.join(format!(
+        ".rc-snapshot-{name}-{stamp}.{}.partial",
+        std::process::id()
+    ));
+    let script = r#"{ declare -f; alias -p; shopt -p; printf 'export PATH=%q\n' "$PATH"; } > "$AGENT_EXEC_SNAPSHOT_OUT""#;
+    let mut spec = ExecSpec::argv(
+        shell.display().to_string(),
+        ["-i", "-c", script].map(str::to_owned).to_vec(),
+        if home.is_dir() {
+            home.clone()
+        } else {
+            std::env::temp_dir()
+        },
+    );
+    spec.extra_env.push((
+        "AGENT_EXEC_SNAPSHOT_OUT".into(),
+        partial.display().to_string(),
+    ));
+    spec.timeout = Some(timeout);
+    spec.grace = Duration::from_millis(200);
+    spec.containment = containment;
+    let outcome = crate::oneshot::run(&spec, &mut Discard, &CancelToken::new());
+    if let Some(e) = outcome.spawn_error {
+        return Err(e.into());
+    }
+    if outcome.timed_out() {
+        let _ = std::fs::remove_file(&partial);
+        return Err(RcSnapshotError::TimedOut(timeout));
+    }
+    if outcome.status != Some(ExitStatus::Exited(0)) || !partial.is_file() {
+        let _ = std::fs::remove_file(&partial);
+        return Err(RcSnapshotError::NotWritten(outcome.status));
+    }
+    std::fs::rename(&partial, &path).map_err(io_error)?;
     Ok(path)
 }
 

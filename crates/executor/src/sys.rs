@@ -164,3 +164,9 @@ pub(crate) fn environ_contains(pid: i32, needle: &[u8]) -> bool {
     fs::read(format!("/proc/{pid}/environ"))
         .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == needle))
 }
+
+/// Whether `/proc/<pid>/environ` holds an entry starting with `prefix`.
+pub(crate) fn environ_starts_with(pid: i32, prefix: &[u8]) -> bool {
+    fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e.starts_with(prefix)))
+}

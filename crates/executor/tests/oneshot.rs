@@ -17,7 +17,7 @@ fn plain_command_exit_code_and_output() {
     assert_eq!(capture.view.text, "hello\noops\n");
     assert_eq!(capture.totals.stdout.bytes, 6);
     assert_eq!(capture.totals.stderr.bytes, 5);
-    assert!(!outcome.timed_out && !outcome.cancelled);
+    assert!(!outcome.timed_out() && !outcome.cancelled());
     assert_eq!(outcome.processes_stopped, 0);
 }
 
@@ -58,7 +58,7 @@ fn timeout_ends_a_process_that_ignores_term() {
     let mut s = spec("$MB ignore-term 30", &pids);
     s.timeout = Some(Duration::from_millis(300));
     let (outcome, capture) = exec(&s);
-    assert!(outcome.timed_out);
+    assert!(outcome.timed_out());
     assert_eq!(outcome.status, Some(ExitStatus::Signaled(9)));
     assert_eq!(capture.view.text, "ignoring TERM\n");
     assert_eq!(pids.pids().len(), 1);
@@ -71,7 +71,7 @@ fn timeout_ends_a_stopped_process() {
     let mut s = spec("exec $MB stop-self 30", &pids);
     s.timeout = Some(Duration::from_millis(300));
     let (outcome, capture) = exec(&s);
-    assert!(outcome.timed_out);
+    assert!(outcome.timed_out());
     assert!(
         matches!(outcome.status, Some(ExitStatus::Signaled(_))),
         "{:?}",
@@ -88,7 +88,7 @@ fn closing_the_pipes_does_not_end_the_call() {
     s.timeout = Some(Duration::from_millis(400));
     let (outcome, capture) = exec(&s);
     assert!(
-        outcome.timed_out,
+        outcome.timed_out(),
         "the call must wait for the exit, not for EOF"
     );
     assert_eq!(capture.view.text, "closing pipes\n");
@@ -132,7 +132,7 @@ fn setsid_escapee_is_ended_on_timeout() {
     let mut s = spec("$MB setsid-escape 30; sleep 30", &pids);
     s.timeout = Some(Duration::from_millis(500));
     let (outcome, _) = exec(&s);
-    assert!(outcome.timed_out);
+    assert!(outcome.timed_out());
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
 
@@ -167,7 +167,7 @@ fn spawn_failure_is_an_outcome() {
     let spec = ExecSpec::argv("/definitely/not/here", vec![], "/tmp");
     let outcome = run(&spec, &mut sink, &CancelToken::new());
     assert_eq!(outcome.status, None);
-    let err = outcome.spawn_error.expect("spawn error");
+    let err = outcome.spawn_error.expect("spawn error").to_string();
     assert!(err.contains("No such file or directory"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("noexec");
@@ -181,6 +181,7 @@ fn spawn_failure_is_an_outcome() {
         outcome
             .spawn_error
             .expect("spawn error")
+            .to_string()
             .contains("Permission denied")
     );
 }
@@ -213,8 +214,8 @@ fn cancel_ends_the_group_and_keeps_output() {
     });
     let mut sink = OutputSink::new(SinkConfig::default(), None);
     let outcome = run(&s, &mut sink, &cancel);
-    assert!(outcome.cancelled);
-    assert!(!outcome.timed_out);
+    assert!(outcome.cancelled());
+    assert!(!outcome.timed_out());
     assert_eq!(sink.finish_capture().view.text, "before\nignoring TERM\n");
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
@@ -316,6 +317,6 @@ fn pty_mode_gives_the_command_a_terminal() {
     s.timeout = Some(Duration::from_millis(400));
     let mut sink = OutputSink::new(SinkConfig::default(), None);
     let outcome = agent_exec_executor::run_pty(&s, &mut sink, &CancelToken::new());
-    assert!(outcome.timed_out);
+    assert!(outcome.timed_out());
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }

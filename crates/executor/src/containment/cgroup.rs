@@ -1,0 +1,354 @@
+//! Control groups as containment groups: found at run time, one per call, reused.
+//!
+//! The kernel keeps every descendant of a process in its cgroup, whatever it does (`setsid`,
+//! double fork, a scrubbed environment), so a cgroup per call is the one exact answer to "which
+//! processes did this call start". Detected, never assumed (`machine-facts.md`):
+//! - **cgroup v2** where our own cgroup (or one we may write below) takes a child: a kill is one
+//!   write to `cgroup.kill`.
+//! - **cgroup v1** `freezer` hierarchy (root only): freeze → kill every member → thaw, so nothing
+//!   can fork while it is being killed.
+//!
+//! Layout: `<our cgroup>/agent-exec-<pid>/c<N>`. The per-process directory is what the watchdog
+//! ends when we die (see `watchdog.rs`); directories left by a dead `agent-exec` are ended and
+//! removed when the next one starts. Empty call cgroups go back to a pool instead of being
+//! removed: `mkdir` + `rmdir` cost ~45 µs a call here, a pooled one costs nothing.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Which cgroup interface a hierarchy speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Version {
+    /// The unified hierarchy, with `cgroup.kill`.
+    V2,
+    /// The v1 `freezer` controller.
+    V1Freezer,
+}
+
+/// The per-process directory under which every call's cgroup is made.
+#[derive(Debug, Clone)]
+pub(crate) struct Base {
+    pub(crate) version: Version,
+    pub(crate) dir: PathBuf,
+}
+
+/// What the operator (or a test) asked for in `AGENT_EXEC_CONTAINMENT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Preference {
+    Auto,
+    V2,
+    V1,
+    ProcessGroup,
+}
+
+/// The environment variable that forces a containment mechanism:
+/// `auto` (default), `cgroup2`, `cgroup1` or `pgroup`.
+pub const CONTAINMENT_VAR: &str = "AGENT_EXEC_CONTAINMENT";
+
+pub(crate) fn preference() -> Preference {
+    match std::env::var(CONTAINMENT_VAR).as_deref() {
+        Ok("cgroup2" | "v2") => Preference::V2,
+        Ok("cgroup1" | "v1") => Preference::V1,
+        Ok("pgroup" | "none" | "off") => Preference::ProcessGroup,
+        _ => Preference::Auto,
+    }
+}
+
+/// The base directory of this process, made on first use; `None` where no cgroup can be made.
+pub(crate) fn base() -> Option<&'static Base> {
+    static BASE: OnceLock<Option<Base>> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let order: &[Version] = match preference() {
+            Preference::Auto => &[Version::V2, Version::V1Freezer],
+            Preference::V2 => &[Version::V2],
+            Preference::V1 => &[Version::V1Freezer],
+            Preference::ProcessGroup => &[],
+        };
+        order.iter().find_map(|&v| make_base(v))
+    })
+    .as_ref()
+}
+
+/// Where our own cgroup of `version` lives in the file system.
+fn own_cgroup_dir(version: Version) -> Option<PathBuf> {
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
+    // mountinfo: `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE SOURCE SUPEROPTS`.
+    let (root, mount) = mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let left: Vec<&str> = left.split(' ').collect();
+        let mut right = right.split(' ');
+        let fstype = right.next()?;
+        let superopts = right.nth(1).unwrap_or("");
+        let wanted = match version {
+            Version::V2 => fstype == "cgroup2",
+            Version::V1Freezer => {
+                fstype == "cgroup" && superopts.split(',').any(|o| o == "freezer")
+            }
+        };
+        wanted.then(|| (left.get(3).copied(), left.get(4).copied()))
+    })?;
+    let (root, mount) = (root?, mount?);
+    // /proc/self/cgroup: `0::PATH` (v2) or `N:freezer[,…]:PATH` (v1).
+    let path = cgroups.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let wanted = match version {
+            Version::V2 => controllers.is_empty(),
+            Version::V1Freezer => controllers.split(',').any(|c| c == "freezer"),
+        };
+        wanted.then_some(path)
+    })?;
+    // The mount may show only a subtree (a container): our path is relative to its root.
+    let relative = path.strip_prefix(root).unwrap_or(path).trim_start_matches('/');
+    Some(Path::new(mount).join(relative))
+}
+
+fn make_base(version: Version) -> Option<Base> {
+    let parent = own_cgroup_dir(version)?;
+    remove_stale(&parent, version);
+    let dir = parent.join(format!("agent-exec-{}", std::process::id()));
+    match fs::create_dir(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(_) => return None,
+    }
+    let base = Base { version, dir };
+    // A cgroup that cannot be joined or ended is no containment: check the files we rely on.
+    let probe = match version {
+        Version::V2 => "cgroup.kill",
+        Version::V1Freezer => "freezer.state",
+    };
+    let usable = Cgroup::create(&base).is_ok_and(|cg| {
+        let ok = cg.dir.join(probe).exists();
+        let _ = fs::remove_dir(&cg.dir);
+        ok
+    });
+    if !usable {
+        let _ = fs::remove_dir(&base.dir);
+        return None;
+    }
+    Some(base)
+}
+
+/// Ends and removes the directories of `agent-exec` processes that died without cleaning up
+/// (their watchdog killed too, or none was started).
+fn remove_stale(parent: &Path, version: Version) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("agent-exec-"))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        end_tree(&entry.path(), version, Duration::from_secs(1));
+    }
+}
+
+/// Kills everything in the cgroups below `dir` and removes them, then `dir` itself. Used for
+/// stale directories and by the watchdog; allocation-light but not async-signal-safe.
+pub(crate) fn end_tree(dir: &Path, version: Version, wait: Duration) {
+    let children: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    for child in &children {
+        kill_dir(child, version);
+    }
+    let until = Instant::now() + wait;
+    for child in &children {
+        while !read_pids(&child.join("cgroup.procs")).is_empty() && Instant::now() < until {
+            kill_dir(child, version);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = fs::remove_dir(child);
+    }
+    let _ = fs::remove_dir(dir);
+}
+
+/// SIGKILL to every process in the cgroup at `dir`.
+pub(crate) fn kill_dir(dir: &Path, version: Version) {
+    match version {
+        Version::V2 => {
+            let _ = fs::write(dir.join("cgroup.kill"), b"1");
+        }
+        Version::V1Freezer => {
+            // Frozen processes cannot fork while we collect them; SIGKILL takes effect on thaw.
+            let state = dir.join("freezer.state");
+            let _ = fs::write(&state, b"FROZEN");
+            let until = Instant::now() + Duration::from_millis(200);
+            while fs::read_to_string(&state).is_ok_and(|s| s.trim() != "FROZEN")
+                && Instant::now() < until
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            for pid in read_pids(&dir.join("cgroup.procs")) {
+                // SAFETY: kill takes a pid and a signal number.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            let _ = fs::write(&state, b"THAWED");
+        }
+    }
+}
+
+fn read_pids(path: &Path) -> Vec<i32> {
+    fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// One call's cgroup.
+#[derive(Debug)]
+pub(crate) struct Cgroup {
+    pub(crate) dir: PathBuf,
+    version: Version,
+    /// `cgroup.procs`, opened for writing: the child writes `0` to it before it execs.
+    join: File,
+    /// `cgroup.procs`, opened for reading, re-read from offset 0.
+    procs: File,
+}
+
+static NEXT: AtomicU64 = AtomicU64::new(1);
+static POOL: Mutex<Vec<Cgroup>> = Mutex::new(Vec::new());
+
+impl Cgroup {
+    fn create(base: &Base) -> io::Result<Cgroup> {
+        let dir = base
+            .dir
+            .join(format!("c{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+        fs::create_dir(&dir)?;
+        let opened = (|| {
+            let join = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_CLOEXEC)
+                .open(dir.join("cgroup.procs"))?;
+            let procs = File::open(dir.join("cgroup.procs"))?;
+            Ok(Cgroup {
+                dir: dir.clone(),
+                version: base.version,
+                join,
+                procs,
+            })
+        })();
+        if opened.is_err() {
+            let _ = fs::remove_dir(&dir);
+        }
+        opened
+    }
+
+    /// An empty cgroup for a call: from the pool, or a new one.
+    pub(crate) fn take(base: &Base) -> io::Result<Cgroup> {
+        if let Some(cg) = pool().pop() {
+            return Ok(cg);
+        }
+        Cgroup::create(base)
+    }
+
+    /// Returns an empty cgroup to the pool (a non-empty one is ended first).
+    pub(crate) fn give_back(self) {
+        if !self.pids().is_empty() {
+            self.kill();
+            let until = Instant::now() + Duration::from_secs(2);
+            while !self.pids().is_empty() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if !self.pids().is_empty() {
+                // Unkillable (D state): leave it to the watchdog rather than reuse it.
+                return;
+            }
+        }
+        let mut pool = pool();
+        // Bound the pool: as many cgroups as calls ever ran at once is plenty.
+        if pool.len() < 64 {
+            pool.push(self);
+        } else {
+            drop(pool);
+            let _ = fs::remove_dir(&self.dir);
+        }
+    }
+
+    pub(crate) fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The descriptor a child writes `0` to, to join (async-signal-safe to use after fork).
+    pub(crate) fn join_fd(&self) -> RawFd {
+        self.join.as_raw_fd()
+    }
+
+    /// The processes (thread-group ids) in the cgroup now. Zombies are not listed.
+    pub(crate) fn pids(&self) -> Vec<i32> {
+        let mut buf = Vec::with_capacity(64);
+        let mut chunk = [0u8; 4096];
+        let mut offset = 0;
+        loop {
+            // SAFETY: pread into a local buffer of its length, from a descriptor we own.
+            let n = unsafe {
+                libc::pread(
+                    self.procs.as_raw_fd(),
+                    chunk.as_mut_ptr().cast(),
+                    chunk.len(),
+                    offset,
+                )
+            };
+            if n <= 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n as usize]);
+            offset += n as libc::off_t;
+        }
+        if buf.is_empty() {
+            // Some kernels do not restart a seq file on pread: fall back to a fresh read.
+            let _ = File::open(self.dir.join("cgroup.procs")).and_then(|mut f| f.read_to_end(&mut buf));
+        }
+        buf.split(|&b| b == b'\n')
+            .filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse().ok())
+            .collect()
+    }
+
+    /// SIGKILL to every member, atomically where the kernel offers it.
+    pub(crate) fn kill(&self) {
+        match self.version {
+            Version::V2 => {
+                let _ = OpenOptions::new()
+                    .write(true)
+                    .open(self.dir.join("cgroup.kill"))
+                    .and_then(|mut f| f.write_all(b"1"));
+            }
+            Version::V1Freezer => kill_dir(&self.dir, self.version),
+        }
+    }
+}
+
+fn pool() -> std::sync::MutexGuard<'static, Vec<Cgroup>> {
+    POOL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Removes the pooled (empty) cgroups and the per-process directory. For embedders that want
+/// to leave no directory behind; the `agent-exec` binary's watchdog does this at exit.
+pub(crate) fn remove_pooled() {
+    let pooled: Vec<Cgroup> = std::mem::take(&mut *pool());
+    for cg in pooled {
+        let _ = fs::remove_dir(&cg.dir);
+    }
+}

@@ -1,0 +1,363 @@
+//! No survivors: a containment group per call, and one way to end it.
+//!
+//! Every call (one-shot, PTY, background job, session shell) runs in a [`CallGroup`]:
+//! - a **cgroup** of its own where one can be made (v2 with `cgroup.kill`, else the v1
+//!   `freezer`; see `cgroup.rs`). The child joins it before it execs, so every descendant is in
+//!   it whatever it does — `setsid`, double fork, `env -i`. Ending the call is killing the
+//!   cgroup; "no survivors" is an empty cgroup; the count of survivors is exact; no `/proc`
+//!   scan is ever needed. The same group will carry resource limits.
+//! - else the **process group + marker** fallback (`scan.rs`): the command leads its own
+//!   process group and every process it starts inherits `AGENT_EXEC_CALL=<id>`.
+//!
+//! [`Termination`] is the one TERM → grace → KILL state machine (with SIGCONT, so stopped
+//! processes can act on TERM), driven either from a supervise loop or by [`end_members`].
+//!
+//! When the `agent-exec` binary is a child subreaper ([`become_subreaper`]), orphans come back
+//! to it and are reaped at once. [`start_watchdog`] makes the death of the whole process
+//! (kill -9, OOM) end every group it made.
+
+mod cgroup;
+mod scan;
+mod watchdog;
+
+use std::collections::BTreeSet;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::{WaitPidFlag, waitpid};
+use nix::unistd::Pid;
+
+pub use cgroup::CONTAINMENT_VAR;
+pub use watchdog::start_watchdog;
+
+/// The environment variable that marks a call's processes.
+pub const MARKER_VAR: &str = "AGENT_EXEC_CALL";
+
+/// The mechanism that contains a call's processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GroupKind {
+    /// A cgroup v2 of its own, ended with `cgroup.kill`.
+    CgroupV2,
+    /// A cgroup of the v1 `freezer` hierarchy, ended by freeze → kill → thaw.
+    CgroupV1,
+    /// Its process group plus the marker variable (no cgroup could be made).
+    ProcessGroup,
+}
+
+/// Which containment a call asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Containment {
+    /// A cgroup where one can be made, else the process group (the default). The environment
+    /// variable `AGENT_EXEC_CONTAINMENT` (`auto`, `cgroup2`, `cgroup1`, `pgroup`) narrows the
+    /// choice for the whole process.
+    #[default]
+    Auto,
+    /// The process group + marker only.
+    ProcessGroup,
+}
+
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
+/// Processes whose exit status belongs to an owner (a `Child` someone will wait for): never
+/// reaped by the orphan sweep, or that owner would lose its child's status.
+static SUPERVISED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Held (shared) by every spawn from before the fork until its pid is in [`SUPERVISED`], and
+/// (exclusive) by the orphan sweep, so a child that exits at once is never taken for an orphan.
+pub(crate) static SPAWNING: RwLock<()> = RwLock::new(());
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
+fn supervised() -> MutexGuard<'static, BTreeSet<i32>> {
+    SUPERVISED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks `pid` as waited for by its owner (see [`SUPERVISED`]).
+pub(crate) fn supervise_pid(pid: i32) {
+    supervised().insert(pid);
+}
+
+/// The owner has waited for `pid`.
+pub(crate) fn release_pid(pid: i32) {
+    supervised().remove(&pid);
+}
+
+/// Makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`), so descendants orphaned by
+/// a command are re-parented here and can be ended and reaped at once.
+///
+/// # Caveats
+/// It is a property of the whole process: call it from a binary that owns its children (the
+/// `agent-exec` CLI and servers do), not from a library embedded in someone else's process.
+pub fn become_subreaper() -> std::io::Result<()> {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer argument.
+    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    SUBREAPER.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Whether [`become_subreaper`] succeeded in this process.
+pub fn is_subreaper() -> bool {
+    SUBREAPER.load(Ordering::SeqCst)
+}
+
+/// The mechanism calls of this process get by default ([`Containment::Auto`]).
+pub fn default_kind() -> GroupKind {
+    match cgroup::base().map(|b| b.version) {
+        Some(cgroup::Version::V2) => GroupKind::CgroupV2,
+        Some(cgroup::Version::V1Freezer) => GroupKind::CgroupV1,
+        None => GroupKind::ProcessGroup,
+    }
+}
+
+/// Removes the empty cgroups this process keeps for reuse, and its own cgroup directory when
+/// nothing else is in it. For embedders; the `agent-exec` binary's watchdog does it at exit.
+pub fn cleanup() {
+    cgroup::remove_pooled();
+    if let Some(base) = cgroup::base() {
+        let _ = std::fs::remove_dir(&base.dir);
+    }
+}
+
+/// One call's processes, and how to end them.
+#[derive(Debug)]
+pub(crate) struct CallGroup {
+    marker: String,
+    cgroup: Option<cgroup::Cgroup>,
+    /// The process group the call's first process leads (0 until it is spawned).
+    leader: AtomicI32,
+}
+
+impl CallGroup {
+    /// A fresh group: a cgroup where one can be made, else the process-group fallback.
+    pub(crate) fn new(containment: Containment) -> CallGroup {
+        let marker = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT_CALL.fetch_add(1, Ordering::Relaxed)
+        );
+        let cgroup = match containment {
+            Containment::Auto => cgroup::base().and_then(|b| cgroup::Cgroup::take(b).ok()),
+            Containment::ProcessGroup => None,
+        };
+        CallGroup {
+            marker,
+            cgroup,
+            leader: AtomicI32::new(0),
+        }
+    }
+
+    pub(crate) fn kind(&self) -> GroupKind {
+        match self.cgroup.as_ref().map(cgroup::Cgroup::version) {
+            Some(cgroup::Version::V2) => GroupKind::CgroupV2,
+            Some(cgroup::Version::V1Freezer) => GroupKind::CgroupV1,
+            None => GroupKind::ProcessGroup,
+        }
+    }
+
+    /// The value of [`MARKER_VAR`] for this call.
+    pub(crate) fn marker(&self) -> &str {
+        &self.marker
+    }
+
+    /// The descriptor the child writes `0` to before it execs, to join the cgroup.
+    pub(crate) fn join_fd(&self) -> Option<RawFd> {
+        self.cgroup.as_ref().map(cgroup::Cgroup::join_fd)
+    }
+
+    /// Records the process group the call's first process leads.
+    pub(crate) fn set_leader(&self, pgid: i32) {
+        self.leader.store(pgid, Ordering::SeqCst);
+        if self.cgroup.is_none() {
+            watchdog::register_group(pgid);
+        }
+    }
+
+    fn leader(&self) -> Option<i32> {
+        Some(self.leader.load(Ordering::SeqCst)).filter(|&p| p > 0)
+    }
+
+    /// The call's live processes, except `spare`.
+    pub(crate) fn members(&self, spare: Option<i32>) -> Vec<i32> {
+        let mut live = match &self.cgroup {
+            Some(cg) => cg.pids(),
+            None => {
+                let (live, zombies) = scan::members(self.leader(), &self.marker);
+                reap(&zombies);
+                live
+            }
+        };
+        live.retain(|&p| Some(p) != spare);
+        live
+    }
+
+    /// Sends `signal` to every process of the call but `spare` (and SIGCONT after it, so a
+    /// stopped process can act on it).
+    pub(crate) fn signal(&self, signal: Signal, spare: Option<i32>) {
+        if self.cgroup.is_none()
+            && spare.is_none()
+            && let Some(pgid) = self.leader()
+        {
+            send_group(pgid, signal);
+        }
+        for pid in self.members(spare) {
+            send(pid, signal);
+        }
+    }
+
+    /// SIGKILL to every process of the call but `spare`.
+    pub(crate) fn kill(&self, spare: Option<i32>) {
+        match (&self.cgroup, spare) {
+            (Some(cg), None) => cg.kill(),
+            _ => self.signal(Signal::SIGKILL, spare),
+        }
+    }
+}
+
+impl Drop for CallGroup {
+    fn drop(&mut self) {
+        match self.cgroup.take() {
+            Some(cg) => cg.give_back(),
+            None => {
+                if let Some(pgid) = self.leader() {
+                    watchdog::unregister_group(pgid);
+                }
+            }
+        }
+    }
+}
+
+fn send(pid: i32, signal: Signal) {
+    let _ = kill(Pid::from_raw(pid), signal);
+    if signal != Signal::SIGKILL {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGCONT);
+    }
+}
+
+fn send_group(pgid: i32, signal: Signal) {
+    let _ = killpg(Pid::from_raw(pgid), signal);
+    if signal != Signal::SIGKILL {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGCONT);
+    }
+}
+
+/// Reaps those of `pids` that are our children and not owned by a supervisor.
+fn reap(pids: &[i32]) {
+    let owned = supervised().clone();
+    for &pid in pids {
+        if !owned.contains(&pid) {
+            let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+        }
+    }
+}
+
+/// Reaps zombie children nobody owns (orphans re-parented to us as subreaper). One `waitid`
+/// when there are none. Skipped while a spawn is between its fork and its registration.
+pub(crate) fn reap_orphans() {
+    let Ok(_exclusive) = SPAWNING.try_write() else {
+        return;
+    };
+    loop {
+        // SAFETY: siginfo_t is plain data; waitid fills it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: WNOWAIT only looks; info is a valid out-pointer.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_ALL,
+                0,
+                &raw mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: si_pid is valid for SIGCHLD-kind siginfo, which waitid fills (0 when none).
+        let pid = unsafe { info.si_pid() };
+        if r < 0 || pid <= 0 || supervised().contains(&pid) {
+            return;
+        }
+        let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+    }
+}
+
+/// TERM → grace → KILL for a group, as a state machine a supervise loop can drive.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Termination {
+    spare: Option<i32>,
+    kill_at: Instant,
+    killed: bool,
+}
+
+impl Termination {
+    /// Sends SIGTERM (and SIGCONT) to the group, sparing `spare`.
+    pub(crate) fn begin(group: &CallGroup, spare: Option<i32>, grace: Duration) -> Termination {
+        group.signal(Signal::SIGTERM, spare);
+        Termination {
+            spare,
+            kill_at: Instant::now() + grace,
+            killed: false,
+        }
+    }
+
+    /// Escalates to SIGKILL once the grace period is over. Returns when to call again.
+    pub(crate) fn tick(&mut self, group: &CallGroup, now: Instant) -> Instant {
+        if now >= self.kill_at {
+            group.kill(self.spare);
+            self.killed = true;
+            // Again later: in the fallback, a process forked meanwhile is only found by a scan.
+            self.kill_at = now + Duration::from_millis(100);
+        }
+        self.kill_at
+    }
+
+    /// Whether SIGKILL was sent.
+    pub(crate) fn killed(&self) -> bool {
+        self.killed
+    }
+}
+
+/// Ends every process of the group still running but `spare`: TERM, up to `grace`, then
+/// KILL (or goes on with `ongoing`). Returns how many were running.
+pub(crate) fn end_members(
+    group: &CallGroup,
+    spare: Option<i32>,
+    grace: Duration,
+    ongoing: Option<Termination>,
+) -> usize {
+    let live = group.members(spare);
+    let count = live.len();
+    if count > 0 {
+        let mut termination = ongoing
+            .filter(|t| t.spare == spare)
+            .unwrap_or_else(|| Termination::begin(group, spare, grace));
+        let mut give_up: Option<Instant> = None;
+        loop {
+            reap(&live);
+            if group.members(spare).is_empty() {
+                break;
+            }
+            let now = Instant::now();
+            termination.tick(group, now);
+            if termination.killed() {
+                // A process in uninterruptible sleep cannot be waited for forever.
+                let until = *give_up.get_or_insert(now + Duration::from_secs(2));
+                if now >= until {
+                    break;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        reap(&live);
+    }
+    reap_orphans();
+    count
+}
+
+/// Counts the live processes carrying `marker` or in `pgid` (for tests and diagnostics).
+pub fn count_call_processes(pgid: Option<i32>, marker: &str) -> usize {
+    scan::members(pgid, marker).0.len()
+}

@@ -1,0 +1,160 @@
+//! The supervisor's death ends everything it started.
+//!
+//! [`start_watchdog`] forks a small process while the caller is still single-threaded. It holds
+//! the read end of a pipe whose only write end stays in the supervisor (close-on-exec, so no
+//! command inherits it). When the supervisor dies — exit, kill -9, an OOM kill, a signal it does
+//! not handle — the kernel closes the write end, the watchdog reads end of file and ends every
+//! group the supervisor made: the cgroups under its per-process directory (which also catches
+//! `setsid`, double-fork and `env -i` escapees), or in the fallback the process groups it was
+//! told about plus every process carrying the supervisor's marker prefix. Then it removes the
+//! cgroup directories and exits.
+//!
+//! `PR_SET_PDEATHSIG` is not enough: it fires when the forking *thread* exits (a server's
+//! request thread), and never reaches grandchildren.
+
+use std::collections::BTreeSet;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use super::{cgroup, scan};
+use crate::sys;
+
+struct Watchdog {
+    pid: i32,
+    /// The write end: the watchdog's lifeline, and where process groups are registered.
+    pipe: OwnedFd,
+}
+
+static WATCHDOG: OnceLock<Watchdog> = OnceLock::new();
+
+/// The watchdog's pid, once started.
+pub(crate) fn pid() -> Option<i32> {
+    WATCHDOG.get().map(|w| w.pid)
+}
+
+/// Starts the watchdog of this process (once; later calls do nothing).
+///
+/// # Caveats
+/// Call it first thing in `main`, before any thread exists: it forks, and the child allocates.
+/// It decides the containment mechanism (cgroup or process group) for the whole process.
+pub fn start_watchdog() -> std::io::Result<()> {
+    if WATCHDOG.get().is_some() {
+        return Ok(());
+    }
+    // Decided before the fork, so both sides agree on where the groups live.
+    let base = cgroup::base().cloned();
+    let (read, write) = sys::pipe()?;
+    let supervisor = std::process::id() as i32;
+    // SAFETY: the caller guarantees we are single-threaded, so the child may allocate.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        drop(write);
+        watch(&read, supervisor, base.as_ref());
+    }
+    drop(read);
+    let _ = WATCHDOG.set(Watchdog { pid, pipe: write });
+    Ok(())
+}
+
+/// Tells the watchdog about a process group to end if we die (fallback mode only).
+pub(crate) fn register_group(pgid: i32) {
+    send(&format!("+{pgid}\n"));
+}
+
+/// The process group has ended.
+pub(crate) fn unregister_group(pgid: i32) {
+    send(&format!("-{pgid}\n"));
+}
+
+fn send(line: &str) {
+    if let Some(w) = WATCHDOG.get() {
+        // Writes under PIPE_BUF are atomic; the watchdog reads continuously.
+        let _ = sys::write_all(&w.pipe, line.as_bytes());
+    }
+}
+
+/// The watchdog's life: wait for the supervisor to die, then end what it left. Never returns.
+fn watch(pipe: &OwnedFd, supervisor: i32, base: Option<&cgroup::Base>) -> ! {
+    // Out of the supervisor's session and process group, so a signal to that group (Ctrl-C,
+    // a kill of the job) does not take the watchdog with it; the signals that end the
+    // supervisor are ignored here.
+    // SAFETY: plain syscalls on our own process.
+    unsafe {
+        libc::setsid();
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE, libc::SIGQUIT] {
+            libc::signal(sig, libc::SIG_IGN);
+        }
+        // Hold nothing of the supervisor's: its stdout pipe must close when it exits.
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        for fd in 0..3 {
+            libc::dup2(null, fd);
+        }
+        let keep = pipe.as_raw_fd();
+        let max = libc::sysconf(libc::_SC_OPEN_MAX).clamp(64, 65_536) as i32;
+        for fd in 3..max {
+            if fd != keep {
+                libc::close(fd);
+            }
+        }
+    }
+    let mut groups: BTreeSet<i32> = BTreeSet::new();
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        // SAFETY: reading into a local buffer of its length.
+        let n = unsafe { libc::read(pipe.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            pending.extend_from_slice(&buf[..n as usize]);
+            while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                let text = String::from_utf8_lossy(&line[..end]);
+                if let Some(p) = text.strip_prefix('+').and_then(|p| p.parse().ok()) {
+                    groups.insert(p);
+                } else if let Some(p) = text.strip_prefix('-').and_then(|p| p.parse::<i32>().ok()) {
+                    groups.remove(&p);
+                }
+            }
+            continue;
+        }
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        break;
+    }
+    end_everything(supervisor, base, &groups);
+    // SAFETY: leaving the watchdog process.
+    unsafe { libc::_exit(0) }
+}
+
+fn end_everything(supervisor: i32, base: Option<&cgroup::Base>, groups: &BTreeSet<i32>) {
+    if let Some(base) = base {
+        cgroup::end_tree(&base.dir, base.version, Duration::from_secs(2));
+    }
+    // The fallback's groups and marked processes (also run with cgroups: a call that could
+    // not get one fell back). Repeated until a sweep finds nothing, so a fork in flight
+    // during one sweep is caught by the next.
+    let prefix = format!("{supervisor}-");
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        let mut found = false;
+        for &pgid in groups {
+            // SAFETY: killpg takes a process group and a signal number.
+            if unsafe { libc::killpg(pgid, libc::SIGKILL) } == 0 {
+                found = true;
+            }
+        }
+        for pid in scan::marked_with_prefix(&prefix) {
+            // SAFETY: kill takes a pid and a signal number.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            found = true;
+        }
+        if !found || Instant::now() >= until {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
