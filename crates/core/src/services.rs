@@ -199,9 +199,7 @@ impl Services {
         if !sessions.contains_key(key) && sessions.len() >= self.settings.max_sessions.max(1) {
             let oldest = sessions
                 .iter()
-                .filter_map(|(k, s)| {
-                    s.slot.try_lock().ok().map(|s| (k.clone(), s.last_used))
-                })
+                .filter_map(|(k, s)| s.slot.try_lock().ok().map(|s| (k.clone(), s.last_used)))
                 .min_by_key(|(_, t)| *t)
                 .map(|(k, _)| k);
             if let Some(k) = oldest
@@ -280,9 +278,8 @@ impl Services {
         // A trailing `| head` satisfied: end the command's processes, as the pipe would have,
         // keeping the shell (unless the caller asked for head explicitly).
         let mut sink_config = sink_config;
-        sink_config.stop_when_head_full = validated.head.is_none()
-            && shaping.head.is_some()
-            && shaping.tail.is_none();
+        sink_config.stop_when_head_full =
+            validated.head.is_none() && shaping.head.is_some() && shaping.tail.is_none();
         let mut sink = OutputSink::new(sink_config, tool.store.clone());
         // The call's timeout holds from its start, rc snapshot included.
         let left = validated.timeout.saturating_sub(started.elapsed());
@@ -429,7 +426,8 @@ impl Services {
                 match o.status {
                     Some(ExitStatus::Exited(c)) => {
                         d.exit_code = Some(c);
-                        d.outcome = if c == 0 {
+                        // 141: a reader closed the pipe early (`| head`), success as for calls.
+                        d.outcome = if c == 0 || c == 141 {
                             Outcome::Success
                         } else {
                             Outcome::ExitNonzero

@@ -238,3 +238,53 @@ fn a_flooding_job_spills_to_an_artifact() {
         &text[..text.len().min(300)]
     );
 }
+
+#[test]
+fn a_job_runs_its_pipeline_as_typed() {
+    // A job has no window: `| head -n 3` is the real pipe, and stops the producer.
+    let (_dir, tool) = tool_with(|_| {});
+    let r = start(&tool, "seq 1 100000 | head -n 3");
+    let job = r.details.job_id.clone().unwrap();
+    let mut last = None;
+    assert!(eventually(|| {
+        let r = output(&tool, &job, OutputMode::All, 100);
+        let done = r.text().contains("exited with code");
+        last = Some(r);
+        done
+    }));
+    let r = last.unwrap();
+    // pipefail: `seq` ended by SIGPIPE makes it 141, which counts as success.
+    assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
+    let text = r.text().to_owned();
+    let body: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(body, ["1", "2", "3"], "{text}");
+}
+
+#[test]
+fn a_pty_job_has_a_terminal_and_takes_input() {
+    let (_dir, tool) = tool_with(|_| {});
+    let request = Request {
+        command: Some(
+            "test -t 0 && test -t 1 && echo on-a-tty; read line; echo \"got $line\"".into(),
+        ),
+        run_in_background: true,
+        pty: true,
+        ..Request::default()
+    };
+    let r = tool.execute(&request, &CancelToken::new());
+    let job = r.details.job_id.clone().expect(r.text());
+    assert!(eventually(|| output(&tool, &job, OutputMode::All, 100)
+        .text()
+        .contains("on-a-tty")));
+    let sent = tool.job_input(&JobInput {
+        job_id: job.clone(),
+        data: "hello".into(),
+        enter: true,
+        eof: false,
+    });
+    assert_eq!(sent.details.outcome, Outcome::Success, "{}", sent.text());
+    assert!(eventually(|| {
+        let all = output(&tool, &job, OutputMode::All, 100);
+        all.text().contains("got hello") && all.text().contains("exited with code 0")
+    }));
+}

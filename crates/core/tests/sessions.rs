@@ -362,3 +362,175 @@ fn nul_bytes_are_a_clear_invalid_request() {
     assert_eq!(r.details.outcome, Outcome::InvalidRequest);
     assert!(r.text().contains("NUL byte"), "{}", r.text());
 }
+
+/// Runs `command` in `session` on its own thread; the receiver gets the result.
+fn exec_in_background(
+    tool: &Arc<Tool>,
+    session: &str,
+    command: &str,
+    timeout: i64,
+) -> std::sync::mpsc::Receiver<ToolResult> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (tool, request) = (
+        tool.clone(),
+        Request {
+            command: Some(command.into()),
+            session: Some(session.into()),
+            timeout: Some(timeout),
+            ..Request::default()
+        },
+    );
+    std::thread::spawn(move || {
+        let _ = tx.send(tool.execute(&request, &CancelToken::new()));
+    });
+    rx
+}
+
+/// Waits (bounded) until `path` holds a pid.
+fn pid_in(path: &std::path::Path) -> i32 {
+    for _ in 0..500 {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("no pid in {}", path.display());
+}
+
+/// A bound for a call that must end long before its own timeout (a hang fails, never a pass).
+const BOUND: Duration = Duration::from_secs(60);
+
+#[test]
+fn a_satisfied_head_stops_the_producer_and_keeps_the_session() {
+    let (_dir, tool) = tool_with(|_| {});
+    exec(&tool, "s", "export KEPT=yes; cd /");
+    let tool = Arc::new(tool);
+    let r = exec_in_background(&tool, "s", "yes | head -3", 600)
+        .recv_timeout(BOUND)
+        .expect("`yes | head -3` in a session ran on");
+    assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
+    assert!(r.text().starts_with("y\ny\ny\n"), "{}", r.text());
+    assert!(!r.text().contains("session ended"), "{}", r.text());
+    // The shell was spared: its state is still there.
+    let r = exec(&tool, "s", "echo $KEPT; pwd");
+    assert_eq!(r.text(), "yes\n/\n");
+}
+
+#[test]
+fn a_builtin_producer_past_a_satisfied_head_ends_the_shell() {
+    // The loop runs in the shell itself: sparing the shell cannot stop it, so after a grace
+    // period the shell goes too, and the next call starts a fresh one.
+    let (_dir, tool) = tool_with(|_| {});
+    let tool = Arc::new(tool);
+    let r = exec_in_background(&tool, "s", "while :; do echo y; done | head -n 2", 600)
+        .recv_timeout(BOUND)
+        .expect("a builtin loop in a session ran on past its head");
+    assert!(r.text().starts_with("y\ny\n"), "{}", r.text());
+    assert!(
+        r.text().contains("[session ended: the shell kept writing"),
+        "{}",
+        r.text()
+    );
+    let r = exec(&tool, "s", "echo fresh");
+    assert!(r.text().contains("[session restarted:"), "{}", r.text());
+}
+
+#[test]
+fn closing_a_busy_session_ends_its_command_at_once() {
+    let (dir, tool) = tool_with(|_| {});
+    let tool = Arc::new(tool);
+    let pidfile = dir.path().join("pid");
+    let rx = exec_in_background(
+        &tool,
+        "busy",
+        &format!("sh -c 'echo $$ > {}; exec sleep 600'", pidfile.display()),
+        3000,
+    );
+    let pid = pid_in(&pidfile);
+    assert_eq!(tool.session_close("busy").details.outcome, Outcome::Success);
+    let r = rx
+        .recv_timeout(BOUND)
+        .expect("the call waited for its timeout after session_close");
+    assert_eq!(r.details.outcome, Outcome::Cancelled, "{}", r.text());
+    assert!(r.text().contains("the session was closed"), "{}", r.text());
+    assert!(!alive(pid));
+}
+
+#[test]
+fn a_shell_killed_from_outside_is_noticed_at_once() {
+    let (dir, tool) = tool_with(|_| {});
+    let tool = Arc::new(tool);
+    let pidfile = dir.path().join("shell");
+    // The command's own child keeps the session's pipes open: only the shell's exit tells.
+    let rx = exec_in_background(
+        &tool,
+        "s",
+        &format!("echo $$ > {}; sleep 600", pidfile.display()),
+        3000,
+    );
+    let shell = pid_in(&pidfile);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(shell),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let r = rx
+        .recv_timeout(BOUND)
+        .expect("the call waited for its timeout after its shell died");
+    assert_eq!(r.details.outcome, Outcome::Signaled, "{}", r.text());
+    assert!(!r.details.timed_out);
+    assert!(
+        r.text().contains("the shell was killed by SIGKILL"),
+        "{}",
+        r.text()
+    );
+    let r = exec(&tool, "s", "echo again");
+    assert!(r.text().starts_with("again\n"), "{}", r.text());
+    assert!(r.text().contains("[session restarted:"), "{}", r.text());
+}
+
+#[test]
+fn pty_in_a_session_is_refused_with_a_way_forward() {
+    let (_dir, tool) = tool_with(|_| {});
+    let request = Request {
+        command: Some("tty".into()),
+        session: Some("s".into()),
+        pty: true,
+        ..Request::default()
+    };
+    let r = tool.execute(&request, &CancelToken::new());
+    assert_eq!(r.details.outcome, Outcome::InvalidRequest);
+    assert!(
+        r.text().contains("pty is not available in a session"),
+        "{}",
+        r.text()
+    );
+}
+
+#[test]
+fn escapees_of_a_session_call_are_ended_and_counted() {
+    let (dir, tool) = tool_with(|_| {});
+    let file = dir.path().join("escapees");
+    let r = exec(
+        &tool,
+        "s",
+        &format!(
+            "for i in 1 2 3; do setsid env -i sh -c 'echo $$ >> {f}; exec sleep 600' & done; \
+             while [ \"$(wc -l < {f} 2>/dev/null || echo 0)\" -lt 3 ]; do sleep 0.01; done",
+            f = file.display()
+        ),
+    );
+    assert_eq!(r.details.processes_stopped, 3, "{}", r.text());
+    let pids: Vec<i32> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.parse().ok())
+        .collect();
+    assert_eq!(pids.len(), 3);
+    assert!(pids.iter().all(|&p| !alive(p)));
+    // The session itself lives on.
+    assert_eq!(exec(&tool, "s", "echo ok").text(), "ok\n");
+}

@@ -38,41 +38,41 @@ pub(crate) struct Base {
     pub(crate) dir: PathBuf,
 }
 
-/// What the operator (or a test) asked for in `AGENT_EXEC_CONTAINMENT`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Preference {
-    Auto,
-    V2,
-    V1,
-    ProcessGroup,
-}
-
-/// The environment variable that forces a containment mechanism:
+/// The environment variable that forces a containment mechanism for the whole process:
 /// `auto` (default), `cgroup2`, `cgroup1` or `pgroup`.
 pub const CONTAINMENT_VAR: &str = "AGENT_EXEC_CONTAINMENT";
 
-pub(crate) fn preference() -> Preference {
+/// The hierarchies to try by default, in order: from `AGENT_EXEC_CONTAINMENT`, else v2 then v1.
+pub(crate) fn default_order() -> &'static [Version] {
     match std::env::var(CONTAINMENT_VAR).as_deref() {
-        Ok("cgroup2" | "v2") => Preference::V2,
-        Ok("cgroup1" | "v1") => Preference::V1,
-        Ok("pgroup" | "none" | "off") => Preference::ProcessGroup,
-        _ => Preference::Auto,
+        Ok("cgroup2" | "v2") => &[Version::V2],
+        Ok("cgroup1" | "v1") => &[Version::V1Freezer],
+        Ok("pgroup" | "none" | "off") => &[],
+        _ => &[Version::V2, Version::V1Freezer],
     }
 }
 
-/// The base directory of this process, made on first use; `None` where no cgroup can be made.
-pub(crate) fn base() -> Option<&'static Base> {
-    static BASE: OnceLock<Option<Base>> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let order: &[Version] = match preference() {
-            Preference::Auto => &[Version::V2, Version::V1Freezer],
-            Preference::V2 => &[Version::V2],
-            Preference::V1 => &[Version::V1Freezer],
-            Preference::ProcessGroup => &[],
-        };
-        order.iter().find_map(|&v| make_base(v))
-    })
-    .as_ref()
+/// The default base of this process: the first hierarchy of [`default_order`] that works.
+pub(crate) fn default_base() -> Option<&'static Base> {
+    default_order().iter().find_map(|&v| base(v))
+}
+
+/// This process's directory in the `version` hierarchy, made on first use; `None` where no
+/// cgroup can be made there.
+pub(crate) fn base(version: Version) -> Option<&'static Base> {
+    static V2: OnceLock<Option<Base>> = OnceLock::new();
+    static V1: OnceLock<Option<Base>> = OnceLock::new();
+    let cell = match version {
+        Version::V2 => &V2,
+        Version::V1Freezer => &V1,
+    };
+    cell.get_or_init(|| make_base(version)).as_ref()
+}
+
+/// The directory a process's calls get in the `version` hierarchy (the watchdog computes it
+/// for its supervisor: it shares the supervisor's cgroups).
+pub(crate) fn process_dir(version: Version, pid: i32) -> Option<PathBuf> {
+    Some(own_cgroup_dir(version)?.join(format!("agent-exec-{pid}")))
 }
 
 /// Where our own cgroup of `version` lives in the file system.
@@ -106,14 +106,17 @@ fn own_cgroup_dir(version: Version) -> Option<PathBuf> {
         wanted.then_some(path)
     })?;
     // The mount may show only a subtree (a container): our path is relative to its root.
-    let relative = path.strip_prefix(root).unwrap_or(path).trim_start_matches('/');
+    let relative = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .trim_start_matches('/');
     Some(Path::new(mount).join(relative))
 }
 
 fn make_base(version: Version) -> Option<Base> {
     let parent = own_cgroup_dir(version)?;
     remove_stale(&parent, version);
-    let dir = parent.join(format!("agent-exec-{}", std::process::id()));
+    let dir = process_dir(version, std::process::id() as i32)?;
     match fs::create_dir(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -258,9 +261,11 @@ impl Cgroup {
 
     /// An empty cgroup for a call: from the pool, or a new one.
     pub(crate) fn take(base: &Base) -> io::Result<Cgroup> {
-        if let Some(cg) = pool().pop() {
-            return Ok(cg);
+        let mut pool = pool();
+        if let Some(i) = pool.iter().rposition(|cg| cg.version == base.version) {
+            return Ok(pool.swap_remove(i));
         }
+        drop(pool);
         Cgroup::create(base)
     }
 
@@ -319,7 +324,8 @@ impl Cgroup {
         }
         if buf.is_empty() {
             // Some kernels do not restart a seq file on pread: fall back to a fresh read.
-            let _ = File::open(self.dir.join("cgroup.procs")).and_then(|mut f| f.read_to_end(&mut buf));
+            let _ =
+                File::open(self.dir.join("cgroup.procs")).and_then(|mut f| f.read_to_end(&mut buf));
         }
         buf.split(|&b| b == b'\n')
             .filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse().ok())
@@ -341,7 +347,8 @@ impl Cgroup {
 }
 
 fn pool() -> std::sync::MutexGuard<'static, Vec<Cgroup>> {
-    POOL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    POOL.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Removes the pooled (empty) cgroups and the per-process directory. For embedders that want

@@ -48,15 +48,21 @@ pub enum GroupKind {
     ProcessGroup,
 }
 
-/// Which containment a call asks for.
+/// Which containment a call asks for. Where the cgroup asked for cannot be made, the call
+/// falls back to the process group; [`ExecOutcome::containment`](crate::ExecOutcome) says
+/// which was used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Containment {
-    /// A cgroup where one can be made, else the process group (the default). The environment
-    /// variable `AGENT_EXEC_CONTAINMENT` (`auto`, `cgroup2`, `cgroup1`, `pgroup`) narrows the
-    /// choice for the whole process.
+    /// A cgroup where one can be made (v2, else v1), else the process group (the default).
+    /// The environment variable `AGENT_EXEC_CONTAINMENT` (`auto`, `cgroup2`, `cgroup1`,
+    /// `pgroup`) narrows the choice for the whole process.
     #[default]
     Auto,
+    /// A cgroup v2.
+    CgroupV2,
+    /// A cgroup of the v1 freezer hierarchy.
+    CgroupV1,
     /// The process group + marker only.
     ProcessGroup,
 }
@@ -109,7 +115,7 @@ pub fn is_subreaper() -> bool {
 
 /// The mechanism calls of this process get by default ([`Containment::Auto`]).
 pub fn default_kind() -> GroupKind {
-    match cgroup::base().map(|b| b.version) {
+    match cgroup::default_base().map(|b| b.version) {
         Some(cgroup::Version::V2) => GroupKind::CgroupV2,
         Some(cgroup::Version::V1Freezer) => GroupKind::CgroupV1,
         None => GroupKind::ProcessGroup,
@@ -120,8 +126,10 @@ pub fn default_kind() -> GroupKind {
 /// nothing else is in it. For embedders; the `agent-exec` binary's watchdog does it at exit.
 pub fn cleanup() {
     cgroup::remove_pooled();
-    if let Some(base) = cgroup::base() {
-        let _ = std::fs::remove_dir(&base.dir);
+    for version in [cgroup::Version::V2, cgroup::Version::V1Freezer] {
+        if let Some(dir) = cgroup::process_dir(version, std::process::id() as i32) {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 
@@ -142,10 +150,13 @@ impl CallGroup {
             std::process::id(),
             NEXT_CALL.fetch_add(1, Ordering::Relaxed)
         );
-        let cgroup = match containment {
-            Containment::Auto => cgroup::base().and_then(|b| cgroup::Cgroup::take(b).ok()),
+        let base = match containment {
+            Containment::Auto => cgroup::default_base(),
+            Containment::CgroupV2 => cgroup::base(cgroup::Version::V2),
+            Containment::CgroupV1 => cgroup::base(cgroup::Version::V1Freezer),
             Containment::ProcessGroup => None,
         };
+        let cgroup = base.and_then(|b| cgroup::Cgroup::take(b).ok());
         CallGroup {
             marker,
             cgroup,

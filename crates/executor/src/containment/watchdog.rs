@@ -42,8 +42,8 @@ pub fn start_watchdog() -> std::io::Result<()> {
     if WATCHDOG.get().is_some() {
         return Ok(());
     }
-    // Decided before the fork, so both sides agree on where the groups live.
-    let base = cgroup::base().cloned();
+    // Made before the fork, so the default hierarchy is settled for both sides.
+    let _ = cgroup::default_base();
     let (read, write) = sys::pipe()?;
     let supervisor = std::process::id() as i32;
     // SAFETY: the caller guarantees we are single-threaded, so the child may allocate.
@@ -53,7 +53,7 @@ pub fn start_watchdog() -> std::io::Result<()> {
     }
     if pid == 0 {
         drop(write);
-        watch(&read, supervisor, base.as_ref());
+        watch(&read, supervisor);
     }
     drop(read);
     let _ = WATCHDOG.set(Watchdog { pid, pipe: write });
@@ -78,14 +78,20 @@ fn send(line: &str) {
 }
 
 /// The watchdog's life: wait for the supervisor to die, then end what it left. Never returns.
-fn watch(pipe: &OwnedFd, supervisor: i32, base: Option<&cgroup::Base>) -> ! {
+fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
     // Out of the supervisor's session and process group, so a signal to that group (Ctrl-C,
     // a kill of the job) does not take the watchdog with it; the signals that end the
     // supervisor are ignored here.
     // SAFETY: plain syscalls on our own process.
     unsafe {
         libc::setsid();
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE, libc::SIGQUIT] {
+        for sig in [
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGPIPE,
+            libc::SIGQUIT,
+        ] {
             libc::signal(sig, libc::SIG_IGN);
         }
         // Hold nothing of the supervisor's: its stdout pipe must close when it exits.
@@ -125,14 +131,18 @@ fn watch(pipe: &OwnedFd, supervisor: i32, base: Option<&cgroup::Base>) -> ! {
         }
         break;
     }
-    end_everything(supervisor, base, &groups);
+    end_everything(supervisor, &groups);
     // SAFETY: leaving the watchdog process.
     unsafe { libc::_exit(0) }
 }
 
-fn end_everything(supervisor: i32, base: Option<&cgroup::Base>, groups: &BTreeSet<i32>) {
-    if let Some(base) = base {
-        cgroup::end_tree(&base.dir, base.version, Duration::from_secs(2));
+fn end_everything(supervisor: i32, groups: &BTreeSet<i32>) {
+    for version in [cgroup::Version::V2, cgroup::Version::V1Freezer] {
+        if let Some(dir) = cgroup::process_dir(version, supervisor)
+            && dir.is_dir()
+        {
+            cgroup::end_tree(&dir, version, Duration::from_secs(2));
+        }
     }
     // The fallback's groups and marked processes (also run with cgroups: a call that could
     // not get one fell back). Repeated until a sweep finds nothing, so a fork in flight
