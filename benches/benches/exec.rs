@@ -3,13 +3,15 @@
 //! - library `run` of `true` vs std `Command::new("bash").args(["-c", "true"]).output()`
 //!   (target ≤ 1.10×);
 //! - `agent-exec run -- true` vs `bash -c true` as whole processes (target ≤ 1.5×);
+//! - the containment group (a cgroup per call) vs the process-group fallback on `true`
+//!   (target ≤ 1.05×);
 //! - ingest of a fast producer (`head -c N /dev/zero`, and `yes`) vs the same into
 //!   `cat > /dev/null` (target ≥ 0.8× of its speed).
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use agent_exec_executor::{CancelToken, ExecSpec, run};
+use agent_exec_executor::{CancelToken, Containment, ExecSpec, run};
 use agent_exec_sink::{OutputSink, SinkConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -63,6 +65,25 @@ fn one_call(c: &mut Criterion) {
             black_box((outcome, sink.finish_capture().totals))
         });
     });
+    group.finish();
+
+    // The containment group's own cost (a pooled cgroup: joined before exec, read, killed):
+    // the same call with the process-group fallback only, side by side.
+    let mut group = c.benchmark_group("containment_true");
+    for (name, containment) in [
+        ("process_group", Containment::ProcessGroup),
+        ("default_group", Containment::Auto),
+    ] {
+        let mut spec = ExecSpec::shell("true", std::env::temp_dir());
+        spec.containment = containment;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut sink = OutputSink::new(SinkConfig::default(), None);
+                let outcome = run(&spec, &mut sink, &CancelToken::new());
+                black_box((outcome, sink.finish_capture().totals))
+            });
+        });
+    }
     group.finish();
 
     let bin = agent_exec_binary();

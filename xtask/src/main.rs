@@ -49,6 +49,14 @@ fn print_ratios() {
             "<= 1.10",
         ),
         (
+            "library `run` of `true`: with its containment group (cgroup) / process group only",
+            r(
+                ("containment_true", "default_group"),
+                ("containment_true", "process_group"),
+            ),
+            "<= 1.05",
+        ),
+        (
             "`agent-exec run -- true` / `bash -c true` (whole processes)",
             r(
                 ("whole_process_true", "agent_exec_run_true"),

@@ -664,3 +664,43 @@ fn live_progress_only_on_a_terminal_and_colour_honours_no_color() {
     let (_, out, err) = run(&["run", "--", "sleep 1.5; echo done"]);
     assert_eq!((out.as_str(), err.as_str()), ("done\n", ""));
 }
+
+#[test]
+fn a_working_directory_the_user_cannot_enter_gets_its_own_error() {
+    // Run as an unprivileged user (root may enter any directory): `setpriv` from util-linux.
+    let dir = tempfile::tempdir().unwrap();
+    let set_mode = |p: &std::path::Path, mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    set_mode(dir.path(), 0o755);
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    set_mode(&locked, 0o000);
+    let artifacts = dir.path().join("artifacts");
+    std::fs::create_dir(&artifacts).unwrap();
+    set_mode(&artifacts, 0o777);
+    for command in ["true", "echo needs a shell; true"] {
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_agent-exec"))
+            .arg("run")
+            .arg("--artifacts")
+            .arg(&artifacts)
+            .arg("-C")
+            .arg(&locked)
+            .args(["--", command])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(127), "{text}");
+        assert!(
+            text.starts_with(&format!(
+                "cannot enter the working directory {}: Permission denied",
+                locked.display()
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("failed to start"), "{text}");
+    }
+}

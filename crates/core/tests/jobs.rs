@@ -272,7 +272,11 @@ fn a_pty_job_has_a_terminal_and_takes_input() {
         ..Request::default()
     };
     let r = tool.execute(&request, &CancelToken::new());
-    let job = r.details.job_id.clone().expect(r.text());
+    let job = r
+        .details
+        .job_id
+        .clone()
+        .unwrap_or_else(|| panic!("{}", r.text()));
     assert!(eventually(|| output(&tool, &job, OutputMode::All, 100)
         .text()
         .contains("on-a-tty")));

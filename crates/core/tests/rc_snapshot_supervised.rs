@@ -56,7 +56,7 @@ fn a_slow_rc_is_bounded_and_what_it_prints_is_never_run() {
         session_tool(home.path()),
         "myfn",
         30,
-        Duration::from_secs(60),
+        Duration::from_mins(1),
     );
     assert_eq!(r.text(), "from-rc\n");
     assert!(!marker.exists(), "what ~/.bashrc printed was executed");
@@ -80,14 +80,14 @@ fn a_slow_rc_is_bounded_and_what_it_prints_is_never_run() {
         config.sessions.cache_dir = home2.join("cache");
         Tool::new(config)
     };
-    let (tool, r) = exec_bounded(config_tool, "echo ran", 2, Duration::from_secs(60));
+    let (tool, r) = exec_bounded(config_tool, "echo ran", 2, Duration::from_mins(1));
     assert!(
         r.text()
             .contains("[rc snapshot skipped: ~/.bashrc did not finish within 2 s"),
         "{}",
         r.text()
     );
-    let (_, r) = exec_bounded(tool, "echo ran", 30, Duration::from_secs(60));
+    let (_, r) = exec_bounded(tool, "echo ran", 30, Duration::from_mins(1));
     assert_eq!(r.details.outcome, Outcome::Success, "{}", r.text());
     // (The first call's time was spent on the rc: it timed out, so this shell is a fresh one.)
     assert!(r.text().starts_with("ran\n"), "{}", r.text());

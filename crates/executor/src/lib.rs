@@ -29,6 +29,7 @@ mod direct;
 pub mod env;
 pub mod jobs;
 mod oneshot;
+mod process;
 mod pump;
 pub mod session;
 mod spawn;

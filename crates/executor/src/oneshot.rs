@@ -2,7 +2,6 @@
 //! with TERM → grace → KILL, drain, and leave no survivors.
 
 use std::os::fd::OwnedFd;
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -169,14 +168,6 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
-}
-
-pub(crate) fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ExitStatus::Exited(code),
-        (None, Some(sig)) => ExitStatus::Signaled(sig),
-        (None, None) => ExitStatus::Exited(-1),
-    }
 }
 
 /// Runs `spec` to the end, pushing its output into `sink`. Blocks the calling thread.

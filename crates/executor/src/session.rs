@@ -22,9 +22,9 @@
 //!
 //! See `sessions-and-containment.md` for the experiments behind this design.
 
+use crate::process::Process;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::time::{Duration, Instant};
 
 use agent_exec_sink::{Sink, Stream};
@@ -86,7 +86,7 @@ pub struct SessionConfig {
 /// A live session shell.
 #[derive(Debug)]
 pub struct Session {
-    child: Child,
+    child: Process,
     pid: i32,
     pidfd: Option<OwnedFd>,
     group: CallGroup,
@@ -339,14 +339,14 @@ impl Session {
         let until = Instant::now() + Duration::from_secs(2);
         let status = loop {
             match self.child.try_wait() {
-                Ok(Some(s)) => break Some(crate::oneshot::exit_status(s)),
+                Ok(Some(s)) => break Some(s),
                 Ok(None) if Instant::now() < until => {
                     pump.read_now();
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 _ => {
                     self.group.kill(None);
-                    break self.child.wait().ok().map(crate::oneshot::exit_status);
+                    break self.child.wait().ok();
                 }
             }
         };

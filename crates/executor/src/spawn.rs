@@ -2,14 +2,15 @@
 //! background job, a session shell, the rc snapshot — is started here, in its call's
 //! containment group, with the call's marker, in its own process group (or session, for a PTY).
 
-use std::ffi::OsString;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
+use std::ffi::{CString, OsStr, OsString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use crate::containment::{self, CallGroup, MARKER_VAR};
 use crate::oneshot::Program;
+use crate::process::{ChildPlan, Process, Step};
+use crate::sys;
 
 /// How the child's standard descriptors are set up.
 #[derive(Debug, Clone, Copy)]
@@ -27,7 +28,7 @@ pub(crate) enum Io {
 /// A started process and our ends of its descriptors.
 #[derive(Debug)]
 pub(crate) struct Spawned {
-    pub(crate) child: Child,
+    pub(crate) child: Process,
     /// Where we write its input: the stdin pipe, or the PTY master.
     pub(crate) input: Option<OwnedFd>,
     /// Its stdout (or the PTY master, where everything arrives).
@@ -64,6 +65,14 @@ pub enum SpawnError {
         /// The system's reason.
         reason: String,
     },
+    /// The process could not be set up (descriptors, process group, containment group).
+    #[error("failed to set up the process ({step}): {reason}")]
+    Setup {
+        /// Which step failed.
+        step: &'static str,
+        /// The system's reason.
+        reason: String,
+    },
 }
 
 /// Everything the spawn needs.
@@ -75,89 +84,232 @@ pub(crate) struct Launch<'a> {
     pub(crate) io: Io,
 }
 
+/// Our ends and the child's ends of its standard descriptors.
+struct Wiring {
+    /// The child's 0, 1, 2 (and 3, 4 for a session shell).
+    child: Vec<OwnedFd>,
+    input: Option<OwnedFd>,
+    stdout: Option<OwnedFd>,
+    stderr: Option<OwnedFd>,
+}
+
+fn wire(io: Io) -> Result<Wiring, SpawnError> {
+    let setup = |e: std::io::Error| SpawnError::Setup {
+        step: "pipes",
+        reason: e.to_string(),
+    };
+    let dev_null = || {
+        std::fs::File::open("/dev/null")
+            .map(OwnedFd::from)
+            .map_err(setup)
+    };
+    let dup = |fd: RawFd| {
+        // SAFETY: duplicating a descriptor we hold; the copy is ours.
+        let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+        if copy < 0 {
+            return Err(setup(std::io::Error::last_os_error()));
+        }
+        // SAFETY: a fresh descriptor.
+        Ok(unsafe { OwnedFd::from_raw_fd(copy) })
+    };
+    let (out_r, out_w) = match io {
+        Io::Pty => (None, None),
+        _ => {
+            let (r, w) = sys::pipe().map_err(setup)?;
+            (Some(r), Some(w))
+        }
+    };
+    let (err_r, err_w) = match io {
+        Io::Pty => (None, None),
+        _ => {
+            let (r, w) = sys::pipe().map_err(setup)?;
+            (Some(r), Some(w))
+        }
+    };
+    Ok(match io {
+        Io::Pipes { stdin } => {
+            let (input, child_in) = if stdin {
+                let (r, w) = sys::pipe().map_err(setup)?;
+                (Some(w), r)
+            } else {
+                (None, dev_null()?)
+            };
+            Wiring {
+                child: vec![child_in, out_w.expect("piped"), err_w.expect("piped")],
+                input,
+                stdout: out_r,
+                stderr: err_r,
+            }
+        }
+        Io::SessionShell { control, status } => Wiring {
+            child: vec![
+                dev_null()?,
+                out_w.expect("piped"),
+                err_w.expect("piped"),
+                dup(control)?,
+                dup(status)?,
+            ],
+            input: None,
+            stdout: out_r,
+            stderr: err_r,
+        },
+        Io::Pty => {
+            let pty = nix::pty::openpty(None, None).map_err(|e| SpawnError::Pty {
+                reason: e.desc().to_owned(),
+            })?;
+            let slave = pty.slave;
+            Wiring {
+                child: vec![dup(slave.as_raw_fd())?, dup(slave.as_raw_fd())?, slave],
+                input: Some(dup(pty.master.as_raw_fd())?),
+                stdout: Some(pty.master),
+                stderr: None,
+            }
+        }
+    })
+}
+
 /// Starts `launch` in `group`. The child joins the group's cgroup before it execs, so nothing
-/// it ever starts is outside it; its pid is registered as supervised before any orphan sweep can
-/// run, so its exit status always reaches its owner.
+/// it ever starts is outside it; its pid is registered as supervised before any orphan sweep
+/// can run, so its exit status always reaches its owner.
 pub(crate) fn spawn(launch: Launch<'_>, group: &CallGroup) -> Result<Spawned, SpawnError> {
     let mut env = launch.env;
     env.push((MARKER_VAR.into(), group.marker().into()));
-    let pty = match launch.io {
-        Io::Pty => Some(nix::pty::openpty(None, None).map_err(|e| SpawnError::Pty {
-            reason: e.desc().to_owned(),
-        })?),
-        _ => None,
-    };
+    let wiring = wire(launch.io)?;
+    let fds: Vec<RawFd> = wiring.child.iter().map(AsRawFd::as_raw_fd).collect();
     let spawning = containment::SPAWNING
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut child = None;
     // A command line of plain words runs without a shell (as make does for simple recipes);
     // anything unusual about it (no shebang, a race with PATH) falls back to the shell below.
-    if let (Io::Pipes { .. }, Some(direct)) = (launch.io, direct_command(launch.program, &env)) {
-        let (mut cmd, env) = direct;
-        configure(&mut cmd, env, launch.cwd, launch.io, pty.as_ref(), group);
-        child = cmd.spawn().ok();
+    if matches!(launch.io, Io::Pipes { .. })
+        && let Some(plan) = direct_plan(launch.program, &env, launch.cwd, &fds, group)
+    {
+        child = crate::process::spawn(&plan).ok();
     }
-    let mut child = match child {
+    let child = match child {
         Some(c) => c,
         None => {
-            let mut cmd = base_command(launch.program);
-            configure(&mut cmd, env, launch.cwd, launch.io, pty.as_ref(), group);
-            cmd.spawn()
-                .map_err(|e| spawn_error(launch.program, launch.cwd, &e))?
+            let plan = shell_plan(launch.program, &env, launch.cwd, launch.io, &fds, group)
+                .map_err(|e| program_error(launch.program, &e))?;
+            crate::process::spawn(&plan)
+                .map_err(|(e, step)| spawn_error(launch.program, launch.cwd, &e, step))?
         }
     };
     let pid = child.id() as i32;
     containment::supervise_pid(pid);
     group.set_leader(pid);
     drop(spawning);
-    let (input, stdout, stderr) = match pty {
-        Some(pty) => {
-            let master = pty.master;
-            (master.try_clone().ok(), Some(master), None)
-        }
-        None => (
-            child.stdin.take().map(OwnedFd::from),
-            child.stdout.take().map(OwnedFd::from),
-            child.stderr.take().map(OwnedFd::from),
-        ),
-    };
+    drop(wiring.child);
     Ok(Spawned {
         child,
-        input,
-        stdout,
-        stderr,
+        input: wiring.input,
+        stdout: wiring.stdout,
+        stderr: wiring.stderr,
     })
 }
 
-/// The `Command` for `program` through its shell (no stdio, env or cwd yet).
-pub(crate) fn base_command(program: &Program) -> Command {
+fn c_string(s: &OsStr) -> std::io::Result<CString> {
+    CString::new(s.as_bytes()).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a NUL byte in an argument or variable",
+        )
+    })
+}
+
+fn env_strings(env: &[(OsString, OsString)]) -> std::io::Result<Vec<CString>> {
+    env.iter()
+        .map(|(k, v)| {
+            let mut entry = k.clone();
+            entry.push("=");
+            entry.push(v);
+            c_string(&entry)
+        })
+        .collect()
+}
+
+fn plan(
+    path: &Path,
+    argv: impl IntoIterator<Item = OsString>,
+    env: &[(OsString, OsString)],
+    cwd: &Path,
+    fds: &[RawFd],
+    io: Io,
+    group: &CallGroup,
+) -> std::io::Result<ChildPlan> {
+    Ok(ChildPlan {
+        path: c_string(path.as_os_str())?,
+        argv: argv
+            .into_iter()
+            .map(|a| c_string(&a))
+            .collect::<Result<_, _>>()?,
+        envp: env_strings(env)?,
+        cwd: c_string(cwd.as_os_str())?,
+        fds: fds.to_vec(),
+        join: group.join_fd(),
+        session_with_tty: matches!(io, Io::Pty),
+    })
+}
+
+/// The program run through its shell (or as given, for argv).
+fn shell_plan(
+    program: &Program,
+    env: &[(OsString, OsString)],
+    cwd: &Path,
+    io: Io,
+    fds: &[RawFd],
+    group: &CallGroup,
+) -> std::io::Result<ChildPlan> {
+    let not_found = || std::io::Error::from(std::io::ErrorKind::NotFound);
     match program {
         Program::Shell { command, shell } => {
             let (path, is_bash) = match shell {
                 Some(s) => (s.clone(), s.file_name().is_some_and(|n| n == "bash")),
                 None => crate::oneshot::default_shell().clone(),
             };
-            let mut cmd = Command::new(path);
+            let resolved = lookup(&path, env).ok_or_else(not_found)?;
+            let mut argv: Vec<OsString> = vec![path.into_os_string()];
             if is_bash {
-                cmd.args(["-o", "pipefail"]);
+                argv.extend(["-o".into(), "pipefail".into()]);
             }
-            cmd.arg("-c").arg(command);
-            cmd
+            argv.extend(["-c".into(), command.into()]);
+            let mut env = env.to_vec();
+            if matches!(io, Io::Pipes { .. }) {
+                fix_pwd(&mut env, cwd);
+            }
+            plan(&resolved, argv, &env, cwd, fds, io, group)
         }
         Program::Argv { program, args } => {
-            let mut cmd = Command::new(program);
-            cmd.args(args);
-            cmd
+            let resolved = lookup(Path::new(program), env).ok_or_else(not_found)?;
+            let argv =
+                std::iter::once(OsString::from(program)).chain(args.iter().map(OsString::from));
+            plan(&resolved, argv, env, cwd, fds, io, group)
         }
     }
 }
 
+/// A path as given when it has a `/`, else the first match in the child's `PATH`.
+fn lookup(program: &Path, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+    if program.as_os_str().as_bytes().contains(&b'/') {
+        return Some(program.to_path_buf());
+    }
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_os_str());
+    let name = program.to_str()?;
+    crate::direct::resolve(name, path)
+}
+
 /// A plain-words shell command as a direct exec, with the environment the shell would give it.
-fn direct_command(
+fn direct_plan(
     program: &Program,
     env: &[(OsString, OsString)],
-) -> Option<(Command, Vec<(OsString, OsString)>)> {
+    cwd: &Path,
+    fds: &[RawFd],
+    group: &CallGroup,
+) -> Option<ChildPlan> {
     let Program::Shell {
         command,
         shell: None,
@@ -171,14 +323,23 @@ fn direct_command(
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_os_str());
     let resolved = crate::direct::resolve(words[0], path)?;
-    let mut cmd = Command::new(&resolved);
-    // As the shell would: argv[0] as typed (error messages say `ls:`, not `/usr/bin/ls:`) and
-    // `_` the program's path. PWD is fixed up in `configure`.
-    cmd.arg0(words[0]).args(&words[1..]);
+    // As the shell would: argv[0] as typed (error messages say `ls:`, not `/usr/bin/ls:`),
+    // `_` the program's path, and PWD the logical cwd.
     let mut env = env.to_vec();
     env.retain(|(k, _)| k != "_");
-    env.push(("_".into(), resolved.into_os_string()));
-    Some((cmd, env))
+    env.push(("_".into(), resolved.clone().into_os_string()));
+    fix_pwd(&mut env, cwd);
+    let argv = words.iter().map(OsString::from);
+    plan(
+        &resolved,
+        argv,
+        &env,
+        cwd,
+        fds,
+        Io::Pipes { stdin: false },
+        group,
+    )
+    .ok()
 }
 
 /// PWD as the shell sets it: the inherited one when it names the same directory (a logical
@@ -201,103 +362,54 @@ fn fix_pwd(env: &mut Vec<(OsString, OsString)>, cwd: &Path) {
     env.push(("PWD".into(), pwd.into_os_string()));
 }
 
-fn configure(
-    cmd: &mut Command,
-    mut env: Vec<(OsString, OsString)>,
-    cwd: &Path,
-    io: Io,
-    pty: Option<&nix::pty::OpenptyResult>,
-    group: &CallGroup,
-) {
-    if matches!(io, Io::Pipes { .. }) {
-        fix_pwd(&mut env, cwd);
-    }
-    cmd.env_clear().envs(env).current_dir(cwd);
-    match (io, pty) {
-        (Io::Pty, Some(pty)) => {
-            let slave = |fd: &OwnedFd| fd.try_clone().map_or_else(|_| Stdio::null(), Stdio::from);
-            cmd.stdin(slave(&pty.slave))
-                .stdout(slave(&pty.slave))
-                .stderr(slave(&pty.slave));
-        }
-        (Io::Pipes { stdin }, _) => {
-            cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() })
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0);
-        }
-        _ => {
-            cmd.stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0);
-        }
-    }
-    let join = group.join_fd();
-    let (leads_session, shell_fds) = match io {
-        Io::Pty => (true, None),
-        Io::SessionShell { control, status } => (false, Some((control, status))),
-        Io::Pipes { .. } => (false, None),
-    };
-    if join.is_none() && !leads_session && shell_fds.is_none() {
-        // Nothing to do in the child: std can use posix_spawn (vfork), the cheaper start.
-        return;
-    }
-    // SAFETY: write, setsid, ioctl, fcntl, dup2 and close are async-signal-safe; the closure
-    // allocates nothing.
-    unsafe {
-        cmd.pre_exec(move || {
-            if let Some(fd) = join
-                && libc::write(fd, b"0".as_ptr().cast(), 1) < 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            if leads_session && (libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0) {
-                return Err(std::io::Error::last_os_error());
-            }
-            if let Some((control, status)) = shell_fds {
-                // Copy both ends above 10 first: either may sit on 3 or 4 already, and dup2
-                // onto the same descriptor would keep its close-on-exec flag.
-                let c = libc::fcntl(control, libc::F_DUPFD, 10);
-                let s = libc::fcntl(status, libc::F_DUPFD, 10);
-                if c < 0 || s < 0 || libc::dup2(c, 3) < 0 || libc::dup2(s, 4) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::close(c);
-                libc::close(s);
-            }
-            Ok(())
-        });
-    }
-}
-
-/// Names what failed: the working directory (std reports a failed `chdir` as the program's
-/// failure, "failed to start bash: Permission denied"), or the program itself.
-fn spawn_error(program: &Program, cwd: &Path, e: &std::io::Error) -> SpawnError {
-    if let Err(errno) = nix::unistd::access(cwd, nix::unistd::AccessFlags::X_OK) {
-        return SpawnError::Cwd {
-            path: cwd.to_path_buf(),
-            reason: errno.desc().to_owned(),
-        };
-    }
-    if !cwd.is_dir() {
-        return SpawnError::Cwd {
-            path: cwd.to_path_buf(),
-            reason: "Not a directory".to_owned(),
-        };
-    }
-    let name = match program {
+fn program_name(program: &Program) -> String {
+    match program {
         Program::Shell { shell, .. } => shell
             .clone()
             .unwrap_or_else(|| crate::oneshot::default_shell().0.clone())
             .display()
             .to_string(),
         Program::Argv { program, .. } => program.clone(),
-    };
+    }
+}
+
+fn program_error(program: &Program, e: &std::io::Error) -> SpawnError {
     SpawnError::Program {
-        program: name,
+        program: program_name(program),
         reason: e.to_string(),
         kind: e.kind(),
+    }
+}
+
+/// Names what failed: the working directory, the program, or a step of the setup.
+fn spawn_error(program: &Program, cwd: &Path, e: &std::io::Error, step: Step) -> SpawnError {
+    let reason = || {
+        let text = e.to_string();
+        // "Permission denied (os error 13)" → "Permission denied".
+        text.split(" (os error").next().unwrap_or(&text).to_owned()
+    };
+    match step {
+        Step::Chdir => SpawnError::Cwd {
+            path: cwd.to_path_buf(),
+            reason: reason(),
+        },
+        Step::Exec => program_error(program, e),
+        Step::Join => SpawnError::Setup {
+            step: "joining the containment group",
+            reason: reason(),
+        },
+        Step::Group => SpawnError::Setup {
+            step: "a process group of its own",
+            reason: reason(),
+        },
+        Step::Fds => SpawnError::Setup {
+            step: "its descriptors",
+            reason: reason(),
+        },
+        Step::Tty => SpawnError::Setup {
+            step: "the terminal",
+            reason: reason(),
+        },
     }
 }
 

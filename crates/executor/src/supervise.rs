@@ -1,8 +1,8 @@
 //! The one supervise loop: a call's main process (a command, or a session's shell), its output,
 //! its deadline, its cancellation, and — for a session — the shell's status pipe, in one `poll`.
 
+use crate::process::Process;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::process::Child;
 use std::time::{Duration, Instant};
 
 use agent_exec_sink::Sink;
@@ -15,7 +15,7 @@ use crate::sys;
 
 /// What is watched.
 pub(crate) struct Watch<'a> {
-    pub(crate) child: &'a mut Child,
+    pub(crate) child: &'a mut Process,
     pub(crate) pidfd: Option<&'a OwnedFd>,
     pub(crate) group: &'a CallGroup,
     pub(crate) deadline: Option<Instant>,
@@ -52,7 +52,7 @@ pub(crate) struct Supervised {
 }
 
 /// Opens a pidfd for the child: readable once it exits.
-pub(crate) fn pidfd(child: &Child) -> Option<OwnedFd> {
+pub(crate) fn pidfd(child: &Process) -> Option<OwnedFd> {
     sys::pidfd_open(child.id() as i32)
 }
 
@@ -75,7 +75,7 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
                 Ok(Some(status)) => {
                     pump.read_now();
                     return Supervised {
-                        finish: Finish::Exited(crate::oneshot::exit_status(status)),
+                        finish: Finish::Exited(status),
                         stop,
                         termination,
                     };

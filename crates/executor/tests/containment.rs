@@ -18,7 +18,7 @@ const CGROUPS: [(Containment, GroupKind); 2] = [
 fn spec_in(containment: Containment, command: &str, pids: &PidFile) -> ExecSpec {
     let mut spec = support::spec(command, pids);
     spec.containment = containment;
-    spec.timeout = Some(Duration::from_secs(60));
+    spec.timeout = Some(Duration::from_mins(1));
     spec
 }
 
