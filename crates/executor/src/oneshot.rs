@@ -202,14 +202,14 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
     on_spawn: &mut dyn FnMut(Option<OwnedFd>),
 ) -> ExecOutcome {
     let start = Instant::now();
-    let group = CallGroup::new(spec.containment);
+    let mut group = CallGroup::new(spec.containment);
     let launch = Launch {
         program: &spec.program,
         cwd: &spec.cwd,
         env: build_env(&spec.env, &spec.extra_env, matches!(io, Io::Pty)),
         io,
     };
-    let mut spawned = match spawn(launch, &group) {
+    let mut spawned = match spawn(&launch, &mut group) {
         Ok(s) => s,
         Err(e) => {
             on_spawn(None);

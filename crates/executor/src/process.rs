@@ -4,9 +4,16 @@
 //!
 //! Why not std's `Command`: any `pre_exec` hook (the only way to join a cgroup before exec)
 //! makes std `fork`, which copies the page tables of the whole supervisor: ~100 µs more per
-//! call here, 30 % of a one-shot `true` (`cargo xtask bench`, `containment_true`). glibc 2.36
-//! has no `posix_spawnattr_setcgroup_np`, and `clone3(CLONE_INTO_CGROUP)` with a shared stack
-//! needs assembly; a vfork child that writes `0` to `cgroup.procs` costs ~20 µs.
+//! call here, 30 % of a one-shot `true` (`cargo xtask bench`, `containment_true`); glibc 2.36
+//! has no `posix_spawnattr_setcgroup_np`.
+//!
+//! Why `clone3(CLONE_INTO_CGROUP)` (cgroup v2, x86_64): moving a process into a cgroup by
+//! writing `cgroup.procs` takes the kernel's threadgroup lock for writing, which waits for an
+//! RCU grace period when none was taken recently — measured here: 27 µs back to back, but
+//! 4.5–5.8 ms for a call after 200 ms of quiet, which is how agents call. A child created
+//! inside the cgroup never migrates (60–280 µs for a whole fork, less with `CLONE_VM`). The
+//! shared-stack clone3 needs a few lines of assembly (the child starts on its own stack);
+//! elsewhere, and for the v1 freezer, the child joins by writing `0` to `cgroup.procs`.
 //!
 //! The child runs on its own stack in our address space while we are suspended: it only makes
 //! system calls on data prepared beforehand (no allocation, no locks, no panics), and reports
@@ -30,6 +37,9 @@ pub(crate) struct ChildPlan {
     pub(crate) fds: Vec<RawFd>,
     /// Write `0` here first (a cgroup's `cgroup.procs`): the child and all it starts join it.
     pub(crate) join: Option<RawFd>,
+    /// A cgroup v2 directory to create the child in (`CLONE_INTO_CGROUP`), where supported;
+    /// `join` is the fallback.
+    pub(crate) cgroup_dir: Option<RawFd>,
     /// Lead a new session with fd 0 (a PTY slave) as controlling terminal; else lead a new
     /// process group.
     pub(crate) session_with_tty: bool,
@@ -111,6 +121,8 @@ struct Shared<'a> {
     mask: libc::sigset_t,
     errno: AtomicI32,
     step: AtomicI32,
+    /// The child was created in its cgroup: no `join` write.
+    created_inside: bool,
 }
 
 /// The vfork child's stack. 64 KiB is far more than the system calls below need.
@@ -132,6 +144,7 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         mask: unsafe { std::mem::zeroed() },
         errno: AtomicI32::new(0),
         step: AtomicI32::new(0),
+        created_inside: false,
     };
     let mut stack = vec![0u8; STACK];
     // SAFETY: the stack grows down from its 16-byte-aligned top; it outlives the child's use
@@ -148,19 +161,31 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         let mut all: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&raw mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut shared.mask);
-        let pid = libc::clone(
-            child,
-            top.cast(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            (&raw mut shared).cast(),
-        );
-        let err = io::Error::last_os_error();
+        let inside = plan.cgroup_dir.map(|dir| {
+            shared.created_inside = true;
+            clone_into_cgroup(dir, stack.as_mut_ptr(), top, (&raw mut shared).cast())
+        });
+        let (pid, err) = match inside {
+            Some(Ok(pid)) => (pid, None),
+            Some(Err(e)) if !unsupported(&e) => (-1, Some(e)),
+            // Not supported by this kernel or architecture: create it, then join.
+            _ => {
+                shared.created_inside = false;
+                let pid = libc::clone(
+                    child,
+                    top.cast(),
+                    libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                    (&raw mut shared).cast(),
+                );
+                (pid, (pid < 0).then(io::Error::last_os_error))
+            }
+        };
         libc::pthread_sigmask(
             libc::SIG_SETMASK,
             &raw const shared.mask,
             std::ptr::null_mut(),
         );
-        if pid < 0 {
+        if let Some(err) = err {
             return Err((err, Step::Exec));
         }
         pid
@@ -199,7 +224,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
     };
     // SAFETY: plain system calls on descriptors and strings the parent prepared.
     unsafe {
-        if let Some(fd) = plan.join
+        if let Some(fd) = plan.join.filter(|_| !shared.created_inside)
             && libc::write(fd, b"0".as_ptr().cast(), 1) < 0
         {
             return fail(Step::Join);
@@ -255,4 +280,82 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         );
     }
     fail(Step::Exec)
+}
+
+/// `struct clone_args` of `clone3(2)`, up to `cgroup` (version 2, 88 bytes).
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// `clone3(CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP)`: the child starts on `stack` inside
+/// the cgroup `dir` and runs [`child`]; we resume once it has exec'd or exited.
+#[cfg(target_arch = "x86_64")]
+fn clone_into_cgroup(dir: RawFd, base: *mut u8, top: *mut u8, arg: *mut c_void) -> io::Result<i32> {
+    let args = CloneArgs {
+        flags: (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | CLONE_INTO_CGROUP,
+        exit_signal: libc::SIGCHLD as u64,
+        stack: base as u64,
+        stack_size: top as u64 - base as u64,
+        cgroup: dir as u64,
+        ..CloneArgs::default()
+    };
+    let entry: extern "C" fn(*mut c_void) -> c_int = child;
+    let ret: i64;
+    // SAFETY: the parent returns from the syscall with every register but rax, rcx and r11
+    // intact. The child starts with rsp at the top of `stack` (16-byte aligned, so the call
+    // below meets the ABI), calls `child`, which execs or _exits, and never comes back here;
+    // should it return, the thread exits. The parent is suspended (CLONE_VFORK) meanwhile.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "xor ebp, ebp",
+            "mov rdi, r13",
+            "call r12",
+            "mov edi, eax",
+            "mov eax, 60",
+            "syscall",
+            "ud2",
+            "2:",
+            inlateout("rax") libc::SYS_clone3 => ret,
+            in("rdi") &raw const args,
+            in("rsi") std::mem::size_of::<CloneArgs>(),
+            in("r12") entry,
+            in("r13") arg,
+            lateout("rcx") _,
+            lateout("r11") _,
+        );
+    }
+    if ret < 0 {
+        return Err(io::Error::from_raw_os_error(-ret as i32));
+    }
+    Ok(ret as i32)
+}
+
+/// The kernel or the architecture cannot create a child inside a cgroup.
+fn unsupported(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EOPNOTSUPP | libc::EBADF)
+    )
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn clone_into_cgroup(_: RawFd, _: *mut u8, _: *mut u8, _: *mut c_void) -> io::Result<i32> {
+    Err(io::Error::from_raw_os_error(libc::ENOSYS))
 }

@@ -142,7 +142,7 @@ struct Status {
 impl Session {
     /// Starts a session shell in `cwd`.
     pub fn start(config: &SessionConfig, cwd: &Path) -> Result<Session, SpawnError> {
-        let group = CallGroup::new(config.containment);
+        let mut group = CallGroup::new(config.containment);
         let shell = config
             .shell
             .clone()
@@ -165,7 +165,7 @@ impl Session {
                 .to_vec(),
         };
         let spawned = spawn(
-            Launch {
+            &Launch {
                 program: &program,
                 cwd,
                 env,
@@ -174,7 +174,7 @@ impl Session {
                     status: status_w.as_raw_fd(),
                 },
             },
-            &group,
+            &mut group,
         )?;
         drop(control_r);
         drop(status_w);
@@ -387,6 +387,18 @@ impl Session {
         let _ = self.child.wait();
         containment::release_pid(self.pid);
         others
+    }
+}
+
+impl Drop for Session {
+    /// A session dropped without [`Session::close`] still leaves nothing behind: its group is
+    /// killed and its shell reaped.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.group.kill(None);
+            let _ = self.child.wait();
+        }
+        containment::release_pid(self.pid);
     }
 }
 

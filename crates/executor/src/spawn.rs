@@ -171,10 +171,22 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
 /// Starts `launch` in `group`. The child joins the group's cgroup before it execs, so nothing
 /// it ever starts is outside it; its pid is registered as supervised before any orphan sweep
 /// can run, so its exit status always reaches its owner.
-pub(crate) fn spawn(launch: Launch<'_>, group: &CallGroup) -> Result<Spawned, SpawnError> {
-    let mut env = launch.env;
+pub(crate) fn spawn(launch: &Launch<'_>, group: &mut CallGroup) -> Result<Spawned, SpawnError> {
+    match spawn_in(launch, group) {
+        // A cgroup we could create but not move into (a partly delegated subtree): the call
+        // falls back to the next mechanism rather than failing.
+        Err((_, Some(Step::Join))) => {
+            group.abandon_cgroup();
+            spawn_in(launch, group).map_err(|(e, _)| e)
+        }
+        other => other.map_err(|(e, _)| e),
+    }
+}
+
+fn spawn_in(launch: &Launch<'_>, group: &CallGroup) -> Result<Spawned, (SpawnError, Option<Step>)> {
+    let mut env = launch.env.clone();
     env.push((MARKER_VAR.into(), group.marker().into()));
-    let wiring = wire(launch.io)?;
+    let wiring = wire(launch.io).map_err(|e| (e, None))?;
     let fds: Vec<RawFd> = wiring.child.iter().map(AsRawFd::as_raw_fd).collect();
     let spawning = containment::SPAWNING
         .read()
@@ -191,9 +203,13 @@ pub(crate) fn spawn(launch: Launch<'_>, group: &CallGroup) -> Result<Spawned, Sp
         Some(c) => c,
         None => {
             let plan = shell_plan(launch.program, &env, launch.cwd, launch.io, &fds, group)
-                .map_err(|e| program_error(launch.program, &e))?;
-            crate::process::spawn(&plan)
-                .map_err(|(e, step)| spawn_error(launch.program, launch.cwd, &e, step))?
+                .map_err(|e| (program_error(launch.program, &e), None))?;
+            crate::process::spawn(&plan).map_err(|(e, step)| {
+                (
+                    spawn_error(launch.program, launch.cwd, &e, step),
+                    Some(step),
+                )
+            })?
         }
     };
     let pid = child.id() as i32;
@@ -248,6 +264,7 @@ fn plan(
         cwd: c_string(cwd.as_os_str())?,
         fds: fds.to_vec(),
         join: group.join_fd(),
+        cgroup_dir: group.cgroup_dir_fd(),
         session_with_tty: matches!(io, Io::Pty),
     })
 }

@@ -124,3 +124,31 @@ fn a_process_stopped_with_sigstop_is_ended_by_the_cgroup_too() {
         assert!(pids.pids().iter().all(|&p| !alive(p)), "{kind:?}");
     }
 }
+
+#[test]
+fn calls_after_a_group_was_killed_run_normally() {
+    // A group ended by SIGKILL (TERM ignored) must not poison the next calls: on this kernel a
+    // cgroup that saw `cgroup.kill` kills every child later created in it, so it is never reused.
+    for (containment, kind) in CGROUPS {
+        for _ in 0..3 {
+            let pids = PidFile::new();
+            let mut spec = spec_in(containment, "$MB ignore-term 600", &pids);
+            spec.timeout = Some(Duration::from_millis(300));
+            spec.grace = Duration::from_millis(100);
+            let mut sink = OutputSink::new(SinkConfig::default(), None);
+            let outcome = run(&spec, &mut sink, &CancelToken::new());
+            assert!(outcome.timed_out(), "{kind:?}");
+            for _ in 0..3 {
+                let spec = spec_in(containment, "echo alive", &pids);
+                let mut sink = OutputSink::new(SinkConfig::default(), None);
+                let outcome = run(&spec, &mut sink, &CancelToken::new());
+                assert_eq!(
+                    outcome.status,
+                    Some(agent_exec_executor::ExitStatus::Exited(0)),
+                    "{kind:?}"
+                );
+                assert_eq!(sink.finish_capture().view.text, "alive\n", "{kind:?}");
+            }
+        }
+    }
+}

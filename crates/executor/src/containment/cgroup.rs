@@ -14,11 +14,11 @@
 //! removed: `mkdir` + `rmdir` cost ~45 µs a call here, a pooled one costs nothing.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -57,6 +57,22 @@ pub(crate) fn default_base() -> Option<&'static Base> {
     default_order().iter().find_map(|&v| base(v))
 }
 
+static UNJOINABLE_V2: AtomicBool = AtomicBool::new(false);
+static UNJOINABLE_V1: AtomicBool = AtomicBool::new(false);
+
+fn unjoinable(version: Version) -> &'static AtomicBool {
+    match version {
+        Version::V2 => &UNJOINABLE_V2,
+        Version::V1Freezer => &UNJOINABLE_V1,
+    }
+}
+
+/// A child could not join a cgroup of `version` (a subtree we may create in but not move
+/// into): later calls use the next mechanism instead of failing the same way.
+pub(crate) fn mark_unjoinable(version: Version) {
+    unjoinable(version).store(true, Ordering::SeqCst);
+}
+
 /// This process's directory in the `version` hierarchy, made on first use; `None` where no
 /// cgroup can be made there.
 pub(crate) fn base(version: Version) -> Option<&'static Base> {
@@ -66,6 +82,9 @@ pub(crate) fn base(version: Version) -> Option<&'static Base> {
         Version::V2 => &V2,
         Version::V1Freezer => &V1,
     };
+    if unjoinable(version).load(Ordering::SeqCst) {
+        return None;
+    }
     cell.get_or_init(|| make_base(version)).as_ref()
 }
 
@@ -229,6 +248,12 @@ pub(crate) struct Cgroup {
     join: File,
     /// `cgroup.procs`, opened for reading, re-read from offset 0.
     procs: File,
+    /// The directory itself (v2): children are created in it with `CLONE_INTO_CGROUP`.
+    dir_fd: Option<File>,
+    /// `cgroup.kill` was written. Such a cgroup is removed, never reused: on this kernel
+    /// (6.18) every child later created in it with `CLONE_INTO_CGROUP` is killed at birth
+    /// (the fork compares the kill sequence of the parent's cgroup with the target's).
+    killed: AtomicBool,
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -246,11 +271,22 @@ impl Cgroup {
                 .custom_flags(libc::O_CLOEXEC)
                 .open(dir.join("cgroup.procs"))?;
             let procs = File::open(dir.join("cgroup.procs"))?;
+            let dir_fd = match base.version {
+                Version::V2 => Some(
+                    OpenOptions::new()
+                        .read(true)
+                        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+                        .open(&dir)?,
+                ),
+                Version::V1Freezer => None,
+            };
             Ok(Cgroup {
                 dir: dir.clone(),
                 version: base.version,
                 join,
                 procs,
+                dir_fd,
+                killed: AtomicBool::new(false),
             })
         })();
         if opened.is_err() {
@@ -282,6 +318,10 @@ impl Cgroup {
                 return;
             }
         }
+        if self.killed.load(Ordering::SeqCst) {
+            let _ = fs::remove_dir(&self.dir);
+            return;
+        }
         let mut pool = pool();
         // Bound the pool: as many cgroups as calls ever ran at once is plenty.
         if pool.len() < 64 {
@@ -301,8 +341,18 @@ impl Cgroup {
         self.join.as_raw_fd()
     }
 
-    /// The processes (thread-group ids) in the cgroup now. Zombies are not listed.
+    /// The directory to create children in (`CLONE_INTO_CGROUP`), for v2.
+    pub(crate) fn dir_fd(&self) -> Option<RawFd> {
+        self.dir_fd.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// The processes (thread-group ids) in the cgroup now. Zombies are not listed. For v2 one
+    /// `pread` from offset 0 on a kept descriptor (the kernel regenerates the list for it).
     pub(crate) fn pids(&self) -> Vec<i32> {
+        if self.version == Version::V1Freezer {
+            // v1's pid lists are cached per open file: a pread from 0 may see the old list.
+            return read_pids(&self.dir.join("cgroup.procs"));
+        }
         let mut buf = Vec::with_capacity(64);
         let mut chunk = [0u8; 4096];
         let mut offset = 0;
@@ -322,11 +372,6 @@ impl Cgroup {
             buf.extend_from_slice(&chunk[..n as usize]);
             offset += n as libc::off_t;
         }
-        if buf.is_empty() {
-            // Some kernels do not restart a seq file on pread: fall back to a fresh read.
-            let _ =
-                File::open(self.dir.join("cgroup.procs")).and_then(|mut f| f.read_to_end(&mut buf));
-        }
         buf.split(|&b| b == b'\n')
             .filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse().ok())
             .collect()
@@ -336,6 +381,7 @@ impl Cgroup {
     pub(crate) fn kill(&self) {
         match self.version {
             Version::V2 => {
+                self.killed.store(true, Ordering::SeqCst);
                 let _ = OpenOptions::new()
                     .write(true)
                     .open(self.dir.join("cgroup.kill"))

@@ -164,6 +164,17 @@ impl CallGroup {
         }
     }
 
+    /// The child could not join the cgroup: this call (and, from now on, every call) uses
+    /// the next mechanism. The cgroup is empty; it is removed.
+    pub(crate) fn abandon_cgroup(&mut self) {
+        if let Some(cg) = self.cgroup.take() {
+            cgroup::mark_unjoinable(cg.version());
+            let _ = std::fs::remove_dir(&cg.dir);
+            let next = cgroup::default_base().and_then(|b| cgroup::Cgroup::take(b).ok());
+            self.cgroup = next;
+        }
+    }
+
     pub(crate) fn kind(&self) -> GroupKind {
         match self.cgroup.as_ref().map(cgroup::Cgroup::version) {
             Some(cgroup::Version::V2) => GroupKind::CgroupV2,
@@ -180,6 +191,11 @@ impl CallGroup {
     /// The descriptor the child writes `0` to before it execs, to join the cgroup.
     pub(crate) fn join_fd(&self) -> Option<RawFd> {
         self.cgroup.as_ref().map(cgroup::Cgroup::join_fd)
+    }
+
+    /// The cgroup v2 directory a child can be created in (`CLONE_INTO_CGROUP`).
+    pub(crate) fn cgroup_dir_fd(&self) -> Option<RawFd> {
+        self.cgroup.as_ref().and_then(cgroup::Cgroup::dir_fd)
     }
 
     /// Records the process group the call's first process leads.
