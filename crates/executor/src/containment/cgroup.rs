@@ -147,14 +147,16 @@ fn make_base(version: Version) -> Option<Base> {
         Version::V2 => "cgroup.kill",
         Version::V1Freezer => "freezer.state",
     };
-    let usable = Cgroup::create(&base).is_ok_and(|cg| {
-        let ok = cg.dir.join(probe).exists();
-        let _ = fs::remove_dir(&cg.dir);
-        ok
-    });
-    if !usable {
-        let _ = fs::remove_dir(&base.dir);
-        return None;
+    match Cgroup::create(&base) {
+        // The probe becomes the first pooled cgroup.
+        Ok(cg) if cg.dir.join(probe).exists() => pool().push(cg),
+        other => {
+            if let Ok(cg) = other {
+                let _ = fs::remove_dir(&cg.dir);
+            }
+            let _ = fs::remove_dir(&base.dir);
+            return None;
+        }
     }
     Some(base)
 }

@@ -145,9 +145,14 @@ fn end_everything(supervisor: i32, groups: &BTreeSet<i32>) {
             cgroup::end_tree(&dir, version, Duration::from_secs(2));
         }
     }
-    // The fallback's groups and marked processes (also run with cgroups: a call that could
-    // not get one fell back). Repeated until a sweep finds nothing, so a fork in flight
-    // during one sweep is caught by the next.
+    // The fallback's groups and marked processes (a call that could not get a cgroup fell
+    // back). Repeated until a sweep finds nothing, so a fork in flight during one sweep is
+    // caught by the next.
+    if groups.is_empty() {
+        // No fallback call was running: everything was in cgroups (or had ended). Skipping the
+        // `/proc` scan keeps a normal exit cheap for the machine.
+        return;
+    }
     let prefix = format!("{supervisor}-");
     let until = Instant::now() + Duration::from_secs(2);
     loop {
