@@ -169,11 +169,22 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 fn install_cancel_handlers(token: CancelToken) {
     let _ = CANCEL.set(token);
-    // SIGHUP (the terminal or the parent went away) is a request to stop, like SIGTERM.
+    on_stop_signals(on_signal);
+}
+
+/// Installs `handler` for SIGINT, SIGTERM and SIGHUP (the terminal or the parent went away: a
+/// request to stop, like SIGTERM) — except SIGHUP when it was inherited ignored (`nohup`).
+pub(crate) fn on_stop_signals(handler: extern "C" fn(libc::c_int)) {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only does async-signal-safe work.
+        // SAFETY: querying and setting dispositions; the handlers only do async-signal-safe
+        // work (an atomic store, a write to a pipe).
         unsafe {
-            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+            let mut current: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &raw mut current);
+            if sig == libc::SIGHUP && current.sa_sigaction == libc::SIG_IGN {
+                continue;
+            }
+            libc::signal(sig, handler as *const () as libc::sighandler_t);
         }
     }
 }

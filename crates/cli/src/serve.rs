@@ -78,13 +78,7 @@ pub(crate) fn stdin_lines() -> mpsc::Receiver<Option<String>> {
 }
 
 pub(crate) fn install_stop_handlers() {
-    // SIGHUP (the client or terminal went away) stops the server like SIGTERM.
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic.
-        unsafe {
-            libc::signal(sig, on_stop as *const () as libc::sighandler_t);
-        }
-    }
+    crate::on_stop_signals(on_stop);
 }
 
 pub(crate) fn stopping() -> bool {

@@ -73,11 +73,18 @@ enum RcSnapshot {
 /// The longest a user's `~/.bashrc` may take to snapshot (or the call's timeout, if shorter).
 const RC_SNAPSHOT_LIMIT: Duration = Duration::from_secs(10);
 
-/// A session slot, and the handle that ends its running command from another thread.
+/// A session slot, and what ends its running command from another thread.
 struct Handle {
     slot: Mutex<Slot>,
-    /// The live shell's closer (see `Session::closer`), readable without waiting for the slot.
-    closer: Mutex<Option<CancelToken>>,
+    /// Read and written without waiting for the slot (a running call holds it).
+    closing: Mutex<Closing>,
+}
+
+/// Whether the session was closed, and the live shell's closer (see `Session::closer`).
+#[derive(Default)]
+struct Closing {
+    closed: bool,
+    closer: Option<CancelToken>,
 }
 
 struct Slot {
@@ -148,12 +155,21 @@ impl Services {
                 agent_exec_executor::session::default_shell_path().to_path_buf()
             });
             let limit = limit.min(RC_SNAPSHOT_LIMIT);
-            *rc = match agent_exec_executor::session::rc_snapshot(
+            let made = agent_exec_executor::session::rc_snapshot(
                 &shell,
                 &self.settings.cache_dir,
                 limit,
                 self.session_config.containment,
-            ) {
+            );
+            if matches!(made, Err(RcSnapshotError::TimedOut(_))) && limit < RC_SNAPSHOT_LIMIT {
+                // Cut short by this call's own timeout: a later call with more time tries again.
+                notes.push(format!(
+                    "[rc snapshot skipped: ~/.bashrc did not finish within this call's {} s; a later call tries again]",
+                    limit.as_secs_f64()
+                ));
+                return None;
+            }
+            *rc = match made {
                 Ok(path) => RcSnapshot::Made(path),
                 Err(e) => {
                     let why = match &e {
@@ -218,7 +234,7 @@ impl Services {
                         restart_note: None,
                         cwd,
                     }),
-                    closer: Mutex::new(None),
+                    closing: Mutex::new(Closing::default()),
                 })
             })
             .clone()
@@ -274,7 +290,20 @@ impl Services {
             return ToolResult::new(text, d);
         }
         let session = slot.session.as_mut().expect("started above");
-        *lock(&handle.closer) = Some(session.closer());
+        {
+            // A close that came while the shell was starting wins: nothing runs.
+            let mut closing = lock(&handle.closing);
+            if closing.closed {
+                let mut d = Details::empty(Outcome::Cancelled, start_cwd.display().to_string());
+                d.cancelled = true;
+                d.session = Some(name.clone());
+                return ToolResult::new(
+                    "[Command cancelled]\nThe session was closed before the command could run; nothing was run.".to_owned(),
+                    d,
+                );
+            }
+            closing.closer = Some(session.closer());
+        }
         // A trailing `| head` satisfied: end the command's processes, as the pipe would have,
         // keeping the shell (unless the caller asked for head explicitly).
         let mut sink_config = sink_config;
@@ -298,12 +327,12 @@ impl Services {
             if let Some(s) = slot.session.take() {
                 let _ = s.close(Duration::from_millis(100));
             }
-            *lock(&handle.closer) = None;
-            let why = session_end_text(end);
+            lock(&handle.closing).closer = None;
             notes.push(format!(
-                "[session ended: {why}; the next call starts a fresh shell]"
+                "[session ended: {}; the next call starts a fresh shell]",
+                session_end_text(end, Tense::This)
             ));
-            slot.restart_note = Some(why);
+            slot.restart_note = Some(session_end_text(end, Tense::Previous));
         }
         let cwd = outcome.cwd.display().to_string();
         let mut all_notes = shaping.notes.clone();
@@ -564,19 +593,34 @@ impl Services {
 /// Closes a session: a command running in it is ended at once (its call reports that the
 /// session was closed), then the shell and everything it started.
 fn close_slot(handle: &Handle) {
-    if let Some(closer) = lock(&handle.closer).take() {
-        closer.cancel();
+    {
+        let mut closing = lock(&handle.closing);
+        closing.closed = true;
+        if let Some(closer) = closing.closer.take() {
+            closer.cancel();
+        }
     }
     if let Some(s) = lock(&handle.slot).session.take() {
         let _ = s.close(Duration::from_millis(500));
     }
 }
 
+/// Whether a session's end is told in the call that ended it, or in the next one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tense {
+    This,
+    Previous,
+}
+
 /// Why a session's shell is gone, for the model.
-fn session_end_text(end: SessionEnd) -> String {
+fn session_end_text(end: SessionEnd, tense: Tense) -> String {
+    let which = match tense {
+        Tense::This => "this",
+        Tense::Previous => "the previous",
+    };
     match end {
-        SessionEnd::Stopped(Stop::Timeout) => "the previous command timed out".to_owned(),
-        SessionEnd::Stopped(Stop::Cancelled) => "the previous command was cancelled".to_owned(),
+        SessionEnd::Stopped(Stop::Timeout) => format!("{which} command timed out"),
+        SessionEnd::Stopped(Stop::Cancelled) => format!("{which} command was cancelled"),
         SessionEnd::Stopped(Stop::SessionClosed) => "the session was closed".to_owned(),
         SessionEnd::Stopped(_) => {
             "the shell kept writing after the output window was full, so it was ended".to_owned()

@@ -519,7 +519,7 @@ fn escapees_of_a_session_call_are_ended_and_counted() {
         "s",
         &format!(
             "for i in 1 2 3; do setsid env -i sh -c 'echo $$ >> {f}; exec sleep 600' & done; \
-             while [ \"$(wc -l < {f} 2>/dev/null || echo 0)\" -lt 3 ]; do sleep 0.01; done",
+             while [ \"$(wc -l 2>/dev/null < {f} || echo 0)\" -lt 3 ]; do sleep 0.01; done",
             f = file.display()
         ),
     );

@@ -117,7 +117,8 @@ struct Shared<'a> {
     plan: &'a ChildPlan,
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
-    /// The parent's signal mask before it blocked everything: the child restores it.
+    /// The parent's signal mask before it blocked everything (restored in the parent; the
+    /// child starts its program with an empty mask, as std does).
     mask: libc::sigset_t,
     errno: AtomicI32,
     step: AtomicI32,
@@ -154,8 +155,8 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         end.sub(end as usize % 16)
     };
     // Block every signal across the clone: a handler of ours must never run in the child,
-    // which shares our memory. The child restores the mask right before exec (which resets
-    // every handled signal to its default).
+    // which shares our memory. The child resets every handled signal to its default, then
+    // unblocks all signals right before exec.
     // SAFETY: sigset operations on local data.
     let pid = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
@@ -167,8 +168,10 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         });
         let (pid, err) = match inside {
             Some(Ok(pid)) => (pid, None),
-            Some(Err(e)) if !unsupported(&e) => (-1, Some(e)),
-            // Not supported by this kernel or architecture: create it, then join.
+            Some(Err(e)) if out_of_resources(&e) => (-1, Some(e)),
+            // Not supported here (kernel, architecture) or not allowed (a cgroup we may create
+            // but not create children in): create it, then join — the join decides, and a
+            // failed join falls back to the next mechanism (`spawn.rs`).
             _ => {
                 shared.created_inside = false;
                 let pid = libc::clone(
@@ -261,7 +264,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         // Rust ignores SIGPIPE; a command must get the default (a closed reader ends `yes`).
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         // Handlers run here would run in our memory: reset every handled signal first.
-        for sig in 1..libc::SIGRTMAX() {
+        for sig in 1..=libc::SIGRTMAX() {
             let mut old: libc::sigaction = std::mem::zeroed();
             if libc::sigaction(sig, std::ptr::null(), &raw mut old) == 0
                 && old.sa_sigaction != libc::SIG_DFL
@@ -347,12 +350,9 @@ fn clone_into_cgroup(dir: RawFd, base: *mut u8, top: *mut u8, arg: *mut c_void) 
     Ok(ret as i32)
 }
 
-/// The kernel or the architecture cannot create a child inside a cgroup.
-fn unsupported(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EOPNOTSUPP | libc::EBADF)
-    )
+/// A clone that failed for want of processes or memory: a plain clone would fail too.
+fn out_of_resources(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM))
 }
 
 #[cfg(not(target_arch = "x86_64"))]

@@ -306,12 +306,9 @@ impl Session {
         if worth_a_look {
             let ongoing = supervised.termination;
             let stopped = containment::end_members(&self.group, Some(self.pid), grace, ongoing);
-            exec.processes_stopped = if exec.stop.is_some() {
-                // Ended by the sink's stop: those were the command's own processes.
-                0
-            } else {
-                stopped.max(report.jobs.len())
-            };
+            // Ended by the sink's stop, those were the command's own processes. (`jobs -p`
+            // lists finished jobs too: only the group's live members are counted.)
+            exec.processes_stopped = if exec.stop.is_some() { 0 } else { stopped };
             pump.read_now();
         }
         let _ = drain;
@@ -386,6 +383,8 @@ impl Session {
         containment::end_members(&self.group, None, grace, None);
         let _ = self.child.wait();
         containment::release_pid(self.pid);
+        // Orphans the close killed may be zombies of ours now that the shell is gone.
+        containment::reap_orphans();
         others
     }
 }
@@ -538,7 +537,10 @@ pub fn rc_snapshot(
         ".rc-snapshot-{name}-{stamp}.{}.partial",
         std::process::id()
     ));
-    let script = r#"{ declare -f; alias -p; shopt -p; printf 'export PATH=%q\n' "$PATH"; } > "$AGENT_EXEC_SNAPSHOT_OUT""#;
+    // Written by the builtins themselves: traps the rc set (a DEBUG trap that prints a window
+    // title) are cleared first, and functions that shadow the builtins used are removed (in
+    // POSIX mode `unset` and `trap`, special builtins, cannot be shadowed).
+    let script = r#"set -o posix; trap - DEBUG RETURN ERR; unset -f builtin declare alias shopt printf command; set +o posix; set +xvT; { builtin declare -f; builtin alias -p; builtin shopt -p; builtin printf 'export PATH=%q\n' "$PATH"; } > "$AGENT_EXEC_SNAPSHOT_OUT""#;
     let mut spec = ExecSpec::argv(
         shell.display().to_string(),
         ["-i", "-c", script].map(str::to_owned).to_vec(),

@@ -154,18 +154,52 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
             stderr: err_r,
         },
         Io::Pty => {
-            let pty = nix::pty::openpty(None, None).map_err(|e| SpawnError::Pty {
-                reason: e.desc().to_owned(),
+            let (master, slave) = open_pty().map_err(|e| SpawnError::Pty {
+                reason: e.to_string(),
             })?;
-            let slave = pty.slave;
             Wiring {
                 child: vec![dup(slave.as_raw_fd())?, dup(slave.as_raw_fd())?, slave],
-                input: Some(dup(pty.master.as_raw_fd())?),
-                stdout: Some(pty.master),
+                input: Some(dup(master.as_raw_fd())?),
+                stdout: Some(master),
                 stderr: None,
             }
         }
     })
+}
+
+/// A new pseudo-terminal, both ends close-on-exec (glibc's `openpty` leaves them inheritable,
+/// so every process started meanwhile — a session shell living for hours — would hold them).
+fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let last = std::io::Error::last_os_error;
+    // SAFETY: plain calls on descriptors we own; each result is checked.
+    unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        if master < 0 {
+            return Err(last());
+        }
+        let master = OwnedFd::from_raw_fd(master);
+        if libc::grantpt(master.as_raw_fd()) < 0 || libc::unlockpt(master.as_raw_fd()) < 0 {
+            return Err(last());
+        }
+        // TIOCGPTPEER (Linux 4.13) opens the slave without a path lookup.
+        let slave = libc::ioctl(
+            master.as_raw_fd(),
+            libc::TIOCGPTPEER,
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        );
+        if slave < 0 {
+            return Err(last());
+        }
+        // The size a program asking sees: 80×24, as a default terminal.
+        let size = libc::winsize {
+            ws_row: 24,
+            ws_col: 80,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &raw const size);
+        Ok((master, OwnedFd::from_raw_fd(slave)))
+    }
 }
 
 /// Starts `launch` in `group`. The child joins the group's cgroup before it execs, so nothing

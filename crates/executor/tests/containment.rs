@@ -28,7 +28,7 @@ fn scrubbed_escapees(n: usize, file: &std::path::Path) -> String {
     let file = file.display();
     format!(
         "for i in $(seq {n}); do setsid env -i sh -c 'echo $$ >> {file}; exec sleep 600' & done; \
-         while [ \"$(wc -l < {file} 2>/dev/null || echo 0)\" -lt {n} ]; do sleep 0.01; done; echo started"
+         while [ \"$(wc -l 2>/dev/null < {file} || echo 0)\" -lt {n} ]; do sleep 0.01; done; echo started"
     )
 }
 
@@ -51,7 +51,7 @@ fn escapees_with_a_scrubbed_environment_are_ended_and_counted() {
 fn the_fallback_counts_escapees_that_keep_the_marker() {
     let pids = PidFile::new();
     let command = "for i in 1 2 3; do setsid $MB ignore-term 600 & done; \
-                   while [ \"$(wc -l < $MISBEHAVE_PIDS 2>/dev/null || echo 0)\" -lt 3 ]; do sleep 0.01; done";
+                   while [ \"$(wc -l 2>/dev/null < $MISBEHAVE_PIDS || echo 0)\" -lt 3 ]; do sleep 0.01; done";
     let spec = spec_in(Containment::ProcessGroup, command, &pids);
     let mut sink = OutputSink::new(SinkConfig::default(), None);
     let outcome = run(&spec, &mut sink, &CancelToken::new());
@@ -150,5 +150,27 @@ fn calls_after_a_group_was_killed_run_normally() {
                 assert_eq!(sink.finish_capture().view.text, "alive\n", "{kind:?}");
             }
         }
+    }
+}
+
+#[test]
+fn a_cgroup_the_command_made_inside_its_own_is_ended_too() {
+    // A nested agent-exec (or any command) may make cgroups below the call's: their processes
+    // belong to the call all the same.
+    let pids = PidFile::new();
+    let file = pids.path.display();
+    let command = format!(
+        "cg=$(findmnt -n -t cgroup2 -o TARGET | head -1)$(sed -n 's/^0:://p' /proc/self/cgroup); \
+         mkdir \"$cg/inner\"; sh -c \"echo \\$\\$ > $cg/inner/cgroup.procs && echo \\$\\$ >> {file} && exec sleep 600\" & \
+         while [ \"$(wc -l 2>/dev/null < {file} || echo 0)\" -lt 1 ]; do sleep 0.01; done; echo moved"
+    );
+    for _ in 0..2 {
+        let spec = spec_in(Containment::CgroupV2, &command, &pids);
+        let mut sink = OutputSink::new(SinkConfig::default(), None);
+        let outcome = run(&spec, &mut sink, &CancelToken::new());
+        assert_eq!(sink.finish_capture().view.text, "moved\n");
+        assert_eq!(outcome.processes_stopped, 1);
+        assert_eq!(pids.survivors(), Vec::<i32>::new());
+        std::fs::remove_file(&pids.path).unwrap();
     }
 }

@@ -186,23 +186,17 @@ fn remove_stale(parent: &Path, version: Version) {
 /// Kills everything in the cgroups below `dir` and removes them, then `dir` itself. Used for
 /// stale directories and by the watchdog; allocation-light but not async-signal-safe.
 pub(crate) fn end_tree(dir: &Path, version: Version, wait: Duration) {
-    let children: Vec<PathBuf> = fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default();
+    let children = subdirs(dir);
     for child in &children {
         kill_dir(child, version);
     }
     let until = Instant::now() + wait;
     for child in &children {
-        while !read_pids(&child.join("cgroup.procs")).is_empty() && Instant::now() < until {
+        while !subtree_pids(child).is_empty() && Instant::now() < until {
             kill_dir(child, version);
             std::thread::sleep(Duration::from_millis(5));
         }
+        remove_below(child);
         let _ = fs::remove_dir(child);
     }
     let _ = fs::remove_dir(dir);
@@ -224,12 +218,41 @@ pub(crate) fn kill_dir(dir: &Path, version: Version) {
             {
                 std::thread::sleep(Duration::from_millis(1));
             }
-            for pid in read_pids(&dir.join("cgroup.procs")) {
+            for pid in subtree_pids(dir) {
                 // SAFETY: kill takes a pid and a signal number.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
             let _ = fs::write(&state, b"THAWED");
         }
+    }
+}
+
+/// The processes of the cgroup at `dir` and of every cgroup below it (a command may make its
+/// own: a nested agent-exec does).
+fn subtree_pids(dir: &Path) -> Vec<i32> {
+    let mut pids = read_pids(&dir.join("cgroup.procs"));
+    for child in subdirs(dir) {
+        pids.extend(subtree_pids(&child));
+    }
+    pids
+}
+
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Removes the (empty) cgroups below `dir`, deepest first.
+fn remove_below(dir: &Path) {
+    for child in subdirs(dir) {
+        remove_below(&child);
+        let _ = fs::remove_dir(&child);
     }
 }
 
@@ -252,6 +275,8 @@ pub(crate) struct Cgroup {
     procs: File,
     /// The directory itself (v2): children are created in it with `CLONE_INTO_CGROUP`.
     dir_fd: Option<File>,
+    /// `cgroup.stat` (v2): whether a command made cgroups of its own below this one.
+    stat: Option<File>,
     /// `cgroup.kill` was written. Such a cgroup is removed, never reused: on this kernel
     /// (6.18) every child later created in it with `CLONE_INTO_CGROUP` is killed at birth
     /// (the fork compares the kill sequence of the parent's cgroup with the target's).
@@ -273,14 +298,17 @@ impl Cgroup {
                 .custom_flags(libc::O_CLOEXEC)
                 .open(dir.join("cgroup.procs"))?;
             let procs = File::open(dir.join("cgroup.procs"))?;
-            let dir_fd = match base.version {
-                Version::V2 => Some(
-                    OpenOptions::new()
-                        .read(true)
-                        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-                        .open(&dir)?,
+            let (dir_fd, stat) = match base.version {
+                Version::V2 => (
+                    Some(
+                        OpenOptions::new()
+                            .read(true)
+                            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+                            .open(&dir)?,
+                    ),
+                    Some(File::open(dir.join("cgroup.stat"))?),
                 ),
-                Version::V1Freezer => None,
+                Version::V1Freezer => (None, None),
             };
             Ok(Cgroup {
                 dir: dir.clone(),
@@ -288,6 +316,7 @@ impl Cgroup {
                 join,
                 procs,
                 dir_fd,
+                stat,
                 killed: AtomicBool::new(false),
             })
         })();
@@ -319,6 +348,10 @@ impl Cgroup {
                 // Unkillable (D state): leave it to the watchdog rather than reuse it.
                 return;
             }
+        }
+        // Cgroups a command made below this one go with it.
+        if self.version == Version::V1Freezer || self.has_descendants() {
+            remove_below(&self.dir);
         }
         if self.killed.load(Ordering::SeqCst) {
             let _ = fs::remove_dir(&self.dir);
@@ -353,30 +386,26 @@ impl Cgroup {
     pub(crate) fn pids(&self) -> Vec<i32> {
         if self.version == Version::V1Freezer {
             // v1's pid lists are cached per open file: a pread from 0 may see the old list.
-            return read_pids(&self.dir.join("cgroup.procs"));
+            return subtree_pids(&self.dir);
         }
-        let mut buf = Vec::with_capacity(64);
-        let mut chunk = [0u8; 4096];
-        let mut offset = 0;
-        loop {
-            // SAFETY: pread into a local buffer of its length, from a descriptor we own.
-            let n = unsafe {
-                libc::pread(
-                    self.procs.as_raw_fd(),
-                    chunk.as_mut_ptr().cast(),
-                    chunk.len(),
-                    offset,
-                )
-            };
-            if n <= 0 {
-                break;
+        let mut pids = parse_pids(&pread_all(&self.procs));
+        if self.has_descendants() {
+            for child in subdirs(&self.dir) {
+                pids.extend(subtree_pids(&child));
             }
-            buf.extend_from_slice(&chunk[..n as usize]);
-            offset += n as libc::off_t;
         }
-        buf.split(|&b| b == b'\n')
-            .filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse().ok())
-            .collect()
+        pids
+    }
+
+    /// Whether a command made cgroups below this one (v2: `nr_descendants` of `cgroup.stat`).
+    fn has_descendants(&self) -> bool {
+        self.stat.as_ref().is_some_and(|stat| {
+            let text = pread_all(stat);
+            String::from_utf8_lossy(&text)
+                .lines()
+                .find_map(|l| l.strip_prefix("nr_descendants "))
+                .is_some_and(|n| n.trim() != "0")
+        })
     }
 
     /// SIGKILL to every member, atomically where the kernel offers it.
@@ -406,4 +435,35 @@ pub(crate) fn remove_pooled() {
     for cg in pooled {
         let _ = fs::remove_dir(&cg.dir);
     }
+}
+
+/// Everything a kept descriptor of a cgroup file reads from offset 0 (the kernel regenerates
+/// the content for each read from 0).
+fn pread_all(file: &File) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(64);
+    let mut chunk = [0u8; 4096];
+    let mut offset = 0;
+    loop {
+        // SAFETY: pread into a local buffer of its length, from a descriptor we own.
+        let n = unsafe {
+            libc::pread(
+                file.as_raw_fd(),
+                chunk.as_mut_ptr().cast(),
+                chunk.len(),
+                offset,
+            )
+        };
+        if n <= 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n as usize]);
+        offset += n as libc::off_t;
+    }
+    buf
+}
+
+fn parse_pids(buf: &[u8]) -> Vec<i32> {
+    buf.split(|&b| b == b'\n')
+        .filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse().ok())
+        .collect()
 }

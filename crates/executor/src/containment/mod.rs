@@ -30,6 +30,8 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
+use crate::sys;
+
 pub use cgroup::CONTAINMENT_VAR;
 pub use watchdog::start_watchdog;
 
@@ -157,6 +159,9 @@ impl CallGroup {
             Containment::ProcessGroup => None,
         };
         let cgroup = base.and_then(|b| cgroup::Cgroup::take(b).ok());
+        if cgroup.is_none() {
+            watchdog::fallback_in_use();
+        }
         CallGroup {
             marker,
             cgroup,
@@ -171,6 +176,9 @@ impl CallGroup {
             cgroup::mark_unjoinable(cg.version());
             let _ = std::fs::remove_dir(&cg.dir);
             let next = cgroup::default_base().and_then(|b| cgroup::Cgroup::take(b).ok());
+            if next.is_none() {
+                watchdog::fallback_in_use();
+            }
             self.cgroup = next;
         }
     }
@@ -304,10 +312,21 @@ pub(crate) fn reap_orphans() {
         };
         // SAFETY: si_pid is valid for SIGCHLD-kind siginfo, which waitid fills (0 when none).
         let pid = unsafe { info.si_pid() };
-        if r < 0 || pid <= 0 || supervised().contains(&pid) {
+        if r < 0 || pid <= 0 {
             return;
         }
+        if supervised().contains(&pid) {
+            break;
+        }
         let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+    }
+    // An owned zombie (its owner has not waited yet) hides the others from `waitid`: list our
+    // children and reap the unowned zombies among them.
+    let owned = supervised().clone();
+    for pid in scan::children() {
+        if !owned.contains(&pid) && sys::proc_stat(pid).is_some_and(|s| s.zombie) {
+            let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+        }
     }
 }
 

@@ -17,20 +17,27 @@ fn group_exists(pgid: i32) -> bool {
     killpg(Pid::from_raw(pgid), None).is_ok()
 }
 
-/// Our children, live or zombie, other than the watchdog (read from `/proc/self/task/*/children`,
-/// which lists the children of each thread: cheaper than scanning `/proc`).
-fn has_children() -> bool {
-    let watchdog = watchdog::pid();
+/// Our children, live or zombie (from `/proc/self/task/*/children`, which lists the children
+/// of each thread: cheaper than scanning `/proc`).
+pub(crate) fn children() -> Vec<i32> {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return true;
+        return Vec::new();
     };
-    tasks.flatten().any(|t| {
-        std::fs::read_to_string(t.path().join("children")).is_ok_and(|c| {
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
             c.split_whitespace()
                 .filter_map(|p| p.parse::<i32>().ok())
-                .any(|p| Some(p) != watchdog)
+                .collect::<Vec<_>>()
         })
-    })
+        .collect()
+}
+
+/// Whether we have a child other than the watchdog.
+fn has_children() -> bool {
+    let watchdog = watchdog::pid();
+    children().into_iter().any(|p| Some(p) != watchdog)
 }
 
 /// The live processes of the call (`pgid`'s members and carriers of `marker`), and zombies of

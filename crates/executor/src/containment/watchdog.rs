@@ -60,6 +60,15 @@ pub fn start_watchdog() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Tells the watchdog that a call runs without a cgroup (sent before its spawn): from now on,
+/// our death is followed by a scan for our marker.
+pub(crate) fn fallback_in_use() {
+    static SENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if WATCHDOG.get().is_some() && !SENT.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        send("!\n");
+    }
+}
+
 /// Tells the watchdog about a process group to end if we die (fallback mode only).
 pub(crate) fn register_group(pgid: i32) {
     send(&format!("+{pgid}\n"));
@@ -109,6 +118,7 @@ fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
         }
     };
     let mut groups: BTreeSet<i32> = BTreeSet::new();
+    let mut fallback_used = false;
     let mut pending = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
@@ -119,7 +129,9 @@ fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
             while let Some(end) = pending.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = pending.drain(..=end).collect();
                 let text = String::from_utf8_lossy(&line[..end]);
-                if let Some(p) = text.strip_prefix('+').and_then(|p| p.parse().ok()) {
+                if text == "!" {
+                    fallback_used = true;
+                } else if let Some(p) = text.strip_prefix('+').and_then(|p| p.parse().ok()) {
                     groups.insert(p);
                 } else if let Some(p) = text.strip_prefix('-').and_then(|p| p.parse::<i32>().ok()) {
                     groups.remove(&p);
@@ -132,12 +144,12 @@ fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
         }
         break;
     }
-    end_everything(supervisor, &groups);
+    end_everything(supervisor, &groups, fallback_used);
     // SAFETY: leaving the watchdog process.
     unsafe { libc::_exit(0) }
 }
 
-fn end_everything(supervisor: i32, groups: &BTreeSet<i32>) {
+fn end_everything(supervisor: i32, groups: &BTreeSet<i32>, fallback_used: bool) {
     for version in [cgroup::Version::V2, cgroup::Version::V1Freezer] {
         if let Some(dir) = cgroup::process_dir(version, supervisor)
             && dir.is_dir()
@@ -148,9 +160,8 @@ fn end_everything(supervisor: i32, groups: &BTreeSet<i32>) {
     // The fallback's groups and marked processes (a call that could not get a cgroup fell
     // back). Repeated until a sweep finds nothing, so a fork in flight during one sweep is
     // caught by the next.
-    if groups.is_empty() {
-        // No fallback call was running: everything was in cgroups (or had ended). Skipping the
-        // `/proc` scan keeps a normal exit cheap for the machine.
+    if !fallback_used {
+        // Every call had a cgroup: skipping the `/proc` scan keeps an exit cheap.
         return;
     }
     let prefix = format!("{supervisor}-");
