@@ -404,22 +404,12 @@ impl Drop for Session {
 /// Reads what the status pipe holds into `buf`.
 fn read_status(status: &OwnedFd, buf: &mut Vec<u8>) -> Report {
     let mut chunk = [0u8; 4096];
-    let mut eof = false;
-    loop {
-        // SAFETY: reading into a local buffer of its length.
-        let n = unsafe { libc::read(status.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
-        if n > 0 {
-            buf.extend_from_slice(&chunk[..n as usize]);
-            continue;
-        }
-        if n == 0 {
-            eof = true;
-        }
-        break;
-    }
+    let state = sys::read_available(status.as_raw_fd(), &mut chunk, usize::MAX, |c| {
+        buf.extend_from_slice(c);
+    });
     if parse_status(buf).is_some() {
         Report::Complete
-    } else if eof {
+    } else if state == sys::ReadState::Closed {
         Report::Closed
     } else {
         Report::Partial

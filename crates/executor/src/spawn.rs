@@ -340,17 +340,19 @@ fn shell_plan(
     }
 }
 
+/// The child's `PATH`.
+fn env_path(env: &[(OsString, OsString)]) -> Option<&OsStr> {
+    env.iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_os_str())
+}
+
 /// A path as given when it has a `/`, else the first match in the child's `PATH`.
 fn lookup(program: &Path, env: &[(OsString, OsString)]) -> Option<PathBuf> {
     if program.as_os_str().as_bytes().contains(&b'/') {
         return Some(program.to_path_buf());
     }
-    let path = env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.as_os_str());
-    let name = program.to_str()?;
-    crate::direct::resolve(name, path)
+    crate::direct::resolve(program.to_str()?, env_path(env))
 }
 
 /// A plain-words shell command as a direct exec, with the environment the shell would give it.
@@ -369,11 +371,7 @@ fn direct_plan(
         return None;
     };
     let words = crate::direct::plain_words(command)?;
-    let path = env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.as_os_str());
-    let resolved = crate::direct::resolve(words[0], path)?;
+    let resolved = crate::direct::resolve(words[0], env_path(env))?;
     // As the shell would: argv[0] as typed (error messages say `ls:`, not `/usr/bin/ls:`),
     // `_` the program's path, and PWD the logical cwd.
     let mut env = env.to_vec();

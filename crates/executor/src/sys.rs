@@ -161,12 +161,14 @@ pub(crate) fn all_pids() -> Vec<i32> {
 
 /// Whether `/proc/<pid>/environ` holds `needle` (a `NAME=value` entry).
 pub(crate) fn environ_contains(pid: i32, needle: &[u8]) -> bool {
-    fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == needle))
+    environ_any(pid, |e| e == needle)
 }
 
 /// Whether `/proc/<pid>/environ` holds an entry starting with `prefix`.
 pub(crate) fn environ_starts_with(pid: i32, prefix: &[u8]) -> bool {
-    fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e.starts_with(prefix)))
+    environ_any(pid, |e| e.starts_with(prefix))
+}
+
+fn environ_any(pid: i32, wanted: impl Fn(&[u8]) -> bool) -> bool {
+    fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(wanted))
 }

@@ -402,8 +402,3 @@ pub(crate) fn end_members(
     reap_orphans();
     count
 }
-
-/// Counts the live processes carrying `marker` or in `pgid` (for tests and diagnostics).
-pub fn count_call_processes(pgid: Option<i32>, marker: &str) -> usize {
-    scan::members(pgid, marker).0.len()
-}
