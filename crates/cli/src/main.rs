@@ -8,12 +8,14 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use agent_exec_core::{Approver, Config, Request, Tool, ToolResult, request_schema};
-use agent_exec_executor::CancelToken;
-use agent_exec_policy::{Context, Policy, PolicyConfig, Verdict};
+use agent_exec_core::{
+    Approver, CancelToken, Config, Observer, Outcome, Policy, PolicyConfig, PolicyContext, Request,
+    Retention, Tool, ToolResult, Verdict, request_schema,
+};
 use agent_exec_sink::ArtifactStore;
 use anyhow::Context as _;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use serde::Deserialize as _;
 
 /// Run shell commands for LLM agents: bounded output, no hangs, no survivors, a real policy.
 #[derive(Debug, Parser)]
@@ -21,6 +23,44 @@ use clap::{Args, Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
+}
+
+/// The exit status of `agent-exec run` for a result (contract §6).
+fn exit_code(result: &ToolResult) -> i32 {
+    let d = &result.details;
+    match d.outcome {
+        Outcome::Success => 0,
+        Outcome::ExitNonzero => d.exit_code.map_or(1, |c| if c == 0 { 1 } else { c & 0xff }),
+        Outcome::Signaled => 128 + d.signal.unwrap_or(0),
+        Outcome::Timeout => 124,
+        Outcome::Cancelled => 130,
+        Outcome::Denied | Outcome::NeedsApproval => 126,
+        Outcome::InvalidRequest => 2,
+        _ => 127,
+    }
+}
+
+/// `--version`: the version and what this machine lets agent-exec do.
+fn long_version() -> String {
+    use agent_exec_executor::GroupKind;
+    let containment = match agent_exec_executor::containment::default_kind() {
+        GroupKind::CgroupV2 => {
+            "cgroup v2 (every process of a call is ended, setsid escapees included)"
+        }
+        GroupKind::CgroupV1 => {
+            "cgroup v1 freezer (every process of a call is ended, setsid escapees included)"
+        }
+        _ => {
+            "process group + environment marker (no cgroup could be made here: run as root, or in a delegated cgroup v2 subtree, to contain escapees)"
+        }
+    };
+    agent_exec_executor::containment::cleanup();
+    format!(
+        "{}\nplatform: {}-{}\ncontainment: {containment}\nsandbox: not available in this version",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::ARCH,
+        std::env::consts::OS,
+    )
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,11 +77,18 @@ enum Cmd {
     Schema,
     /// Print the policy's verdict on a command, without running it.
     Check(CheckArgs),
+    /// Print a shell completion script: `agent-exec completions bash > /etc/bash_completion.d/agent-exec`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `agent-exec man | man -l -`.
+    Man,
 }
 
 #[derive(Debug, Args, Clone, Default)]
 struct PolicyArgs {
-    /// Policy configuration (TOML).
+    /// Configuration (TOML): the policy (docs/policy.md) and an [artifacts] table.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Deny paths outside the workspace root (default: the working directory).
@@ -83,15 +130,59 @@ struct RunArgs {
     /// Print the whole result as JSON.
     #[arg(long)]
     json: bool,
-    /// Ask on the terminal when the policy says "ask".
+    /// Ask on the terminal when the policy says "ask" (needs a terminal).
     #[arg(long)]
     approve: bool,
+    #[command(flatten)]
+    retention: RetentionArgs,
     /// Read the request as JSON from FILE, or `-` for stdin.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["cwd", "timeout", "env", "head", "tail", "pty"])]
     request: Option<String>,
-    /// The command; words are joined with spaces.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    /// The command. Options of agent-exec come first; the command starts at its first word
+    /// (or after `--`) and runs to the end. One word is a shell line as it stands
+    /// (`agent-exec run -- 'make 2>&1 | tail'`); several words reach the program intact, as
+    /// argv (`agent-exec run -- sh -c 'echo hi'`), joined with spaces and quoted where needed.
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<String>,
+}
+
+/// How many spilled outputs the artifact directory keeps (the oldest go first).
+#[derive(Debug, Args, Clone, Default)]
+struct RetentionArgs {
+    /// Most artifacts kept (default 200; `artifacts.max_count` in --config).
+    #[arg(long, value_name = "N")]
+    keep_artifacts: Option<usize>,
+    /// Most bytes all artifacts may take, e.g. 500M or 2G (default 2G; `artifacts.max_bytes`).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    keep_artifact_bytes: Option<u64>,
+}
+
+/// `512K`, `100M`, `2G`, `1T` (powers of 1024) or plain bytes.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let shift = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => {
+            return Err(format!(
+                "{text:?} is not a size: write bytes, or a number with K, M, G or T (e.g. 500M)"
+            ));
+        }
+    };
+    let n: u64 = digits.parse().map_err(|_| {
+        format!("{text:?} is not a size: write bytes, or a number with K, M, G or T (e.g. 500M)")
+    })?;
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text:?} is too large"))
 }
 
 #[derive(Debug, Args)]
@@ -125,6 +216,8 @@ struct ServeArgs {
     /// Which part of a long output is kept: smart (default), tail, head or both.
     #[arg(long)]
     direction: Option<String>,
+    #[command(flatten)]
+    retention: RetentionArgs,
 }
 
 impl ServeArgs {
@@ -134,6 +227,7 @@ impl ServeArgs {
             None,
             self.direction.as_deref(),
             &self.policy,
+            &self.retention,
             |c| {
                 c.sessions.rc_snapshot = self.rc_snapshot;
                 c.sessions.command_prefix.clone_from(&self.command_prefix);
@@ -153,8 +247,8 @@ struct CheckArgs {
     /// Working directory for resolving paths.
     #[arg(short = 'C', long)]
     cwd: Option<PathBuf>,
-    /// The command; words are joined with spaces.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    /// The command; words are joined with single spaces (see `run --help`).
+    #[arg(trailing_var_arg = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
 
@@ -190,7 +284,16 @@ pub(crate) fn on_stop_signals(handler: extern "C" fn(libc::c_int)) {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let mut command = Cli::command();
+    if std::env::args().nth(1).as_deref() == Some("--version") {
+        // Probing the machine costs a cgroup creation: only when asked. Leaked once, as
+        // clap's version strings are static.
+        command = command.long_version(&*Box::leak(long_version().into_boxed_str()));
+    }
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     if matches!(cli.command, Cmd::Run(_) | Cmd::Serve(_) | Cmd::Mcp(_)) {
         // Before any thread exists (it forks): when this process dies, however it dies,
         // everything its calls, sessions and jobs started is ended.
@@ -225,21 +328,100 @@ fn run_cli(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Cmd::Check(args) => cmd_check(args),
+        Cmd::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "agent-exec", &mut script);
+            // A reader that stops early (`| head`) is not an error.
+            let _ = std::io::stdout().write_all(&script);
+            Ok(0)
+        }
+        Cmd::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            let _ = std::io::stdout().write_all(&page);
+            Ok(0)
+        }
+    }
+}
+
+/// The `--config` file: the policy's keys, plus an `[artifacts]` table.
+#[derive(Debug, Default)]
+struct FileConfig {
+    policy: PolicyConfig,
+    artifacts: ArtifactsTable,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct ArtifactsTable {
+    max_count: Option<usize>,
+    /// Bytes, or a size such as `2G`.
+    max_bytes: Option<toml::Value>,
+}
+
+fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<FileConfig> {
+    let Some(path) = path else {
+        return Ok(FileConfig::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the config file {}", path.display()))?;
+    let in_file = || format!("in the config file {}", path.display());
+    let mut table: toml::Table = toml::from_str(&text).with_context(in_file)?;
+    let artifacts = match table.remove("artifacts") {
+        Some(v) => ArtifactsTable::deserialize(v)
+            .map_err(|e| anyhow::anyhow!("[artifacts]: {e}"))
+            .with_context(in_file)?,
+        None => ArtifactsTable::default(),
+    };
+    let policy = PolicyConfig::deserialize(toml::Value::Table(table))
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(in_file)?;
+    Ok(FileConfig { policy, artifacts })
+}
+
+impl ArtifactsTable {
+    fn retention(&self, flags: &RetentionArgs) -> anyhow::Result<Retention> {
+        let mut r = Retention::default();
+        if let Some(n) = flags.keep_artifacts.or(self.max_count) {
+            r.max_count = n;
+        }
+        let bytes = match (&flags.keep_artifact_bytes, &self.max_bytes) {
+            (Some(b), _) => Some(*b),
+            (None, Some(toml::Value::Integer(n))) => Some(
+                u64::try_from(*n)
+                    .map_err(|_| anyhow::anyhow!("artifacts.max_bytes must not be negative"))?,
+            ),
+            (None, Some(toml::Value::String(s))) => {
+                Some(parse_size(s).map_err(|e| anyhow::anyhow!("artifacts.max_bytes: {e}"))?)
+            }
+            (None, Some(other)) => anyhow::bail!(
+                "artifacts.max_bytes must be a number of bytes or a size such as \"2G\", not {other}"
+            ),
+            (None, None) => None,
+        };
+        if let Some(b) = bytes {
+            r.max_total_bytes = b;
+        }
+        Ok(r)
     }
 }
 
 fn load_policy(args: &PolicyArgs, workdir: &std::path::Path) -> anyhow::Result<Policy> {
-    let mut config = match &args.config {
-        Some(path) => PolicyConfig::load(path)?,
-        None => PolicyConfig::default(),
-    };
+    policy_from(load_config(args.config.as_deref())?.policy, args, workdir)
+}
+
+fn policy_from(
+    mut config: PolicyConfig,
+    args: &PolicyArgs,
+    workdir: &std::path::Path,
+) -> anyhow::Result<Policy> {
     if args.workspace_only {
         config.workspace_only = true;
     }
     if config.workspace_only && config.workspace_roots.is_empty() {
         config.workspace_roots.push(workdir.to_path_buf());
     }
-    Ok(Policy::new(config)?)
+    Policy::new(config).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn build_tool(
@@ -247,9 +429,14 @@ fn build_tool(
     max_bytes: Option<usize>,
     direction: Option<&str>,
     policy: &PolicyArgs,
+    retention: &RetentionArgs,
     adjust: impl FnOnce(&mut Config),
 ) -> anyhow::Result<Tool> {
-    let mut config = Config::default();
+    let file = load_config(policy.config.as_deref())?;
+    let mut config = Config {
+        retention: file.artifacts.retention(retention)?,
+        ..Config::default()
+    };
     adjust(&mut config);
     if let Some(dir) = artifacts {
         config.artifacts_dir = dir;
@@ -261,7 +448,7 @@ fn build_tool(
     if let Some(d) = direction {
         config.direction = d.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     }
-    let policy = load_policy(policy, &config.workdir)?;
+    let policy = policy_from(file.policy, policy, &config.workdir)?;
     Ok(Tool::new(config).with_policy(Arc::new(policy)))
 }
 
@@ -295,9 +482,14 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
         args.max_bytes,
         args.direction.as_deref(),
         &args.policy,
+        &args.retention,
         |_| {},
     )?;
-    if args.approve && std::io::stderr().is_terminal() {
+    if args.approve {
+        anyhow::ensure!(
+            std::fs::File::open("/dev/tty").is_ok(),
+            "--approve asks on the terminal, and this process has none; drop --approve (an \"ask\" verdict then ends with needs_approval, exit 126), or run it from a terminal"
+        );
         tool = tool.with_approver(Arc::new(TerminalApprover));
     }
     let request = match &args.request {
@@ -326,6 +518,9 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
                 }
             }
         }
+        None if args.command.is_empty() => anyhow::bail!(
+            "no command given: write it after the options, e.g. `agent-exec run -- ls -la`, or give --request FILE"
+        ),
         None => {
             let mut env = std::collections::BTreeMap::new();
             for kv in &args.env {
@@ -334,24 +529,22 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
                 };
                 env.insert(k.to_owned(), v.to_owned());
             }
-            Request {
-                command: Some(args.command.join(" ")),
-                cwd: args.cwd.clone(),
-                env,
-                timeout: args.timeout,
-                head: args.head,
-                tail: args.tail,
-                pty: args.pty,
-                ..Request::default()
-            }
+            let mut request = Request::from_words(&args.command);
+            request.cwd.clone_from(&args.cwd);
+            request.env = env;
+            request.timeout = args.timeout;
+            request.head = args.head;
+            request.tail = args.tail;
+            request.pty = args.pty;
+            request
         }
     };
     let cancel = CancelToken::new();
     install_cancel_handlers(cancel.clone());
-    let bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let observer = Arc::new(Observer::new());
     let progress =
-        (std::io::stderr().is_terminal() && !args.json).then(|| progress_thread(bytes.clone()));
-    let result = tool.execute_observed(&request, &cancel, &bytes);
+        (std::io::stderr().is_terminal() && !args.json).then(|| progress_thread(observer.clone()));
+    let result = tool.execute_observed(&request, &cancel, &observer);
     if let Some((done, handle)) = progress {
         done.cancel();
         let _ = handle.join();
@@ -361,9 +554,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
 
 /// On a terminal, after a second, shows the elapsed time and the output so far on stderr until
 /// the command ends.
-fn progress_thread(
-    bytes: Arc<std::sync::atomic::AtomicU64>,
-) -> (CancelToken, std::thread::JoinHandle<()>) {
+fn progress_thread(observer: Arc<Observer>) -> (CancelToken, std::thread::JoinHandle<()>) {
     let done = CancelToken::new();
     let d = done.clone();
     let handle = std::thread::spawn(move || {
@@ -374,10 +565,9 @@ fn progress_thread(
             std::thread::sleep(std::time::Duration::from_millis(200));
             let secs = start.elapsed().as_secs_f64();
             if secs >= 1.0 && !d.is_cancelled() {
-                let so_far = bytes.load(std::sync::atomic::Ordering::Relaxed);
                 let msg = format!(
                     "running… {secs:.0}s, {} of output",
-                    agent_exec_sink::format_size(so_far)
+                    agent_exec_sink::format_size(observer.bytes())
                 );
                 if colour {
                     eprint!("\r\x1b[2m{msg}\x1b[0m\x1b[K");
@@ -410,7 +600,7 @@ fn print_result(result: &ToolResult, json: bool) -> i32 {
         }
     }
     let _ = out.flush();
-    result.cli_exit_code()
+    exit_code(result)
 }
 
 fn cmd_artifact(args: &ArtifactArgs) -> anyhow::Result<i32> {
@@ -464,29 +654,39 @@ fn cmd_check(args: CheckArgs) -> anyhow::Result<i32> {
     };
     let policy = load_policy(&args.policy, &cwd)?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let command = args.command.join(" ");
+    let command = Request::from_words(&args.command)
+        .command
+        .unwrap_or_default();
     let verdict = policy.check(
         &command,
-        &Context {
+        &PolicyContext {
             cwd: &cwd,
             home: home.as_deref(),
             env_keys: &[],
         },
     );
+    let mut text = String::new();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&verdict)?);
+        text = serde_json::to_string_pretty(&verdict)?;
+        text.push('\n');
     } else {
         let decision = serde_json::to_value(verdict.decision)?;
-        println!("{}: {}", decision.as_str().unwrap_or("?"), verdict.reason);
+        text.push_str(&format!(
+            "{}: {}\n",
+            decision.as_str().unwrap_or("?"),
+            verdict.reason
+        ));
         if let Some(rule) = &verdict.rule {
-            println!("rule: {rule}");
+            text.push_str(&format!("rule: {rule}\n"));
         }
         for c in &verdict.commands {
-            println!("command: {c}");
+            text.push_str(&format!("command: {c}\n"));
         }
     }
+    // A reader that stops early (`| head -n 1`) is not an error.
+    let _ = std::io::stdout().write_all(text.as_bytes());
     Ok(match verdict.decision {
-        agent_exec_policy::Decision::Allow => 0,
+        agent_exec_core::Decision::Allow => 0,
         _ => 126,
     })
 }

@@ -1,33 +1,71 @@
 //! The agent bash tool: a [`Request`] in, a model-ready [`ToolResult`] out.
 //!
-//! The pipeline (contract §2): validate → normalize (a trailing `| head`/`| tail` becomes a
-//! structured limit) → policy (hardline guard, rules, workspace, interception) → execute (one
-//! shot, in a persistent session, or as a background job) → shape the text and the details.
+//! The pipeline (contract §2): validate → plan (a trailing `| head`/`| tail` becomes a
+//! structured limit) → policy (hardline guard, rules, workspace, interception) → run (one
+//! shot, in a persistent session, or as a background job) → shape the details and the text.
+//! Everything a caller needs is re-exported here: one dependency.
+//!
+//! One call, blocking:
 //!
 //! ```no_run
-//! use agent_exec_core::{Config, Request, Tool};
-//! use agent_exec_executor::CancelToken;
+//! use agent_exec_core::{CancelToken, Config, Request, Tool};
 //!
 //! let tool = Tool::new(Config::default());
-//! let request = Request { command: Some("echo hello".into()), ..Request::default() };
-//! let result = tool.execute(&request, &CancelToken::new());
+//! let result = tool.execute(&Request::shell("echo hello"), &CancelToken::new());
 //! assert_eq!(result.text(), "hello\n");
 //! ```
+//!
+//! The same from async code (any runtime; dropping the future cancels the command):
+//!
+//! ```no_run
+//! # async fn f() {
+//! use agent_exec_core::{Config, Request, Tool};
+//!
+//! let tool = Tool::new(Config::default());
+//! let result = tool.run(Request::shell("cargo test").tail(50)).await;
+//! println!("{}: {}", result.outcome(), result.text());
+//! # }
+//! ```
+//!
+//! The executor is Linux-only (pidfds, cgroups, `/proc`); so is this crate.
 #![deny(missing_docs)]
 
+mod call;
 mod config;
+mod methods;
+mod plan;
 mod policy;
+mod progress;
 mod render;
 mod request;
 mod result;
-mod services;
+mod runner;
 mod tool;
 
+pub use call::{AsyncApprover, Call, RunOptions};
 pub use config::{Config, SessionSettings};
+pub use methods::{JobInput, JobOutputRequest, OutputMode};
 pub use policy::{AllowAll, Approver, CommandPolicy};
-pub use request::{
-    InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, Validated, request_schema, resolve_cwd,
+pub use progress::{Observer, Progress};
+pub use request::{InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, request_schema, resolve_cwd};
+pub use result::{
+    ArtifactId, Content, Decision, Details, Direction, JobId, Outcome, PolicyDetails, StreamKind,
+    ToolResult, TruncatedBy, Truncation,
 };
-pub use result::{Content, Details, Outcome, PolicyDetails, ToolResult, Truncation};
-pub use services::{JobInput, JobOutputRequest, OutputMode};
 pub use tool::Tool;
+
+/// Cancels a blocking call ([`Tool::execute`]); clones share the flag.
+pub use agent_exec_executor::CancelToken;
+/// Draining the pipes of background children after a command exits.
+pub use agent_exec_executor::DrainLimits;
+/// The environment commands get (inherit policy, hardening, overrides).
+pub use agent_exec_executor::env::EnvConfig;
+/// Limits of background jobs.
+pub use agent_exec_executor::jobs::JobLimits;
+/// The policy: the parser-backed [`Policy`], its [`PolicyConfig`] (TOML), and its inputs and
+/// verdicts.
+pub use agent_exec_policy::{Context as PolicyContext, Policy, PolicyConfig, Verdict};
+/// Artifact retention (count and bytes of the directory).
+pub use agent_exec_sink::Retention;
+/// `tokio_util`'s token, accepted by [`RunOptions::cancel_on`].
+pub use tokio_util::sync::CancellationToken;

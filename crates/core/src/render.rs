@@ -1,38 +1,167 @@
-//! The text a model reads (contract §3, "The text").
+//! Every text a model reads (contract §3, "The text"), and only here: the call's text with its
+//! banners, window markers, notices and notes, and the texts of jobs, sessions, the policy and
+//! artifacts. The rest of the crate hands typed parts in; a change of wording is a change of
+//! this file (and of the snapshot tests that pin it).
 
-use agent_exec_sink::format_size;
+use std::time::Duration;
 
-use crate::result::{Outcome, Truncation};
+use agent_exec_executor::jobs::{JobError, NoInput};
+use agent_exec_executor::session::{RcSnapshotError, SessionEnd};
+use agent_exec_executor::{ExecOutcome, ExitStatus, SpawnError, Stop, signal_name};
+use agent_exec_sink::{TruncatedBy, View, ViewPart, format_size};
 
-/// Everything the text is made of.
-pub(crate) struct TextParts<'a> {
-    pub(crate) outcome: Outcome,
-    pub(crate) timeout_label: &'a str,
-    pub(crate) output: &'a str,
+use crate::result::{Ending, Outcome, Truncation};
+
+/// Something the model is told after the output, in brackets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Note {
+    /// The rc snapshot did not finish within this call's (shorter) timeout.
+    RcSnapshotDeferred { limit: Duration },
+    /// The rc snapshot could not be made; said once.
+    RcSnapshotFailed(RcSnapshotError),
+    /// The session's shell was started afresh; `None`: it had ended unnoticed.
+    SessionRestarted(Option<SessionEnd>),
+    /// This call ended the session's shell.
+    SessionEnded(SessionEnd),
+    /// Exit 141 or SIGPIPE, counted as success.
+    SigPipe { exit_code: Option<i32> },
+    /// A trailing `| head -n N` was satisfied and the command stopped.
+    StoppedAtHead { lines: usize },
+    /// Processes still running when the command ended, which were ended.
+    ProcessesStopped(usize),
+    /// A problem that did not stop the call.
+    Warning(String),
+}
+
+/// `1 byte`, `2 bytes`.
+fn count(n: u64, unit: &str) -> String {
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
+    }
+}
+
+/// `1 second`, `2 seconds`, `1.5 seconds`.
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        count(d.as_secs(), "second")
+    } else {
+        format!("{:.1} seconds", d.as_secs_f64())
+    }
+}
+
+impl Note {
+    fn text(&self) -> String {
+        match self {
+            Note::RcSnapshotDeferred { limit } => format!(
+                "[rc snapshot skipped: ~/.bashrc did not finish within this call's {}; a later call tries again]",
+                seconds(*limit)
+            ),
+            Note::RcSnapshotFailed(e) => format!(
+                "[rc snapshot skipped: {}; sessions start without your ~/.bashrc functions and aliases]",
+                rc_snapshot_error_text(e)
+            ),
+            Note::SessionRestarted(Some(end)) => {
+                format!(
+                    "[session restarted: {}]",
+                    session_end_text(*end, Tense::Previous)
+                )
+            }
+            Note::SessionRestarted(None) => "[session restarted: the shell had ended]".to_owned(),
+            Note::SessionEnded(end) => format!(
+                "[session ended: {}; the next call starts a fresh shell]",
+                session_end_text(*end, Tense::This)
+            ),
+            Note::SigPipe { exit_code } => format!(
+                "[Exit {} (SIGPIPE): a reader closed the pipe early; treated as success]",
+                exit_code.map_or_else(|| "by signal 13".to_owned(), |c| c.to_string())
+            ),
+            Note::StoppedAtHead { lines } => format!(
+                "[Stopped the command once the first {} were captured, as `| head` would have]",
+                count(*lines as u64, "line")
+            ),
+            Note::ProcessesStopped(n) => format!(
+                "[Stopped {} still running when the command ended. Use run_in_background for long-running processes.]",
+                if *n == 1 {
+                    "1 background process".to_owned()
+                } else {
+                    format!("{n} background processes")
+                }
+            ),
+            Note::Warning(w) => format!("[warning: {w}]"),
+        }
+    }
+}
+
+/// Everything the text of a call is made of.
+pub(crate) struct CallText<'a> {
+    pub(crate) ending: Ending,
+    pub(crate) timeout: Duration,
+    pub(crate) view: &'a View,
+    /// Why the program could not start (shown instead of output).
+    pub(crate) spawn_error: Option<&'a SpawnError>,
     pub(crate) truncation: Option<&'a Truncation>,
     pub(crate) max_bytes: usize,
-    pub(crate) exit_code: Option<i32>,
-    pub(crate) signal: Option<(i32, String)>,
-    pub(crate) notes: &'a [String],
+    /// The line limit that applied, if any.
+    pub(crate) max_lines: Option<usize>,
+    pub(crate) notes: &'a [Note],
     /// The command was stopped early (a `| head` was satisfied): totals are lower bounds.
     pub(crate) stopped_early: bool,
 }
 
+/// The window's parts, with a marker for what was left out between them.
+fn view_text(view: &View) -> String {
+    let mut text = String::new();
+    for part in &view.parts {
+        match part {
+            ViewPart::Shown { text: t, .. } => text.push_str(t),
+            ViewPart::Omitted { lines, bytes } => {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                let lines = count(*lines, "line");
+                match bytes {
+                    Some(b) => text.push_str(&format!(
+                        "[... {lines} ({}) omitted ...]\n",
+                        count(*b, "byte")
+                    )),
+                    None => text.push_str(&format!("[... {lines} omitted ...]\n")),
+                }
+            }
+            _ => {}
+        }
+    }
+    text
+}
+
 /// `[Showing lines A-B of N (50.0KB limit). Full: artifact://ID]`, naming every range when
 /// more than one is shown.
-pub(crate) fn notice(t: &Truncation, max_bytes: usize, stopped_early: bool) -> String {
-    let ranges: Vec<String> = if t.shown_ranges.is_empty() {
-        vec![format!("{}-{}", t.shown_range[0], t.shown_range[1])]
+fn notice(
+    t: &Truncation,
+    max_bytes: usize,
+    max_lines: Option<usize>,
+    stopped_early: bool,
+) -> String {
+    let plus = if stopped_early { "+" } else { "" };
+    // Always `lines A-B` (the contract's form), even for one line: readers parse it.
+    let shown = if t.shown_ranges.is_empty() {
+        format!("Showing no lines of {}{plus}", t.total_lines)
     } else {
-        t.shown_ranges
+        let ranges: Vec<String> = t
+            .shown_ranges
             .iter()
             .map(|[a, b]| format!("{a}-{b}"))
-            .collect()
+            .collect();
+        format!(
+            "Showing lines {} of {}{plus}",
+            ranges.join(", "),
+            t.total_lines
+        )
     };
-    let limit = if t.truncated_by == "bytes" {
-        format!(" ({} limit)", format_size(max_bytes as u64))
-    } else {
-        format!(" ({} lines limit)", t.output_lines)
+    let limit = match (t.truncated_by, max_lines) {
+        (TruncatedBy::Lines, Some(n)) => format!(" ({n}-line limit)"),
+        _ => format!(" ({} limit)", format_size(max_bytes as u64)),
     };
     let salient = match t.salient_lines {
         0 => String::new(),
@@ -43,45 +172,48 @@ pub(crate) fn notice(t: &Truncation, max_bytes: usize, stopped_early: bool) -> S
         Some(id) => format!(". Full: artifact://{id}"),
         None => ". Full output could not be saved".to_owned(),
     };
-    let plus = if stopped_early { "+" } else { "" };
-    format!(
-        "[Showing lines {} of {}{plus}{limit}{salient}{full}]",
-        ranges.join(", "),
-        t.total_lines
-    )
+    format!("[{shown}{limit}{salient}{full}]")
 }
 
-pub(crate) fn render(p: &TextParts<'_>) -> String {
+/// The text of a call that ran (or tried to).
+pub(crate) fn call_text(p: &CallText<'_>) -> String {
     let mut text = String::new();
-    match p.outcome {
+    match p.ending.outcome {
         Outcome::Timeout => text.push_str(&format!(
-            "[Command timed out after {} seconds]\n",
-            p.timeout_label
+            "[Command timed out after {}]\n",
+            seconds(p.timeout)
         )),
         Outcome::Cancelled => text.push_str("[Command cancelled]\n"),
         _ => {}
     }
-    let output = if p.output.is_empty() {
-        "(no output)"
+    let output = match p.spawn_error {
+        Some(e) => spawn_error_text(e),
+        None => view_text(p.view),
+    };
+    let output = if output.is_empty() {
+        "(no output)".to_owned()
     } else {
-        p.output
+        output
     };
     let mut sections: Vec<String> = Vec::new();
     if let Some(t) = p.truncation {
-        sections.push(notice(t, p.max_bytes, p.stopped_early));
+        sections.push(notice(t, p.max_bytes, p.max_lines, p.stopped_early));
     }
-    sections.extend(p.notes.iter().cloned());
-    if p.outcome != Outcome::Success {
-        match (&p.signal, p.exit_code) {
-            (Some((n, name)), _) => {
-                sections.push(format!("Command terminated by signal {name} ({n})"));
+    sections.extend(p.notes.iter().map(Note::text));
+    if p.ending.outcome != Outcome::Success && p.spawn_error.is_none() {
+        match (p.ending.signal, p.ending.exit_code) {
+            (Some(n), _) => {
+                sections.push(format!(
+                    "Command terminated by signal {} ({n})",
+                    signal_name(n)
+                ));
             }
             (None, Some(code)) => sections.push(format!("Command exited with code {code}")),
             (None, None) => {}
         }
     }
     if sections.is_empty() {
-        text.push_str(output);
+        text.push_str(&output);
     } else {
         text.push_str(output.trim_end_matches('\n'));
         for s in sections {
@@ -90,4 +222,243 @@ pub(crate) fn render(p: &TextParts<'_>) -> String {
         }
     }
     text
+}
+
+/// The policy refused the command.
+pub(crate) fn blocked(reason: &str, shown: &str) -> String {
+    format!("Blocked: {reason}\nOriginal command: {shown}")
+}
+
+/// The policy asks for a human; nobody approved.
+pub(crate) fn needs_approval(reason: &str, shown: &str) -> String {
+    format!(
+        "Needs approval: {reason}\nOriginal command: {shown}\nNothing was run. Ask the user to approve it, or run a command whose effect is explicit."
+    )
+}
+
+/// What the model reads when a process could not be started: what failed and what to do.
+pub(crate) fn spawn_error_text(e: &SpawnError) -> String {
+    match e {
+        SpawnError::Cwd { path, reason } => format!(
+            "cannot enter the working directory {}: {reason} (choose a directory this user can enter, with cwd)",
+            path.display()
+        ),
+        SpawnError::Program {
+            program,
+            reason,
+            kind,
+        } => {
+            let hint = match kind {
+                std::io::ErrorKind::NotFound => " (is it installed and on PATH?)",
+                std::io::ErrorKind::PermissionDenied => " (is it executable?)",
+                _ => "",
+            };
+            format!("failed to start {program}: {reason}{hint}")
+        }
+        other => other.to_string(),
+    }
+}
+
+fn rc_snapshot_error_text(e: &RcSnapshotError) -> String {
+    match e {
+        RcSnapshotError::Spawn(s) => spawn_error_text(s),
+        RcSnapshotError::TimedOut(d) => format!("~/.bashrc did not finish within {}", seconds(*d)),
+        other => other.to_string(),
+    }
+}
+
+/// A session's shell could not be started.
+pub(crate) fn shell_start_failed(e: &SpawnError) -> String {
+    format!("failed to start a session shell: {}", spawn_error_text(e))
+}
+
+/// A close came while the session's shell was starting.
+pub(crate) fn closed_before_run() -> String {
+    "[Command cancelled]\nThe session was closed before the command could run; nothing was run."
+        .to_owned()
+}
+
+/// Whether a session's end is told in the call that ended it, or in the next one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tense {
+    This,
+    Previous,
+}
+
+/// Why a session's shell is gone, for the model.
+fn session_end_text(end: SessionEnd, tense: Tense) -> String {
+    let which = match tense {
+        Tense::This => "this",
+        Tense::Previous => "the previous",
+    };
+    match end {
+        SessionEnd::Stopped(Stop::Timeout) => format!("{which} command timed out"),
+        SessionEnd::Stopped(Stop::Cancelled) => format!("{which} command was cancelled"),
+        SessionEnd::Stopped(Stop::SessionClosed) => "the session was closed".to_owned(),
+        SessionEnd::Stopped(_) => {
+            "the shell kept writing after the output window was full, so it was ended".to_owned()
+        }
+        SessionEnd::Exited(c) => format!("the shell exited with code {c}"),
+        SessionEnd::Killed(s) => format!("the shell was killed by {}", signal_name(s)),
+        SessionEnd::DescriptorsLost => {
+            "a command closed or redirected the session's own descriptors".to_owned()
+        }
+        SessionEnd::Gone => "the shell had already exited".to_owned(),
+        _ => "the shell ended".to_owned(),
+    }
+}
+
+/// `session_close` answered.
+pub(crate) fn session_closed(name: &str) -> String {
+    format!("Session {name:?} closed.")
+}
+
+/// `session_close` of an unknown session.
+pub(crate) fn no_session(name: &str) -> String {
+    format!("no session named {name:?}")
+}
+
+/// How a job (or any execution) ended: "exited with code 0", "was killed by SIGTERM (15)",
+/// "could not start: …".
+pub(crate) fn describe_end(o: &ExecOutcome) -> String {
+    if let Some(e) = &o.spawn_error {
+        return format!("could not start: {}", spawn_error_text(e));
+    }
+    let signal = |s: i32| format!("{} ({s})", signal_name(s));
+    match (o.status, o.cancelled(), o.timed_out()) {
+        (Some(ExitStatus::Signaled(s)), true, _) => format!("was killed by {}", signal(s)),
+        (Some(ExitStatus::Exited(c)), true, _) => {
+            format!("was asked to stop and exited with code {c}")
+        }
+        (Some(ExitStatus::Signaled(s)), _, true) => {
+            format!("timed out and was ended by {}", signal(s))
+        }
+        (Some(ExitStatus::Exited(c)), _, true) => {
+            format!("timed out, was asked to stop and exited with code {c}")
+        }
+        (Some(ExitStatus::Exited(c)), ..) => format!("exited with code {c}"),
+        (Some(ExitStatus::Signaled(s)), ..) => format!("was terminated by signal {}", signal(s)),
+        (None, true, _) => "was killed".to_owned(),
+        (None, ..) => "ended".to_owned(),
+    }
+}
+
+/// A background job was started.
+pub(crate) fn job_started(id: &str, shown: &str) -> String {
+    format!(
+        "Started background job {id}: {shown}\nRead its output with job_output {{\"job_id\": \"{id}\"}} (mode \"new\" or \"all\", wait_ms to wait); send input with job_input; stop it with job_kill. (As MCP tools: bash_output, bash_input, bash_kill.)"
+    )
+}
+
+/// What `job_output` read.
+pub(crate) struct JobRead<'a> {
+    pub(crate) id: &'a str,
+    /// `None` while it runs.
+    pub(crate) ended: Option<&'a ExecOutcome>,
+    pub(crate) elapsed: Duration,
+    pub(crate) stdout_bytes: u64,
+    pub(crate) stderr_bytes: u64,
+    pub(crate) dropped: u64,
+    /// The output read, sanitized.
+    pub(crate) output: &'a str,
+    pub(crate) all: bool,
+    pub(crate) max_bytes: usize,
+    pub(crate) artifact: Option<&'a str>,
+}
+
+/// `job_output`'s text: a status line, then the output read.
+pub(crate) fn job_output(r: &JobRead<'_>) -> String {
+    let state = match r.ended {
+        None => format!("running for {:.1}s", r.elapsed.as_secs_f64()),
+        Some(o) => describe_end(o),
+    };
+    let mut text = format!(
+        "[job {} {state}; stdout {}, stderr {}]\n",
+        r.id,
+        count(r.stdout_bytes, "byte"),
+        count(r.stderr_bytes, "byte")
+    );
+    if r.dropped > 0 {
+        text.push_str(&format!(
+            "[{} earlier {} dropped from the job's buffer]\n",
+            count(r.dropped, "byte"),
+            if r.dropped == 1 { "was" } else { "were" }
+        ));
+    }
+    let clean = r.output;
+    if clean.is_empty() {
+        text.push_str(if r.all {
+            "(no output)"
+        } else {
+            "(no new output)"
+        });
+    } else if clean.len() > r.max_bytes {
+        let mut start = clean.len() - r.max_bytes;
+        while !clean.is_char_boundary(start) {
+            start += 1;
+        }
+        text.push_str(&format!(
+            "[... {} earlier not shown]\n",
+            count(start as u64, "byte")
+        ));
+        text.push_str(&clean[start..]);
+    } else {
+        text.push_str(clean);
+    }
+    if let Some(id) = r.artifact {
+        text.push_str(&format!("\n\n[Full output: artifact://{id}]"));
+    }
+    text
+}
+
+/// `job_input` delivered.
+pub(crate) fn job_input_sent(id: &str, bytes: usize, closed: bool) -> String {
+    let closed = if closed { " and closed its input" } else { "" };
+    format!("Sent {} to job {id}{closed}.", count(bytes as u64, "byte"))
+}
+
+/// `job_kill` answered: `None` when it did not end within the wait.
+pub(crate) fn job_killed(id: &str, ended: Option<&ExecOutcome>, was_running: bool) -> String {
+    match ended {
+        Some(o) if was_running => format!("Job {id} {}.", describe_end(o)),
+        Some(o) => format!("Job {id} had already ended: it {}.", describe_end(o)),
+        None => format!("Job {id} did not end within the wait; it was sent SIGKILL."),
+    }
+}
+
+/// A job operation's error, for the model: what went wrong and what to do next.
+pub(crate) fn job_error_text(e: &JobError) -> String {
+    match e {
+        JobError::NotFound { id, known } => format!(
+            "no job with id {id}; running or unread jobs: {}",
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
+        ),
+        JobError::TooMany(n) => format!(
+            "{n} background jobs are already running (the limit); kill one with job_kill or wait for one to finish"
+        ),
+        JobError::NoInput { id, why } => {
+            let why = match why {
+                NoInput::Ended(o) => describe_end(o),
+                NoInput::Closed => "has closed its input".to_owned(),
+                NoInput::NotReading(e) => format!("stopped reading its input ({e})"),
+                _ => "cannot take input now".to_owned(),
+            };
+            format!("job {id} {why}; it cannot take input")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The artifact store could not be opened.
+pub(crate) fn artifacts_disabled() -> String {
+    "artifacts are disabled: the artifact directory could not be opened".to_owned()
+}
+
+/// `artifact_read`'s footer when more follows.
+pub(crate) fn artifact_more(from: u64, to: u64, size: u64) -> String {
+    format!("\n\n[Showing bytes {from}-{to} of {size}. Read on with offset {to}.]")
 }

@@ -5,51 +5,179 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One tool call. Unknown fields are rejected, naming the field.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+///
+/// Build one with [`Request::shell`] or [`Request::program`] and the builder methods, or
+/// parse one with [`Request::from_json`]:
+///
+/// ```
+/// use std::time::Duration;
+/// use agent_exec_core::Request;
+///
+/// let request = Request::shell("cargo test")
+///     .cwd("crates/core")
+///     .timeout(Duration::from_secs(300))
+///     .tail(200);
+/// assert_eq!(
+///     serde_json::to_string(&request).unwrap(),
+///     r#"{"command":"cargo test","cwd":"crates/core","timeout_ms":300000,"tail":200}"#
+/// );
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Request {
     /// Shell command, run by the configured shell (`bash -o pipefail -c`; `sh -c` where there is no bash).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// Alternative to `command`: a program run directly, no shell. Exactly one of `command` / `executable`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub executable: Option<String>,
     /// Arguments of `executable`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argv: Option<Vec<String>>,
     /// Working directory; relative paths resolve against the tool's working directory (the
     /// session's cwd in a session).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// Extra environment variables, applied after environment hardening.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Timeout in seconds (default 120), clamped to [1, 3600].
-    #[serde(default, deserialize_with = "lenient_int")]
+    #[serde(
+        default,
+        deserialize_with = "lenient_int",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(extend("default" = 120, "minimum" = 1, "maximum" = 3600))]
     pub timeout: Option<i64>,
     /// Timeout in milliseconds, instead of `timeout`; same clamp.
-    #[serde(default, deserialize_with = "lenient_int")]
+    #[serde(
+        default,
+        deserialize_with = "lenient_int",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(extend("minimum" = 1000, "maximum" = 3_600_000))]
     pub timeout_ms: Option<i64>,
     /// Keep the first N lines of the output (wins over a `| head` in the command).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head: Option<u64>,
     /// Keep the last N lines of the output (wins over a `| tail` in the command).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail: Option<u64>,
     /// Start as a background job and return its `job_id` at once.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub run_in_background: bool,
     /// Run inside the persistent shell session of that name (cd, exports, functions persist).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// Run under a pseudo-terminal; output rendered to plain text.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pty: bool,
+}
+
+/// Building a request.
+impl Request {
+    /// A shell command line (`bash -o pipefail -c COMMAND`).
+    pub fn shell(command: impl Into<String>) -> Request {
+        Request {
+            command: Some(command.into()),
+            ..Request::default()
+        }
+    }
+
+    /// A command given as words, as a command line gives them (`agent-exec run -- WORDS`):
+    /// one word is a shell line as it stands (`'ls | wc -l'`); several are joined with spaces,
+    /// each quoted where a shell would otherwise read it differently, so they reach the
+    /// program intact (`sh -c 'echo hi'` stays three words; `FOO=1 env` stays an assignment).
+    pub fn from_words<I, S>(words: I) -> Request
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let words: Vec<S> = words.into_iter().collect();
+        let line = match words.as_slice() {
+            [one] => one.as_ref().to_owned(),
+            many => many
+                .iter()
+                .map(|w| crate::plan::shell_word(w.as_ref()))
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        Request::shell(line)
+    }
+
+    /// A program run directly, no shell.
+    pub fn program<I, S>(program: impl Into<String>, args: I) -> Request
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Request {
+            executable: Some(program.into()),
+            argv: Some(args.into_iter().map(Into::into).collect()),
+            ..Request::default()
+        }
+    }
+
+    /// Working directory; relative to the tool's (or the session's) working directory.
+    #[must_use]
+    pub fn cwd(mut self, dir: impl Into<String>) -> Request {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// An extra environment variable.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Request {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// The timeout (clamped to 1 s ..= 1 h when the call runs).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Request {
+        self.timeout = None;
+        self.timeout_ms = Some(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX));
+        self
+    }
+
+    /// Keep the first `lines` lines of the output.
+    #[must_use]
+    pub fn head(mut self, lines: u64) -> Request {
+        self.head = Some(lines);
+        self
+    }
+
+    /// Keep the last `lines` lines of the output.
+    #[must_use]
+    pub fn tail(mut self, lines: u64) -> Request {
+        self.tail = Some(lines);
+        self
+    }
+
+    /// Run in the persistent shell session `name`.
+    #[must_use]
+    pub fn in_session(mut self, name: impl Into<String>) -> Request {
+        self.session = Some(name.into());
+        self
+    }
+
+    /// Start as a background job.
+    #[must_use]
+    pub fn in_background(mut self) -> Request {
+        self.run_in_background = true;
+        self
+    }
+
+    /// Run under a pseudo-terminal.
+    #[must_use]
+    pub fn with_pty(mut self) -> Request {
+        self.pty = true;
+        self
+    }
 }
 
 /// Any JSON number (negative, huge, fractional) as an integer, saturating, so the clamp — not
@@ -78,27 +206,25 @@ pub enum Target {
 
 /// A request that passed validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Validated {
+pub(crate) struct Validated {
     /// What to run.
-    pub target: Target,
+    pub(crate) target: Target,
     /// The resolved working directory (absolute). `None` in a session without an explicit cwd.
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// Extra environment.
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
     /// Timeout after clamping.
-    pub timeout: Duration,
-    /// Whole seconds or fractional, for the timeout banner.
-    pub timeout_label: String,
+    pub(crate) timeout: Duration,
     /// Explicit head.
-    pub head: Option<usize>,
+    pub(crate) head: Option<usize>,
     /// Explicit tail.
-    pub tail: Option<usize>,
+    pub(crate) tail: Option<usize>,
     /// Background job.
-    pub background: bool,
+    pub(crate) background: bool,
     /// Session name.
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// PTY mode.
-    pub pty: bool,
+    pub(crate) pty: bool,
 }
 
 /// Longest timeout accepted, in seconds.
@@ -108,14 +234,6 @@ pub const MAX_TIMEOUT_SECS: i64 = 3600;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct InvalidRequest(pub String);
-
-fn label(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        d.as_secs().to_string()
-    } else {
-        format!("{:.1}", d.as_secs_f64())
-    }
-}
 
 impl Request {
     /// Parses a request from JSON, with errors naming the field.
@@ -129,7 +247,7 @@ impl Request {
     }
 
     /// Checks the request and resolves its working directory against `base`.
-    pub fn validate(
+    pub(crate) fn validate(
         &self,
         base: &Path,
         default_timeout: Duration,
@@ -192,7 +310,6 @@ impl Request {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             timeout,
-            timeout_label: label(timeout),
             head: to_usize(self.head),
             tail: to_usize(self.tail),
             background: self.run_in_background,

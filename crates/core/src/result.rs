@@ -1,10 +1,16 @@
-//! The result of one tool call (contract §3).
+//! The result of one tool call (contract §3): typed here, the JSON exactly as the contract says.
 
+use std::fmt;
+
+use agent_exec_executor::{ExecOutcome, ExitStatus};
+pub use agent_exec_policy::Decision;
+pub use agent_exec_sink::{Direction, TruncatedBy};
 use serde::{Deserialize, Serialize};
 
 /// How a call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Outcome {
     /// Exit 0 (or 141, a reader closing the pipe early).
     Success,
@@ -27,21 +33,151 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The exit status `agent-exec run` uses for this outcome (contract §6), given the
-    /// command's exit code or signal when it has one.
-    pub fn cli_exit_code(self, exit_code: Option<i32>, signal: Option<i32>) -> i32 {
+    /// The contract's name (`exit_nonzero`).
+    pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Success => 0,
-            Outcome::ExitNonzero => exit_code.map_or(1, |c| if c == 0 { 1 } else { c & 0xff }),
-            Outcome::Signaled => 128 + signal.unwrap_or(0),
-            Outcome::Timeout => 124,
-            Outcome::Cancelled => 130,
-            Outcome::Denied | Outcome::NeedsApproval => 126,
-            Outcome::InvalidRequest => 2,
-            Outcome::SpawnFailed => 127,
+            Outcome::Success => "success",
+            Outcome::ExitNonzero => "exit_nonzero",
+            Outcome::Signaled => "signaled",
+            Outcome::Timeout => "timeout",
+            Outcome::Cancelled => "cancelled",
+            Outcome::Denied => "denied",
+            Outcome::NeedsApproval => "needs_approval",
+            Outcome::InvalidRequest => "invalid_request",
+            Outcome::SpawnFailed => "spawn_failed",
         }
     }
 }
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How an execution ended, classified once for calls, jobs and `job_kill` alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ending {
+    pub(crate) outcome: Outcome,
+    pub(crate) exit_code: Option<i32>,
+    /// The signal that ended it, unless we ended it because the output window was full.
+    pub(crate) signal: Option<i32>,
+    /// Exit 141 or SIGPIPE: a reader closed the pipe early; counted as success.
+    pub(crate) sigpipe: bool,
+}
+
+/// The one classification of an [`ExecOutcome`] (contract §3: 141 and SIGPIPE are success; a
+/// command we stopped once the window was full succeeded).
+pub(crate) fn classify(exec: &ExecOutcome) -> Ending {
+    let (exit_code, signal) = match exec.status {
+        Some(ExitStatus::Exited(c)) => (Some(c), None),
+        Some(ExitStatus::Signaled(n)) => (None, Some(n)),
+        None => (None, None),
+    };
+    let sigpipe = exit_code == Some(141) || signal == Some(libc_sigpipe());
+    let signal = if exec.stopped_by_sink() { None } else { signal };
+    let outcome = if exec.spawn_error.is_some() {
+        Outcome::SpawnFailed
+    } else if exec.stopped_by_sink() {
+        Outcome::Success
+    } else if exec.cancelled() {
+        Outcome::Cancelled
+    } else if exec.timed_out() {
+        Outcome::Timeout
+    } else if exit_code == Some(0) || sigpipe {
+        Outcome::Success
+    } else if signal.is_some() {
+        Outcome::Signaled
+    } else {
+        // A non-zero code, or (rarely) no status at all: the command did not succeed.
+        Outcome::ExitNonzero
+    };
+    Ending {
+        outcome,
+        exit_code,
+        signal,
+        sigpipe,
+    }
+}
+
+/// SIGPIPE's number on Linux (every architecture agent-exec runs on).
+const fn libc_sigpipe() -> i32 {
+    13
+}
+
+/// `diff` when the output is a diff (contract §3), else `plain`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StreamKind {
+    /// Anything else.
+    #[default]
+    Plain,
+    /// `git diff|show|whatchanged`, `git log … -p`, `diff`.
+    Diff,
+}
+
+macro_rules! string_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub String);
+
+        impl $name {
+            /// The id as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(s: String) -> Self {
+                $name(s)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(s: &str) -> Self {
+                $name(s.to_owned())
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    };
+}
+
+string_id!(
+    /// A background job (`"1"`): what `job_output`, `job_input` and `job_kill` take.
+    JobId
+);
+string_id!(
+    /// A spilled full output: `artifact://ID`.
+    ArtifactId
+);
 
 /// One content block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,11 +191,12 @@ pub struct Content {
 
 /// What was cut, when anything was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Truncation {
-    /// `tail`, `head`, `both` or `smart`.
-    pub direction: String,
-    /// `bytes` or `lines`.
-    pub truncated_by: String,
+    /// Which part was kept.
+    pub direction: Direction,
+    /// The byte or the line budget.
+    pub truncated_by: TruncatedBy,
     /// Bytes of the raw stream.
     pub total_bytes: u64,
     /// Lines of the raw stream.
@@ -68,14 +205,14 @@ pub struct Truncation {
     pub output_bytes: u64,
     /// Lines shown.
     pub output_lines: u64,
-    /// First and last raw line shown.
+    /// First and last raw line shown (`[0, 0]` when none is).
     pub shown_range: [u64; 2],
     /// Every shown range, in order (more than one for `both` and `smart`).
     pub shown_ranges: Vec<[u64; 2]>,
     /// Salient lines kept from the elided middle (`smart`).
     pub salient_lines: u64,
     /// The artifact with the full output; null only if it could not be written.
-    pub artifact_id: Option<String>,
+    pub artifact_id: Option<ArtifactId>,
     /// The artifact stopped at its cap before the end of the output.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub artifact_capped: bool,
@@ -83,9 +220,10 @@ pub struct Truncation {
 
 /// The policy's verdict, when it decided something other than a silent allow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PolicyDetails {
     /// `allow`, `ask` or `deny`.
-    pub decision: String,
+    pub decision: Decision,
     /// The rule that decided.
     pub rule: Option<String>,
     /// Why, for the model.
@@ -94,6 +232,7 @@ pub struct PolicyDetails {
 
 /// Structured details of a call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Details {
     /// How the call ended.
     pub outcome: Outcome,
@@ -112,7 +251,7 @@ pub struct Details {
     /// Working directory (the session's cwd after the call, in a session).
     pub cwd: String,
     /// `diff` or `plain`.
-    pub stream_kind: String,
+    pub stream_kind: StreamKind,
     /// Raw stdout bytes.
     pub stdout_bytes: u64,
     /// Raw stderr bytes.
@@ -120,7 +259,7 @@ pub struct Details {
     /// What was cut.
     pub truncation: Option<Truncation>,
     /// Background job id.
-    pub job_id: Option<String>,
+    pub job_id: Option<JobId>,
     /// Session name.
     pub session: Option<String>,
     /// The policy's verdict, when not a plain allow.
@@ -145,7 +284,7 @@ impl Details {
             cancelled: false,
             duration_ms: 0,
             cwd,
-            stream_kind: "plain".into(),
+            stream_kind: StreamKind::Plain,
             stdout_bytes: 0,
             stderr_bytes: 0,
             truncation: None,
@@ -156,10 +295,17 @@ impl Details {
             warnings: Vec::new(),
         }
     }
+
+    /// Sets the outcome and what follows from it (`success`).
+    pub(crate) fn set_outcome(&mut self, outcome: Outcome) {
+        self.outcome = outcome;
+        self.success = outcome == Outcome::Success;
+    }
 }
 
 /// The result of a tool call: model-ready text plus structured details.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// One text block.
     pub content: Vec<Content>,
@@ -187,11 +333,9 @@ impl ToolResult {
         self.content.first().map_or("", |c| c.text.as_str())
     }
 
-    /// The `agent-exec run` exit status for this result.
-    pub fn cli_exit_code(&self) -> i32 {
-        self.details
-            .outcome
-            .cli_exit_code(self.details.exit_code, self.details.signal)
+    /// How the call ended.
+    pub fn outcome(&self) -> Outcome {
+        self.details.outcome
     }
 
     /// An `invalid_request` result.

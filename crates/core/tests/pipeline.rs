@@ -6,7 +6,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_exec_core::{Approver, Outcome, Request, Tool};
+use agent_exec_core::{Approver, Decision, Direction, Outcome, Request, Tool, TruncatedBy};
 use agent_exec_executor::CancelToken;
 use agent_exec_policy::{Policy, PolicyConfig, Verdict};
 use support::tool_with;
@@ -16,10 +16,7 @@ fn tool() -> (tempfile::TempDir, Tool) {
 }
 
 fn req(command: &str) -> Request {
-    Request {
-        command: Some(command.into()),
-        ..Request::default()
-    }
+    Request::shell(command)
 }
 
 struct Recorder {
@@ -43,10 +40,9 @@ fn denied_commands_never_run() {
         &CancelToken::new(),
     );
     assert_eq!(r.details.outcome, Outcome::Denied);
-    assert_eq!(r.cli_exit_code(), 126);
     assert!(r.text().starts_with("Blocked: "), "{}", r.text());
     let policy = r.details.policy.expect("policy details");
-    assert_eq!(policy.decision, "deny");
+    assert_eq!(policy.decision, Decision::Deny);
     assert_eq!(
         policy.rule.as_deref(),
         Some("hardline.recursive-delete-root")
@@ -59,13 +55,12 @@ fn ask_without_an_approver_needs_approval() {
     let (_dir, tool) = tool();
     let r = tool.execute(&req("$CMD -rf /"), &CancelToken::new());
     assert_eq!(r.details.outcome, Outcome::NeedsApproval);
-    assert_eq!(r.cli_exit_code(), 126);
     assert!(
         r.text().contains("Original command: $CMD -rf /"),
         "{}",
         r.text()
     );
-    assert_eq!(r.details.policy.expect("policy").decision, "ask");
+    assert_eq!(r.details.policy.expect("policy").decision, Decision::Ask);
 }
 
 #[test]
@@ -124,14 +119,7 @@ fn configured_rules_and_interception_apply() {
 #[test]
 fn validation_messages_follow_the_contract() {
     let (dir, tool) = tool();
-    let r = tool.execute(
-        &Request {
-            command: Some("ls".into()),
-            cwd: Some("nope".into()),
-            ..Request::default()
-        },
-        &CancelToken::new(),
-    );
+    let r = tool.execute(&Request::shell("ls").cwd("nope"), &CancelToken::new());
     assert_eq!(
         r.text(),
         format!(
@@ -140,14 +128,7 @@ fn validation_messages_follow_the_contract() {
         )
     );
     std::fs::write(dir.path().join("file"), "x").unwrap();
-    let r = tool.execute(
-        &Request {
-            command: Some("ls".into()),
-            cwd: Some("file".into()),
-            ..Request::default()
-        },
-        &CancelToken::new(),
-    );
+    let r = tool.execute(&Request::shell("ls").cwd("file"), &CancelToken::new());
     assert_eq!(
         r.text(),
         format!(
@@ -161,10 +142,10 @@ fn validation_messages_follow_the_contract() {
         (Outcome::InvalidRequest, "command is required")
     );
     let r = tool.execute(
-        &Request {
-            command: Some("ls".into()),
-            executable: Some("ls".into()),
-            ..Request::default()
+        &{
+            let mut r = Request::shell("ls");
+            r.executable = Some("ls".into());
+            r
         },
         &CancelToken::new(),
     );
@@ -180,29 +161,29 @@ fn validation_messages_follow_the_contract() {
 fn timeouts_are_clamped() {
     let (_dir, tool) = tool();
     let r = tool.execute(
-        &Request {
-            command: Some("sleep 5".into()),
-            timeout: Some(0),
-            ..Request::default()
+        &{
+            let mut r = Request::shell("sleep 5");
+            r.timeout = Some(0);
+            r
         },
         &CancelToken::new(),
     );
     assert_eq!(r.details.outcome, Outcome::Timeout);
     assert!(
-        r.text().starts_with("[Command timed out after 1 seconds]"),
+        r.text().starts_with("[Command timed out after 1 second]"),
         "{}",
         r.text()
     );
     let r = tool.execute(
-        &Request {
-            command: Some("sleep 5".into()),
-            timeout_ms: Some(10),
-            ..Request::default()
+        &{
+            let mut r = Request::shell("sleep 5");
+            r.timeout_ms = Some(10);
+            r
         },
         &CancelToken::new(),
     );
     assert!(
-        r.text().starts_with("[Command timed out after 1 seconds]"),
+        r.text().starts_with("[Command timed out after 1 second]"),
         "{}",
         r.text()
     );
@@ -212,23 +193,17 @@ fn timeouts_are_clamped() {
 fn explicit_limits_win_and_the_command_runs_whole() {
     let (_dir, tool) = tool();
     let r = tool.execute(
-        &Request {
-            command: Some("seq 1 10 | tail -n 5".into()),
-            tail: Some(2),
-            ..Request::default()
-        },
+        &Request::shell("seq 1 10 | tail -n 5").tail(2),
         &CancelToken::new(),
     );
     assert_eq!(r.text().lines().next(), Some("9"), "{}", r.text());
     let t = r.details.truncation.expect("truncated");
-    assert_eq!((t.truncated_by.as_str(), t.shown_range), ("lines", [9, 10]));
+    assert_eq!(
+        (t.truncated_by, t.shown_range),
+        (TruncatedBy::Lines, [9, 10])
+    );
     // Both given: the first and the last lines, the middle elided.
-    let both = Request {
-        command: Some("seq 1 10".into()),
-        head: Some(3),
-        tail: Some(2),
-        ..Request::default()
-    };
+    let both = Request::shell("seq 1 10").head(3).tail(2);
     let r = tool.execute(&both, &CancelToken::new());
     assert!(
         r.text().starts_with("1\n2\n3\n[... 5 lines"),
@@ -238,15 +213,11 @@ fn explicit_limits_win_and_the_command_runs_whole() {
     assert!(r.text().contains("9\n10\n"), "{}", r.text());
     let t = r.details.truncation.expect("truncated");
     assert_eq!(
-        (t.direction.as_str(), t.shown_ranges.clone()),
-        ("both", vec![[1, 3], [9, 10]])
+        (t.direction, t.shown_ranges.clone()),
+        (Direction::Both, vec![[1, 3], [9, 10]])
     );
     // An explicit tail applies to what the command's own `| head` kept, as the pipe would.
-    let piped = Request {
-        command: Some("seq 1 10 | head -n 4".into()),
-        tail: Some(2),
-        ..Request::default()
-    };
+    let piped = Request::shell("seq 1 10 | head -n 4").tail(2);
     let r = tool.execute(&piped, &CancelToken::new());
     assert!(r.text().starts_with("3\n4\n"), "{}", r.text());
     assert_eq!(r.details.truncation.expect("truncated").shown_range, [3, 4]);
@@ -256,11 +227,7 @@ fn explicit_limits_win_and_the_command_runs_whole() {
 fn argv_requests_run_without_a_shell() {
     let (_dir, tool) = tool();
     let r = tool.execute(
-        &Request {
-            executable: Some("printf".into()),
-            argv: Some(vec!["%s|".into(), "$HOME".into(), "a b".into()]),
-            ..Request::default()
-        },
+        &Request::program("printf", ["%s|", "$HOME", "a b"]),
         &CancelToken::new(),
     );
     assert_eq!(r.text(), "$HOME|a b|");
@@ -283,5 +250,4 @@ fn cancel_returns_the_partial_output() {
         "{}",
         r.text()
     );
-    assert_eq!(r.cli_exit_code(), 130);
 }

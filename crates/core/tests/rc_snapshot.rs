@@ -33,11 +33,7 @@ fn sessions_get_the_users_functions_aliases_and_path() {
     config.sessions.cache_dir = home.path().join("cache");
     let tool = Tool::new(config);
     let exec = |session: &str, command: &str| {
-        let request = Request {
-            command: Some(command.into()),
-            session: Some(session.into()),
-            ..Request::default()
-        };
+        let request = Request::shell(command).in_session(session);
         tool.execute(&request, &CancelToken::new())
             .text()
             .to_owned()
@@ -59,11 +55,8 @@ fn sessions_get_the_users_functions_aliases_and_path() {
         workdir: home.path().to_path_buf(),
         ..Config::default()
     });
-    let request = Request {
-        command: Some("type myfn >/dev/null 2>&1 && echo has || echo none".into()),
-        session: Some("c".into()),
-        ..Request::default()
-    };
+    let request =
+        Request::shell("type myfn >/dev/null 2>&1 && echo has || echo none").in_session("c");
     assert_eq!(
         plain.execute(&request, &CancelToken::new()).text(),
         "none\n"

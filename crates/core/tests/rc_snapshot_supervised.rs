@@ -35,11 +35,10 @@ fn exec_async(
 ) -> std::sync::mpsc::Receiver<ToolResult> {
     let (tx, rx) = std::sync::mpsc::channel();
     let tool = tool.clone();
-    let request = Request {
-        command: Some(command.into()),
-        session: Some("s".into()),
-        timeout: Some(timeout),
-        ..Request::default()
+    let request = {
+        let mut r = Request::shell(command).in_session("s");
+        r.timeout = Some(timeout);
+        r
     };
     std::thread::spawn(move || {
         let _ = tx.send(tool.execute(&request, &CancelToken::new()));

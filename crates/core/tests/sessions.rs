@@ -12,11 +12,7 @@ use agent_exec_executor::CancelToken;
 use support::{alive, tool_with};
 
 fn exec(tool: &Tool, session: &str, command: &str) -> ToolResult {
-    let request = Request {
-        command: Some(command.into()),
-        session: Some(session.into()),
-        ..Request::default()
-    };
+    let request = Request::shell(command).in_session(session);
     tool.execute(&request, &CancelToken::new())
 }
 
@@ -123,17 +119,18 @@ fn redirecting_the_shells_own_output_does_not_break_later_calls() {
 #[test]
 fn timeout_ends_the_session_and_everything_in_it() {
     let (_dir, tool) = tool_with(|_| {});
-    let request = Request {
-        command: Some("echo started; sleep 300 & echo $! > bgpid; trap '' TERM; sleep 300".into()),
-        session: Some("s".into()),
-        timeout: Some(1),
-        ..Request::default()
+    let request = {
+        let mut r =
+            Request::shell("echo started; sleep 300 & echo $! > bgpid; trap '' TERM; sleep 300")
+                .in_session("s");
+        r.timeout = Some(1);
+        r
     };
     let r = tool.execute(&request, &CancelToken::new());
     assert_eq!(r.details.outcome, Outcome::Timeout);
     assert!(
         r.text()
-            .starts_with("[Command timed out after 1 seconds]\nstarted\n"),
+            .starts_with("[Command timed out after 1 second]\nstarted\n"),
         "{}",
         r.text()
     );
@@ -173,14 +170,14 @@ fn different_sessions_run_in_parallel() {
         let tool = tool.clone();
         let flag = flag.clone();
         std::thread::spawn(move || {
-            let request = Request {
-                command: Some(format!(
+            let request = {
+                let mut r = Request::shell(format!(
                     "while [ ! -e {} ]; do sleep 0.02; done; echo saw it",
                     flag.display()
-                )),
-                session: Some("a".into()),
-                timeout: Some(20),
-                ..Request::default()
+                ))
+                .in_session("a");
+                r.timeout = Some(20);
+                r
             };
             tool.execute(&request, &CancelToken::new())
         })
@@ -371,15 +368,11 @@ fn exec_in_background(
     timeout: i64,
 ) -> std::sync::mpsc::Receiver<ToolResult> {
     let (tx, rx) = std::sync::mpsc::channel();
-    let (tool, request) = (
-        tool.clone(),
-        Request {
-            command: Some(command.into()),
-            session: Some(session.into()),
-            timeout: Some(timeout),
-            ..Request::default()
-        },
-    );
+    let (tool, request) = (tool.clone(), {
+        let mut r = Request::shell(command).in_session(session);
+        r.timeout = Some(timeout);
+        r
+    });
     std::thread::spawn(move || {
         let _ = tx.send(tool.execute(&request, &CancelToken::new()));
     });
@@ -495,12 +488,7 @@ fn a_shell_killed_from_outside_is_noticed_at_once() {
 #[test]
 fn pty_in_a_session_is_refused_with_a_way_forward() {
     let (_dir, tool) = tool_with(|_| {});
-    let request = Request {
-        command: Some("tty".into()),
-        session: Some("s".into()),
-        pty: true,
-        ..Request::default()
-    };
+    let request = Request::shell("tty").in_session("s").with_pty();
     let r = tool.execute(&request, &CancelToken::new());
     assert_eq!(r.details.outcome, Outcome::InvalidRequest);
     assert!(

@@ -50,6 +50,14 @@ impl CancelToken {
         self.inner.cancelled.load(Ordering::SeqCst)
     }
 
+    /// Waits up to `timeout` for a cancel; returns whether the token is cancelled.
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> bool {
+        if !self.is_cancelled() {
+            let _ = sys::poll_readable(&[Some(self.fd())], Some(timeout));
+        }
+        self.is_cancelled()
+    }
+
     pub(crate) fn fd(&self) -> RawFd {
         self.inner.read.as_raw_fd()
     }

@@ -16,7 +16,7 @@
 //!
 //! let mut sink = OutputSink::new(SinkConfig::default(), None);
 //! let outcome = run(&ExecSpec::shell("echo hi", "/tmp"), &mut sink, &CancelToken::new());
-//! assert_eq!(sink.finish_capture().view.text, "hi\n");
+//! assert_eq!(sink.finish_capture().view.text(), "hi\n");
 //! # let _ = outcome;
 //! ```
 //!

@@ -324,7 +324,12 @@ fn shell_plan(
             if is_bash {
                 argv.extend(["-o".into(), "pipefail".into()]);
             }
-            argv.extend(["-c".into(), command.into()]);
+            argv.push("-c".into());
+            if command.starts_with('-') {
+                // Else the shell reads the command as its own options.
+                argv.push("--".into());
+            }
+            argv.push(command.into());
             let mut env = env.to_vec();
             if matches!(io, Io::Pipes { .. }) {
                 fix_pwd(&mut env, cwd);

@@ -40,7 +40,7 @@ fn escapees_with_a_scrubbed_environment_are_ended_and_counted() {
         let mut sink = OutputSink::new(SinkConfig::default(), None);
         let outcome = run(&spec, &mut sink, &CancelToken::new());
         assert_eq!(outcome.containment, Some(kind));
-        assert_eq!(sink.finish_capture().view.text, "started\n", "{kind:?}");
+        assert_eq!(sink.finish_capture().view.text(), "started\n", "{kind:?}");
         assert_eq!(pids.pids().len(), 8, "{kind:?}");
         assert_eq!(outcome.processes_stopped, 8, "{kind:?}");
         assert_eq!(pids.survivors(), Vec::<i32>::new(), "{kind:?}");
@@ -147,7 +147,7 @@ fn calls_after_a_group_was_killed_run_normally() {
                     Some(agent_exec_executor::ExitStatus::Exited(0)),
                     "{kind:?}"
                 );
-                assert_eq!(sink.finish_capture().view.text, "alive\n", "{kind:?}");
+                assert_eq!(sink.finish_capture().view.text(), "alive\n", "{kind:?}");
             }
         }
     }
@@ -168,7 +168,7 @@ fn a_cgroup_the_command_made_inside_its_own_is_ended_too() {
         let spec = spec_in(Containment::CgroupV2, &command, &pids);
         let mut sink = OutputSink::new(SinkConfig::default(), None);
         let outcome = run(&spec, &mut sink, &CancelToken::new());
-        assert_eq!(sink.finish_capture().view.text, "moved\n");
+        assert_eq!(sink.finish_capture().view.text(), "moved\n");
         assert_eq!(outcome.processes_stopped, 1);
         assert_eq!(pids.survivors(), Vec::<i32>::new());
         std::fs::remove_file(&pids.path).unwrap();

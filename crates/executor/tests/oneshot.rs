@@ -14,7 +14,7 @@ fn plain_command_exit_code_and_output() {
     let pids = PidFile::new();
     let (outcome, capture) = exec(&spec("echo hello; echo oops >&2; exit 3", &pids));
     assert_eq!(outcome.status, Some(ExitStatus::Exited(3)));
-    assert_eq!(capture.view.text, "hello\noops\n");
+    assert_eq!(capture.view.text(), "hello\noops\n");
     assert_eq!(capture.totals.stdout.bytes, 6);
     assert_eq!(capture.totals.stderr.bytes, 5);
     assert!(!outcome.timed_out() && !outcome.cancelled());
@@ -26,7 +26,7 @@ fn stdin_is_dev_null() {
     let pids = PidFile::new();
     let (outcome, capture) = exec(&spec("$MB read-stdin", &pids));
     assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
-    assert_eq!(capture.view.text, "read 0 bytes\n");
+    assert_eq!(capture.view.text(), "read 0 bytes\n");
 }
 
 #[test]
@@ -40,15 +40,16 @@ fn pipefail_reports_the_failing_stage() {
 fn hardened_environment_reaches_the_command() {
     let pids = PidFile::new();
     let (_, capture) = exec(&spec("echo $GIT_PAGER $TERM $CI $NO_COLOR", &pids));
-    assert_eq!(capture.view.text, "cat dumb 1 1\n");
+    assert_eq!(capture.view.text(), "cat dumb 1 1\n");
 }
 
 #[test]
 fn command_leads_its_own_process_group() {
     let pids = PidFile::new();
     let (_, capture) = exec(&spec("ps -o pid=,pgid= -p $$", &pids));
-    let fields: Vec<&str> = capture.view.text.split_whitespace().collect();
-    assert_eq!(fields.len(), 2, "{}", capture.view.text);
+    let text = capture.view.text();
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(fields.len(), 2, "{}", capture.view.text());
     assert_eq!(fields[0], fields[1]);
 }
 
@@ -60,7 +61,7 @@ fn timeout_ends_a_process_that_ignores_term() {
     let (outcome, capture) = exec(&s);
     assert!(outcome.timed_out());
     assert_eq!(outcome.status, Some(ExitStatus::Signaled(9)));
-    assert_eq!(capture.view.text, "ignoring TERM\n");
+    assert_eq!(capture.view.text(), "ignoring TERM\n");
     assert_eq!(pids.pids().len(), 1);
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
@@ -77,7 +78,7 @@ fn timeout_ends_a_stopped_process() {
         "{:?}",
         outcome.status
     );
-    assert_eq!(capture.view.text, "stopping\n");
+    assert_eq!(capture.view.text(), "stopping\n");
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
 
@@ -91,7 +92,7 @@ fn closing_the_pipes_does_not_end_the_call() {
         outcome.timed_out(),
         "the call must wait for the exit, not for EOF"
     );
-    assert_eq!(capture.view.text, "closing pipes\n");
+    assert_eq!(capture.view.text(), "closing pipes\n");
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
 
@@ -102,7 +103,7 @@ fn background_child_holding_pipes_is_drained_then_stopped() {
     assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
     assert!(outcome.drain_cut_short);
     assert_eq!(outcome.processes_stopped, 1);
-    assert!(capture.view.text.contains("parent exits"));
+    assert!(capture.view.text().contains("parent exits"));
     assert_eq!(pids.pids().len(), 1);
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
@@ -120,7 +121,7 @@ fn background_child_that_closed_its_pipes_is_stopped() {
 fn setsid_escapee_is_found_and_stopped() {
     let pids = PidFile::new();
     let (outcome, capture) = exec(&spec("$MB setsid-escape 30", &pids));
-    assert_eq!(capture.view.text, "escaped\n");
+    assert_eq!(capture.view.text(), "escaped\n");
     assert_eq!(pids.pids().len(), 1);
     assert_eq!(outcome.processes_stopped, 1);
     assert_eq!(pids.survivors(), Vec::<i32>::new());
@@ -144,21 +145,21 @@ fn flood_is_captured_in_bounded_memory() {
     assert_eq!(capture.totals.stdout.bytes, 20_000_000);
     assert_eq!(capture.totals.stderr.bytes, 11);
     assert!(capture.view.output_bytes <= 51_200);
-    assert!(capture.view.text.ends_with("flood done\n"));
+    assert!(capture.view.text().ends_with("flood done\n"));
 }
 
 #[test]
 fn invalid_utf8_across_writes() {
     let pids = PidFile::new();
     let (_, capture) = exec(&spec("$MB invalid-utf8", &pids));
-    assert_eq!(capture.view.text, "start 😀 bad:\u{fffd}\u{fffd} end\n");
+    assert_eq!(capture.view.text(), "start 😀 bad:\u{fffd}\u{fffd} end\n");
 }
 
 #[test]
 fn arrival_order_is_kept_across_streams() {
     let pids = PidFile::new();
     let (_, capture) = exec(&spec("$MB stderr-then-stdout", &pids));
-    assert_eq!(capture.view.text, "err line\nout line\n");
+    assert_eq!(capture.view.text(), "err line\nout line\n");
 }
 
 #[test]
@@ -192,7 +193,7 @@ fn argv_runs_without_a_shell() {
     let spec = ExecSpec::argv("echo", vec!["$HOME".into(), "a b".into()], "/tmp");
     let outcome = run(&spec, &mut sink, &CancelToken::new());
     assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
-    assert_eq!(sink.finish_capture().view.text, "$HOME a b\n");
+    assert_eq!(sink.finish_capture().view.text(), "$HOME a b\n");
 }
 
 #[test]
@@ -216,7 +217,7 @@ fn cancel_ends_the_group_and_keeps_output() {
     let outcome = run(&s, &mut sink, &cancel);
     assert!(outcome.cancelled());
     assert!(!outcome.timed_out());
-    assert_eq!(sink.finish_capture().view.text, "before\nignoring TERM\n");
+    assert_eq!(sink.finish_capture().view.text(), "before\nignoring TERM\n");
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
 
@@ -248,7 +249,7 @@ fn plain_commands_run_without_a_shell_and_see_their_cwd() {
         &CancelToken::new(),
     );
     assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
-    let text = sink.finish_capture().view.text;
+    let text = sink.finish_capture().view.text();
     assert!(
         text.lines()
             .any(|l| l == format!("PWD={}", dir.path().display())),
@@ -266,9 +267,9 @@ fn unknown_plain_command_is_the_shells_127() {
     let (outcome, capture) = exec(&spec("definitely-not-a-command-xyz --flag", &pids));
     assert_eq!(outcome.status, Some(ExitStatus::Exited(127)));
     assert!(
-        capture.view.text.contains("command not found"),
+        capture.view.text().contains("command not found"),
         "{}",
-        capture.view.text
+        capture.view.text()
     );
 }
 
@@ -282,7 +283,7 @@ fn plain_commands_look_to_themselves_as_under_a_shell() {
         &CancelToken::new(),
     );
     assert_eq!(outcome.status, Some(ExitStatus::Exited(2)));
-    let text = sink.finish_capture().view.text;
+    let text = sink.finish_capture().view.text();
     assert!(text.starts_with("ls: "), "argv[0] as typed: {text}");
     let mut sink = OutputSink::new(SinkConfig::default(), None);
     run(
@@ -293,7 +294,7 @@ fn plain_commands_look_to_themselves_as_under_a_shell() {
     assert!(
         sink.finish_capture()
             .view
-            .text
+            .text()
             .trim_end()
             .ends_with("/printenv")
     );
@@ -310,7 +311,7 @@ fn pty_mode_gives_the_command_a_terminal() {
     let outcome = agent_exec_executor::run_pty(&s, &mut sink, &CancelToken::new());
     assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
     assert_eq!(
-        sink.finish_capture().view.text,
+        sink.finish_capture().view.text(),
         "on a tty\nxterm-256color\nred\n"
     );
     let mut s = spec("echo started; $MB ignore-term 30", &pids);

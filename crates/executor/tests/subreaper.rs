@@ -44,5 +44,5 @@ fn escapees_and_orphans_are_ended_and_reaped() {
     let pids = PidFile::new();
     let (outcome, capture) = exec(&spec("echo ok", &pids));
     assert_eq!(outcome.processes_stopped, 0);
-    assert_eq!(capture.view.text, "ok\n");
+    assert_eq!(capture.view.text(), "ok\n");
 }

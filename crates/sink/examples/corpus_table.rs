@@ -42,7 +42,7 @@ fn main() {
                 sink.push(Stream::Stdout, chunk).expect("infallible");
             }
             let view = sink.finish_capture().view;
-            let found = view.text.lines().any(|l| l == needle);
+            let found = view.text().lines().any(|l| l == needle);
             kept[i] += usize::from(found);
             bytes[i] += view.output_bytes;
             row.push(format!(

@@ -12,7 +12,7 @@
 //! sink.push(Stream::Stdout, b"abc").unwrap();
 //! sink.push(Stream::Stdout, b"def").unwrap();
 //! let capture = sink.finish_capture();
-//! assert_eq!(capture.view.text, "bcdef");
+//! assert_eq!(capture.view.text(), "bcdef");
 //! assert!(capture.view.truncated);
 //! assert_eq!(capture.totals.merged.bytes, 6);
 //! ```
@@ -30,7 +30,7 @@ pub use output_sink::{ArtifactInfo, Capture, OutputSink, SinkConfig, StreamTotal
 pub use salient::{DEFAULT_ANCHORS, DEFAULT_PATTERNS, MATCH_CAP, SHOW_CAP, SalientConfig};
 pub use sanitize::{MAX_STRING_SEQUENCE, sanitize};
 pub use tail_buffer::TailBuffer;
-pub use window::View;
+pub use window::{View, ViewPart};
 
 /// Which output stream a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -31,8 +31,9 @@ pub(crate) struct WindowLimits {
 /// What the window shows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct View {
-    /// The text for the model, with elision markers between parts.
-    pub text: String,
+    /// What is shown, in order: text parts with what was left out between them. The caller
+    /// draws the elision markers (`agent-exec-core` writes every line a model reads).
+    pub parts: Vec<ViewPart>,
     /// Whether anything of the sanitized stream is not shown.
     pub truncated: bool,
     /// What cut it, when truncated.
@@ -45,6 +46,40 @@ pub struct View {
     pub output_lines: u64,
     /// Salient lines from the elided middle that the view keeps (`smart` only).
     pub salient_lines: u64,
+}
+
+/// One part of a [`View`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ViewPart {
+    /// Text shown, starting at raw line `first_line` (1-based).
+    Shown {
+        /// The raw line number of the part's first line.
+        first_line: u64,
+        /// The text.
+        text: String,
+    },
+    /// Left out between two shown parts.
+    Omitted {
+        /// Lines left out.
+        lines: u64,
+        /// Bytes left out, when the window knows them (`both`).
+        bytes: Option<u64>,
+    },
+}
+
+impl View {
+    /// The shown text, parts joined without any marker: for views of one part (`tail`,
+    /// `head`, or an output that fits), exactly the text shown.
+    pub fn text(&self) -> String {
+        let mut text = String::new();
+        for part in &self.parts {
+            if let ViewPart::Shown { text: t, .. } = part {
+                text.push_str(t);
+            }
+        }
+        text
+    }
 }
 
 #[derive(Debug)]
@@ -327,7 +362,14 @@ impl Window {
     }
 
     fn single_part_view(&self, shown: &[u8], first_line: u64) -> View {
-        let text = String::from_utf8_lossy(shown).into_owned();
+        let parts = if shown.is_empty() {
+            Vec::new()
+        } else {
+            vec![ViewPart::Shown {
+                first_line,
+                text: String::from_utf8_lossy(shown).into_owned(),
+            }]
+        };
         let output_lines = count_lines(shown);
         let truncated = (shown.len() as u64) < self.total_bytes;
         let shown_ranges = if output_lines == 0 {
@@ -336,7 +378,7 @@ impl Window {
             vec![[first_line, first_line + output_lines - 1]]
         };
         View {
-            text,
+            parts,
             truncated,
             truncated_by: None,
             shown_ranges,
@@ -454,9 +496,9 @@ impl Window {
         self.assemble(&parts, by_lines || head_by_lines, kept)
     }
 
-    /// Joins parts with markers that say what was left out between them.
+    /// Lists the parts with what was left out between them.
     fn assemble(&self, parts: &[Part<'_>], by_lines: bool, salient_lines: u64) -> View {
-        let mut text = String::new();
+        let mut view_parts = Vec::with_capacity(parts.len() * 2);
         let mut shown_ranges: Vec<[u64; 2]> = Vec::new();
         let mut output_bytes = 0u64;
         let mut output_lines = 0u64;
@@ -468,20 +510,21 @@ impl Window {
             let last = part.first_line + lines - 1;
             if i > 0 {
                 let omitted_lines = part.first_line.saturating_sub(prev_end.unwrap_or(0) + 1);
-                if !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                let omitted = if salient_lines > 0 || self.limits.direction == Direction::Smart {
-                    format!("[... {omitted_lines} lines omitted ...]\n")
-                } else {
-                    let omitted_bytes = self
-                        .total_bytes
-                        .saturating_sub(prev_bytes_end + part_bytes_from_end(part, &parts[i..]));
-                    format!("[... {omitted_lines} lines ({omitted_bytes} bytes) omitted ...]\n")
-                };
-                text.push_str(&omitted);
+                // With salient lines between, the bytes of each gap are not tracked.
+                let bytes =
+                    (salient_lines == 0 && self.limits.direction != Direction::Smart).then(|| {
+                        self.total_bytes
+                            .saturating_sub(prev_bytes_end + part_bytes_from_end(&parts[i..]))
+                    });
+                view_parts.push(ViewPart::Omitted {
+                    lines: omitted_lines,
+                    bytes,
+                });
             }
-            text.push_str(&String::from_utf8_lossy(part.bytes));
+            view_parts.push(ViewPart::Shown {
+                first_line: part.first_line,
+                text: String::from_utf8_lossy(part.bytes).into_owned(),
+            });
             match shown_ranges.last_mut() {
                 Some(range) if part.first_line <= range[1] + 1 => range[1] = range[1].max(last),
                 _ => shown_ranges.push([part.first_line, last]),
@@ -492,7 +535,7 @@ impl Window {
             prev_bytes_end += part.bytes.len() as u64;
         }
         View {
-            text,
+            parts: view_parts,
             truncated: true,
             truncated_by: Some(if by_lines {
                 TruncatedBy::Lines
@@ -508,7 +551,7 @@ impl Window {
 }
 
 /// Bytes of the parts from this one to the end (used for the omitted-bytes count in `both`).
-fn part_bytes_from_end(_part: &Part<'_>, rest: &[&Part<'_>]) -> u64 {
+fn part_bytes_from_end(rest: &[&Part<'_>]) -> u64 {
     rest.iter().map(|p| p.bytes.len() as u64).sum()
 }
 

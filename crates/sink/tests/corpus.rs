@@ -38,7 +38,7 @@ fn smart_keeps_every_needle() {
             let smart = view_of(&data, Direction::Smart, chunk);
             let tail = view_of(&data, Direction::Tail, chunk);
             assert!(smart.output_bytes <= tail.output_bytes, "{}", log.display());
-            if !smart.text.lines().any(|l| l == needle) {
+            if !smart.text().lines().any(|l| l == needle) {
                 missed.push(format!("{} (chunk {chunk})", log.display()));
             }
         }

@@ -118,9 +118,9 @@ proptest! {
         let config = SinkConfig { max_bytes, ..SinkConfig::default() };
         let c = run(&config, &input, &cuts, None);
         let clean = reference_sanitize(&input);
-        prop_assert_eq!(c.view.text.as_str(), tail_of(&clean, max_bytes));
+        prop_assert_eq!(c.view.text(), tail_of(&clean, max_bytes));
         if let Some(&[first, last]) = c.view.shown_ranges.first() {
-            let shown_start = clean.len() - c.view.text.len();
+            let shown_start = clean.len() - c.view.text().len();
             prop_assert_eq!(first, 1 + clean[..shown_start].matches('\n').count() as u64);
             prop_assert_eq!(last, first + c.view.output_lines - 1);
         }
@@ -135,7 +135,7 @@ proptest! {
         let config = SinkConfig { max_bytes, direction: Direction::Head, ..SinkConfig::default() };
         let c = run(&config, &input, &cuts, None);
         let clean = reference_sanitize(&input);
-        prop_assert_eq!(c.view.text.as_str(), head_of(&clean, max_bytes));
+        prop_assert_eq!(c.view.text(), head_of(&clean, max_bytes));
     }
 
     #[test]
@@ -145,7 +145,7 @@ proptest! {
     ) {
         let config = SinkConfig { max_bytes: 10_000, direction, ..SinkConfig::default() };
         let c = run(&config, &input, &[], None);
-        prop_assert_eq!(c.view.text, reference_sanitize(&input));
+        prop_assert_eq!(c.view.text(), reference_sanitize(&input));
         prop_assert!(!c.view.truncated);
     }
 
@@ -184,7 +184,7 @@ proptest! {
         prop_assert_eq!(c.totals.stdout.lines, count_lines(&out));
         prop_assert_eq!(c.totals.stderr.lines, count_lines(&err));
         prop_assert_eq!(c.totals.merged.lines, count_lines(&all));
-        prop_assert_eq!(c.stdout.unwrap().text, reference_sanitize(&out));
+        prop_assert_eq!(c.stdout.unwrap().text(), reference_sanitize(&out));
     }
 }
 
@@ -204,12 +204,12 @@ proptest! {
         let c = run(&config, &input, &cuts, None);
         let clean = reference_sanitize(&input);
         let plain = tail_of(&clean, max_bytes);
-        prop_assert!(clean.ends_with(&c.view.text));
-        prop_assert!(plain.ends_with(&c.view.text));
-        let start = clean.len() - c.view.text.len();
+        prop_assert!(clean.ends_with(&c.view.text()));
+        prop_assert!(plain.ends_with(&c.view.text()));
+        let start = clean.len() - c.view.text().len();
         // Either it starts a line, or it is the single (partial) line the budget allows.
         let starts_line = start == 0 || clean.as_bytes()[start - 1] == b'\n';
-        let single = !c.view.text.trim_end_matches('\n').contains('\n');
-        prop_assert!(starts_line || single, "{:?} of {:?}", c.view.text, clean);
+        let single = !c.view.text().trim_end_matches('\n').contains('\n');
+        prop_assert!(starts_line || single, "{:?} of {:?}", c.view.text(), clean);
     }
 }

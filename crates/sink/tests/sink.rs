@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agent_exec_sink::{
     ArtifactError, ArtifactStore, Direction, OutputSink, Retention, Sink, SinkConfig, Stream,
-    TruncatedBy,
+    TruncatedBy, ViewPart,
 };
 use common::reference_sanitize;
 
@@ -34,7 +34,7 @@ fn threshold_five_keeps_the_tail_and_spills_everything() {
     s.push(Stream::Stdout, b"abc").unwrap();
     s.push(Stream::Stdout, b"def").unwrap();
     let c = s.finish_capture();
-    assert_eq!(c.view.text, "bcdef");
+    assert_eq!(c.view.text(), "bcdef");
     assert!(c.view.truncated);
     assert_eq!(c.view.truncated_by, Some(TruncatedBy::Bytes));
     let artifact = c.artifact.expect("spilled");
@@ -49,7 +49,7 @@ fn threshold_five_keeps_the_tail_and_spills_everything() {
 fn tail_never_splits_a_character() {
     let mut s = sink(4, Direction::Tail, None);
     s.push(Stream::Stdout, "a😀b".as_bytes()).unwrap();
-    assert_eq!(s.finish_capture().view.text, "b");
+    assert_eq!(s.finish_capture().view.text(), "b");
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn head_never_splits_a_character() {
     let mut s = sink(4, Direction::Head, None);
     s.push(Stream::Stdout, "a😀b".as_bytes()).unwrap();
     let c = s.finish_capture();
-    assert_eq!(c.view.text, "a");
+    assert_eq!(c.view.text(), "a");
     assert_eq!(c.view.shown_ranges, vec![[1, 1]]);
 }
 
@@ -74,7 +74,7 @@ fn a_flood_is_counted_exactly_and_spilled_whole() {
     assert_eq!(c.totals.stdout.bytes, 100_000);
     assert_eq!(c.totals.merged.lines, 1);
     assert!(c.view.output_bytes <= 51_200);
-    assert_eq!(c.view.text.len(), 51_200);
+    assert_eq!(c.view.text().len(), 51_200);
     let artifact = c.artifact.expect("spilled");
     assert_eq!(std::fs::read(&artifact.path).unwrap().len(), 100_000);
 }
@@ -108,9 +108,9 @@ fn streams_are_merged_in_arrival_order_and_counted_apart() {
     s.push(Stream::Stderr, b"err1\n").unwrap();
     s.push(Stream::Stdout, b"out2\n").unwrap();
     let c = s.finish_capture();
-    assert_eq!(c.view.text, "out1\nerr1\nout2\n");
-    assert_eq!(c.stdout.expect("split").text, "out1\nout2\n");
-    assert_eq!(c.stderr.expect("split").text, "err1\n");
+    assert_eq!(c.view.text(), "out1\nerr1\nout2\n");
+    assert_eq!(c.stdout.expect("split").text(), "out1\nout2\n");
+    assert_eq!(c.stderr.expect("split").text(), "err1\n");
     assert_eq!((c.totals.stdout.bytes, c.totals.stdout.lines), (10, 2));
     assert_eq!((c.totals.stderr.bytes, c.totals.stderr.lines), (5, 1));
     assert_eq!(c.totals.merged.lines, 3);
@@ -123,8 +123,21 @@ fn both_keeps_head_and_tail_and_names_what_was_omitted() {
     s.push(Stream::Stdout, text.as_bytes()).unwrap();
     let c = s.finish_capture();
     assert_eq!(
-        c.view.text,
-        "1\n2\n3\n4\n5\n[... 92 lines (272 bytes) omitted ...]\n98\n99\n100\n"
+        c.view.parts,
+        vec![
+            ViewPart::Shown {
+                first_line: 1,
+                text: "1\n2\n3\n4\n5\n".into()
+            },
+            ViewPart::Omitted {
+                lines: 92,
+                bytes: Some(272)
+            },
+            ViewPart::Shown {
+                first_line: 98,
+                text: "98\n99\n100\n".into()
+            },
+        ]
     );
     assert_eq!(c.view.shown_ranges.len(), 2);
     assert_eq!(c.view.shown_ranges[1][1], 100);
@@ -143,7 +156,9 @@ fn both_split_is_configurable() {
     );
     s.push(Stream::Stdout, &[b'x'; 100]).unwrap();
     let c = s.finish_capture();
-    let head = c.view.text.split('\n').next().unwrap();
+    let ViewPart::Shown { text: head, .. } = &c.view.parts[0] else {
+        panic!("a head part first: {:?}", c.view.parts)
+    };
     assert_eq!(head.len(), 5);
 }
 
@@ -158,7 +173,7 @@ fn line_budget_truncates_by_lines() {
     );
     s.push(Stream::Stdout, b"l1\nl2\nl3\nl4\n").unwrap();
     let c = s.finish_capture();
-    assert_eq!(c.view.text, "l3\nl4\n");
+    assert_eq!(c.view.text(), "l3\nl4\n");
     assert_eq!(c.view.truncated_by, Some(TruncatedBy::Lines));
     assert_eq!(c.view.shown_ranges, vec![[3, 4]]);
 }
@@ -169,7 +184,7 @@ fn shown_range_is_in_raw_line_numbers() {
     let text: String = (1..=50).map(|i| format!("line{i}\n")).collect();
     s.push(Stream::Stdout, text.as_bytes()).unwrap();
     let c = s.finish_capture();
-    assert_eq!(c.view.text, "49\nline50\n");
+    assert_eq!(c.view.text(), "49\nline50\n");
     assert_eq!(c.view.shown_ranges, vec![[49, 50]]);
     assert_eq!(c.view.output_lines, 2);
 }
@@ -182,7 +197,10 @@ fn the_view_is_clean_text() {
         b"\x1b[32mok\x1b[0m\r\n10%\r20%\r100%\nnul\x00byte\xffend",
     )
     .unwrap();
-    assert_eq!(s.finish_capture().view.text, "ok\n100%\nnulbyte\u{fffd}end");
+    assert_eq!(
+        s.finish_capture().view.text(),
+        "ok\n100%\nnulbyte\u{fffd}end"
+    );
 }
 
 #[test]
@@ -192,7 +210,11 @@ fn escapes_and_characters_split_across_pushes() {
         let mut s = sink(1000, Direction::Tail, None);
         s.push(Stream::Stdout, &input[..split]).unwrap();
         s.push(Stream::Stdout, &input[split..]).unwrap();
-        assert_eq!(s.finish_capture().view.text, "ared😀z", "split at {split}");
+        assert_eq!(
+            s.finish_capture().view.text(),
+            "ared😀z",
+            "split at {split}"
+        );
     }
 }
 
@@ -200,7 +222,7 @@ fn escapes_and_characters_split_across_pushes() {
 fn nul_bytes_do_not_end_the_view() {
     let mut s = sink(1000, Direction::Tail, None);
     s.push(Stream::Stdout, b"before\x00\x00after\n").unwrap();
-    assert_eq!(s.finish_capture().view.text, "beforeafter\n");
+    assert_eq!(s.finish_capture().view.text(), "beforeafter\n");
 }
 
 #[test]
@@ -224,7 +246,7 @@ fn an_unwritable_artifact_is_a_warning_not_an_error() {
     let mut s = sink(5, Direction::Tail, Some(store));
     s.push(Stream::Stdout, b"0123456789").unwrap();
     let c = s.finish_capture();
-    assert_eq!(c.view.text, "56789");
+    assert_eq!(c.view.text(), "56789");
     assert!(c.artifact.is_none());
     assert!(
         c.warnings
@@ -365,19 +387,25 @@ fn smart_keeps_an_error_from_the_middle() {
     s.push(Stream::Stdout, text.as_bytes()).unwrap();
     let c = s.finish_capture();
     assert!(
-        c.view.text.contains("ValueError: the needle"),
+        c.view.text().contains("ValueError: the needle"),
         "{}",
-        c.view.text
+        c.view.text()
     );
     assert!(
         c.view
-            .text
+            .text()
             .contains("info line 499\nValueError: the needle\ninfo line 501\n")
     );
     assert_eq!(c.view.salient_lines, 1);
     assert_eq!(c.view.shown_ranges.len(), 3, "{:?}", c.view.shown_ranges);
     assert_eq!(c.view.shown_ranges[1], [499, 501]);
-    assert!(c.view.text.contains("lines omitted"));
+    let omitted: Vec<_> = c
+        .view
+        .parts
+        .iter()
+        .filter(|p| matches!(p, ViewPart::Omitted { bytes: None, .. }))
+        .collect();
+    assert_eq!(omitted.len(), 2, "{:?}", c.view.parts);
     assert!(c.view.output_bytes <= 2000);
 }
 
@@ -411,7 +439,7 @@ fn a_full_head_stops_the_producer_only_a_pipe_buffer_later() {
         !s.push(Stream::Stdout, &vec![b'x'; 8 * 1024]).unwrap(),
         "past a pipe buffer it stops"
     );
-    assert_eq!(s.finish_capture().view.text, "1\n2\n");
+    assert_eq!(s.finish_capture().view.text(), "1\n2\n");
 }
 
 /// Found by the fuzzer: a line matched by a pattern but not by an anchor (odd casing) was

@@ -1,0 +1,85 @@
+//! The example clients in `examples/clients/` keep working against this build of `agent-exec
+//! serve`: the Python one runs its demo, which is also a check. (Only Python: CI has python3,
+//! not necessarily node.)
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The demo takes about a second; this bound only keeps a broken build from hanging the suite.
+const BOUND: Duration = Duration::from_mins(1);
+
+/// A pipe read on a thread, chunk by chunk, so what it said so far can be taken at any time.
+struct Collector {
+    bytes: Arc<Mutex<Vec<u8>>>,
+    reader: thread::JoinHandle<()>,
+}
+
+fn collect(mut pipe: impl Read + Send + 'static) -> Collector {
+    let bytes = Arc::new(Mutex::new(Vec::new()));
+    let sink = bytes.clone();
+    let reader = thread::spawn(move || {
+        let mut chunk = [0; 4096];
+        while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+            sink.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+    });
+    Collector { bytes, reader }
+}
+
+/// What the pipes said. A process the client started (the server, or a stray grandchild after a
+/// kill) can hold them open past the client's end, so their end is awaited only briefly.
+fn collected<const N: usize>(pipes: [Collector; N]) -> [String; N] {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pipes.iter().any(|p| !p.reader.is_finished()) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    pipes.map(|p| String::from_utf8_lossy(&p.bytes.lock().unwrap()).into_owned())
+}
+
+#[test]
+fn python_client_demo_passes() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/clients/python/agent_exec_client.py");
+    let artifacts = tempfile::tempdir().expect("temp dir for artifacts");
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_agent-exec"))
+        .env("AGENT_EXEC_ARTIFACTS", artifacts.path())
+        // Its progress lines then survive a kill at the bound.
+        .env("PYTHONUNBUFFERED", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 is needed to run the Python example client");
+    let stdout = collect(child.stdout.take().expect("stdout is piped"));
+    let stderr = collect(child.stderr.take().expect("stderr is piped"));
+
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for python3") {
+            break Some(status);
+        }
+        if started.elapsed() > BOUND {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+
+    let [stdout, stderr] = collected([stdout, stderr]);
+    let verdict = match status {
+        Some(status) if status.success() => return,
+        Some(status) => format!("exited with {status}"),
+        None => format!("was killed after {} s", BOUND.as_secs()),
+    };
+    panic!(
+        "{} {verdict}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        script.display()
+    );
+}

@@ -1,0 +1,245 @@
+//! The async API: a call runs on a thread of its own and is awaited as a future that cancels
+//! it when dropped; its progress can be streamed while it runs.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use agent_exec_executor::CancelToken;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use crate::methods::JobOutputRequest;
+use crate::progress::{Observer, Progress};
+use crate::request::Request;
+use crate::result::{Outcome, ToolResult};
+use crate::tool::{Approval, Tool};
+
+/// Progress is sampled this often while a call runs…
+const UPDATE_EVERY: Duration = Duration::from_millis(250);
+/// …and sent when something changed, or at least this often.
+const UPDATE_AT_LEAST: Duration = Duration::from_secs(5);
+
+/// How [`Tool::start`] runs a call.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RunOptions {
+    /// Stream [`Progress`] updates (see [`Call::update`]).
+    pub progress: bool,
+    /// Cancel the call when this token is cancelled.
+    pub cancel: Option<CancellationToken>,
+    /// A human already approved this request (it came back `needs_approval` before): an
+    /// `ask` verdict no longer stops it.
+    pub approved: bool,
+}
+
+impl RunOptions {
+    /// Stream progress updates.
+    #[must_use]
+    pub fn with_progress(mut self) -> Self {
+        self.progress = true;
+        self
+    }
+
+    /// Cancel the call with `token`.
+    #[must_use]
+    pub fn cancel_on(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Run it as approved by a human.
+    #[must_use]
+    pub fn approved(mut self) -> Self {
+        self.approved = true;
+        self
+    }
+}
+
+/// A call in flight: await it for the [`ToolResult`]; read [`update`](Call::update)s while it
+/// runs.
+///
+/// # Cancel safety
+/// Dropping a `Call` before it is ready cancels the command: its whole process group and
+/// every process that left it get SIGTERM, then SIGKILL after the grace period. The call's
+/// thread finishes that cleanup on its own; nothing the command started survives the drop.
+#[must_use = "a call is cancelled when dropped; await it"]
+pub struct Call {
+    result: oneshot::Receiver<ToolResult>,
+    cancel: CancelToken,
+    updates: Option<mpsc::UnboundedReceiver<Progress>>,
+    cancel_on: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    done: bool,
+}
+
+impl Call {
+    /// The next progress update; `None` once the call has ended (or when progress was not
+    /// asked for). Updates come at most every 250 ms, when something changed, and at least
+    /// every 5 s.
+    pub async fn update(&mut self) -> Option<Progress> {
+        match &mut self.updates {
+            Some(rx) => rx.recv().await,
+            None => None,
+        }
+    }
+
+    /// Cancels the call; awaiting it then gives the `cancelled` result.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+}
+
+impl Future for Call {
+    type Output = ToolResult;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolResult> {
+        if let Some(token) = &mut self.cancel_on
+            && token.as_mut().poll(cx).is_ready()
+        {
+            self.cancel.cancel();
+            self.cancel_on = None;
+        }
+        match Pin::new(&mut self.result).poll(cx) {
+            Poll::Ready(result) => {
+                self.done = true;
+                Poll::Ready(result.unwrap_or_else(|_| {
+                    ToolResult::invalid("the call's thread ended without a result", String::new())
+                }))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if !self.done {
+            self.cancel.cancel();
+        }
+    }
+}
+
+/// Asked, asynchronously, when the policy says `ask` (a framework interrupts, a human answers
+/// later). See [`Tool::run`].
+pub trait AsyncApprover: Send + Sync {
+    /// Whether `command` may run; `reason` is the policy's.
+    fn approve(
+        &self,
+        command: String,
+        reason: String,
+    ) -> Pin<Box<dyn Future<Output = bool> + Send>>;
+}
+
+impl Tool {
+    /// Starts a call on a thread of its own (works under any async runtime, or none).
+    pub fn start(&self, request: Request, options: RunOptions) -> Call {
+        let (tx, result) = oneshot::channel();
+        let cancel = CancelToken::new();
+        let observer = Arc::new(Observer::new());
+        let (updates_tx, updates) = if options.progress {
+            let (t, r) = mpsc::unbounded_channel();
+            (Some(t), Some(r))
+        } else {
+            (None, None)
+        };
+        let finished = CancelToken::new();
+        if let Some(updates_tx) = updates_tx {
+            let (observer, finished) = (observer.clone(), finished.clone());
+            std::thread::spawn(move || send_updates(&observer, &finished, &updates_tx));
+        }
+        let approval = if options.approved {
+            Approval::Given
+        } else {
+            Approval::Ask
+        };
+        let (tool, token) = (self.clone(), cancel.clone());
+        std::thread::spawn(move || {
+            let result = tool.call(&request, &token, approval, Some(&observer));
+            finished.cancel();
+            let _ = tx.send(result);
+        });
+        Call {
+            result,
+            cancel,
+            updates,
+            cancel_on: options.cancel.map(|t| Box::pin(t.cancelled_owned())),
+            done: false,
+        }
+    }
+
+    /// Runs one request; the future cancels the call when dropped (see [`Call`]). With an
+    /// [`AsyncApprover`], a `needs_approval` answer is put to it and, once approved, the
+    /// request runs as approved.
+    pub async fn run(&self, request: Request) -> ToolResult {
+        self.run_with(request, None).await
+    }
+
+    /// [`run`](Self::run), asking `approver` when the policy says `ask`.
+    pub async fn run_with(
+        &self,
+        request: Request,
+        approver: Option<&dyn AsyncApprover>,
+    ) -> ToolResult {
+        let first = self.start(request.clone(), RunOptions::default()).await;
+        let Some(approver) = approver else {
+            return first;
+        };
+        if first.outcome() != Outcome::NeedsApproval {
+            return first;
+        }
+        let reason = first
+            .details
+            .policy
+            .as_ref()
+            .map(|p| p.reason.clone())
+            .unwrap_or_default();
+        let command = request.command.clone().unwrap_or_else(|| {
+            crate::plan::argv_line(
+                request.executable.as_deref().unwrap_or_default(),
+                request.argv.as_deref().unwrap_or_default(),
+            )
+        });
+        if approver.approve(command, reason).await {
+            self.start(request, RunOptions::default().approved()).await
+        } else {
+            first
+        }
+    }
+
+    /// `job_output`, waiting on a thread of its own.
+    pub async fn job_output_async(&self, request: JobOutputRequest) -> ToolResult {
+        let (tx, rx) = oneshot::channel();
+        let tool = self.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(tool.job_output(&request));
+        });
+        rx.await.unwrap_or_else(|_| {
+            ToolResult::invalid(
+                "the job_output thread ended without a result",
+                String::new(),
+            )
+        })
+    }
+}
+
+/// Sends the observer's progress while the call runs: every 250 ms when something changed,
+/// at least every 5 s; then once more at the end, and closes the stream.
+fn send_updates(observer: &Observer, finished: &CancelToken, tx: &mpsc::UnboundedSender<Progress>) {
+    let mut last_bytes = 0;
+    let mut last_sent = Instant::now();
+    while !finished.wait_timeout(UPDATE_EVERY) {
+        let bytes = observer.bytes();
+        if bytes != last_bytes || last_sent.elapsed() >= UPDATE_AT_LEAST {
+            if tx.send(observer.snapshot()).is_err() {
+                return;
+            }
+            last_bytes = bytes;
+            last_sent = Instant::now();
+        }
+    }
+    if observer.bytes() != last_bytes {
+        let _ = tx.send(observer.snapshot());
+    }
+}

@@ -1,0 +1,131 @@
+//! What a running call has produced so far: the updates `run` shows on a terminal and the
+//! async API streams (the same numbers `serve` sends as progress).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use agent_exec_sink::{Sink, Stream, TailBuffer};
+
+/// How much of the latest output an update carries.
+const TAIL_BYTES: usize = 2048;
+
+/// A running call's progress.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Since the call started.
+    pub elapsed: Duration,
+    /// Raw stdout bytes so far.
+    pub stdout_bytes: u64,
+    /// Raw stderr bytes so far.
+    pub stderr_bytes: u64,
+    /// Lines so far (newlines in the raw output).
+    pub lines: u64,
+    /// The last whole lines of clean text, at most 2 KiB.
+    pub tail: String,
+}
+
+impl Progress {
+    /// The last line of output (for one-line displays), without its newline.
+    pub fn last_line(&self) -> &str {
+        self.tail
+            .trim_end_matches('\n')
+            .rsplit('\n')
+            .next()
+            .unwrap_or("")
+    }
+}
+
+/// Watches a call's output as it arrives; [`snapshot`](Observer::snapshot) any time, from any
+/// thread. Pass one to [`Tool::execute_observed`](crate::Tool::execute_observed).
+#[derive(Debug)]
+pub struct Observer {
+    started: Instant,
+    stdout: AtomicU64,
+    stderr: AtomicU64,
+    lines: AtomicU64,
+    tail: Mutex<TailBuffer>,
+}
+
+impl Default for Observer {
+    fn default() -> Self {
+        Observer::new()
+    }
+}
+
+impl Observer {
+    /// An observer; its clock starts now.
+    pub fn new() -> Observer {
+        Observer {
+            started: Instant::now(),
+            stdout: AtomicU64::new(0),
+            stderr: AtomicU64::new(0),
+            lines: AtomicU64::new(0),
+            tail: Mutex::new(TailBuffer::new(TAIL_BYTES)),
+        }
+    }
+
+    /// The progress so far.
+    pub fn snapshot(&self) -> Progress {
+        let (clean, dropped_any) = {
+            let tail = self
+                .tail
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            (tail.snapshot(), tail.total() > tail.bytes().len() as u64)
+        };
+        // Whole lines only: the first one is cut when older bytes were dropped.
+        let tail = match (dropped_any, clean.find('\n')) {
+            (true, Some(i)) => clean[i + 1..].to_owned(),
+            _ => clean,
+        };
+        Progress {
+            elapsed: self.started.elapsed(),
+            stdout_bytes: self.stdout.load(Ordering::Relaxed),
+            stderr_bytes: self.stderr.load(Ordering::Relaxed),
+            lines: self.lines.load(Ordering::Relaxed),
+            tail,
+        }
+    }
+
+    /// Total bytes so far (a cheap check for "anything new?").
+    pub fn bytes(&self) -> u64 {
+        self.stdout.load(Ordering::Relaxed) + self.stderr.load(Ordering::Relaxed)
+    }
+
+    fn record(&self, stream: Stream, chunk: &[u8]) {
+        let counter = match stream {
+            Stream::Stdout => &self.stdout,
+            Stream::Stderr => &self.stderr,
+        };
+        counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        self.lines.fetch_add(
+            memchr::memchr_iter(b'\n', chunk).count() as u64,
+            Ordering::Relaxed,
+        );
+        self.tail
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(chunk);
+    }
+}
+
+/// A sink that shows each chunk to an observer on its way to the real sink.
+pub(crate) struct Observed<'a, S> {
+    pub(crate) inner: &'a mut S,
+    pub(crate) observer: Option<&'a Observer>,
+}
+
+impl<S: Sink> Sink for Observed<'_, S> {
+    type Error = S::Error;
+    fn push(&mut self, stream: Stream, chunk: &[u8]) -> Result<bool, S::Error> {
+        if let Some(o) = self.observer {
+            o.record(stream, chunk);
+        }
+        self.inner.push(stream, chunk)
+    }
+    fn finish(&mut self) -> Result<(), S::Error> {
+        self.inner.finish()
+    }
+}

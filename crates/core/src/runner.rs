@@ -1,0 +1,547 @@
+//! Runs plans: one-shot calls, persistent sessions and background jobs. Takes a [`Plan`] and
+//! hands back what happened, typed; the pipeline (`tool.rs`) shapes it and `render.rs` writes
+//! the words.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use agent_exec_executor::jobs::{JobRegistry, JobStatus};
+use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig};
+use agent_exec_executor::{CancelToken, ExecOutcome, ExitStatus};
+use agent_exec_sink::{ArtifactStore, Capture, OutputSink, SinkConfig};
+
+use crate::config::Config;
+use crate::plan::{Lines, Mode, Plan, shell_word};
+use crate::progress::{Observed, Observer};
+use crate::render::{self, Note};
+use crate::result::{Details, JobId, Outcome, ToolResult, classify};
+
+/// What running a plan came to.
+pub(crate) enum Ran {
+    /// The command ran (or its program could not be started).
+    Executed {
+        exec: ExecOutcome,
+        capture: Box<Capture>,
+        /// The working directory (a session's after the command).
+        cwd: PathBuf,
+        notes: Vec<Note>,
+    },
+    /// Nothing ran.
+    NotRun {
+        outcome: Outcome,
+        text: String,
+        cwd: PathBuf,
+    },
+}
+
+#[derive(Debug)]
+enum RcSnapshot {
+    NotYet,
+    Made(PathBuf),
+    /// Not made (said once, in the note of the call that tried).
+    Failed,
+}
+
+/// The longest a user's `~/.bashrc` may take to snapshot (or the call's timeout, if shorter).
+const RC_SNAPSHOT_LIMIT: Duration = Duration::from_secs(10);
+
+/// A session slot, and what ends its running command from another thread.
+struct Handle {
+    slot: Mutex<Slot>,
+    /// Read and written without waiting for the slot (a running call holds it).
+    closing: Mutex<Closing>,
+}
+
+/// Whether the session was closed, and the live shell's closer (see `Session::closer`).
+#[derive(Default)]
+struct Closing {
+    closed: bool,
+    closer: Option<CancelToken>,
+}
+
+struct Slot {
+    session: Option<Session>,
+    last_used: Instant,
+    /// Why the previous shell ended, told by the next call.
+    ended: Option<agent_exec_executor::session::SessionEnd>,
+    cwd: PathBuf,
+}
+
+/// Runs plans; owns the configuration, the artifact store, the sessions and the jobs.
+pub(crate) struct Runner {
+    pub(crate) config: Config,
+    pub(crate) store: Option<Arc<ArtifactStore>>,
+    pub(crate) store_error: Option<String>,
+    sessions: Mutex<HashMap<String, Arc<Handle>>>,
+    jobs: JobRegistry,
+    session_config: SessionConfig,
+    /// Each session's cwd after its last call (read without waiting for a running call).
+    cwds: Mutex<HashMap<String, PathBuf>>,
+    /// The rc snapshot, made on first use.
+    rc: Mutex<RcSnapshot>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn session_key(name: &str, env: &[(String, String)]) -> String {
+    let mut key = name.to_owned();
+    for (k, v) in env {
+        key.push('\0');
+        key.push_str(k);
+        key.push('=');
+        key.push_str(v);
+    }
+    key
+}
+
+impl Runner {
+    pub(crate) fn new(config: Config) -> Self {
+        let (store, store_error) = match ArtifactStore::open(&config.artifacts_dir) {
+            Ok(s) => (Some(Arc::new(s.with_retention(config.retention))), None),
+            Err(e) => (None, Some(format!("artifacts are disabled: {e}"))),
+        };
+        Runner {
+            sessions: Mutex::new(HashMap::new()),
+            jobs: JobRegistry::new(config.jobs),
+            session_config: SessionConfig {
+                shell: config.shell.clone(),
+                env: config.env.clone(),
+                extra_env: Vec::new(),
+                rc_snapshot: None,
+                prefix: config.sessions.command_prefix.clone(),
+                containment: agent_exec_executor::Containment::default(),
+            },
+            cwds: Mutex::new(HashMap::new()),
+            rc: Mutex::new(RcSnapshot::NotYet),
+            store,
+            store_error,
+            config,
+        }
+    }
+
+    /// The tool's working directory, as text.
+    pub(crate) fn workdir_text(&self) -> String {
+        self.config.workdir.display().to_string()
+    }
+
+    fn sink(&self, config: SinkConfig) -> OutputSink {
+        OutputSink::new(config, self.store.clone())
+    }
+
+    /// The directory the policy resolves paths against: the call's, else its session's.
+    pub(crate) fn policy_cwd(&self, plan: &Plan) -> PathBuf {
+        plan.cwd
+            .clone()
+            .or_else(|| {
+                plan.session()
+                    .and_then(|s| lock(&self.cwds).get(s).cloned())
+            })
+            .unwrap_or_else(|| self.config.workdir.clone())
+    }
+
+    /// Runs a one-shot or session plan to its end.
+    pub(crate) fn run(
+        &self,
+        plan: &Plan,
+        cancel: &CancelToken,
+        observer: Option<&Observer>,
+    ) -> Ran {
+        match &plan.mode {
+            Mode::Session(name) => self.run_in_session(name, plan, cancel, observer),
+            Mode::OneShot { pty } => {
+                let cwd = plan
+                    .cwd
+                    .clone()
+                    .unwrap_or_else(|| self.config.workdir.clone());
+                let spec = plan.spec(&self.config, &cwd);
+                let mut sink = self.sink(plan.sink.clone());
+                let mut observed = Observed {
+                    inner: &mut sink,
+                    observer,
+                };
+                let exec = if *pty {
+                    agent_exec_executor::run_pty(&spec, &mut observed, cancel)
+                } else {
+                    agent_exec_executor::run(&spec, &mut observed, cancel)
+                };
+                Ran::Executed {
+                    exec,
+                    capture: Box::new(sink.finish_capture()),
+                    cwd,
+                    notes: Vec::new(),
+                }
+            }
+            Mode::Job { .. } => unreachable!("jobs are started with start_job"),
+        }
+    }
+
+    /// The rc snapshot script, when enabled; made once (within `limit`), then reused. A
+    /// failure is noted in `notes` by the call that tried.
+    fn rc_snapshot(&self, limit: Duration, notes: &mut Vec<Note>) -> Option<PathBuf> {
+        if !self.config.sessions.rc_snapshot {
+            return None;
+        }
+        let mut rc = lock(&self.rc);
+        if matches!(*rc, RcSnapshot::NotYet) {
+            let shell = self.session_config.shell.clone().unwrap_or_else(|| {
+                agent_exec_executor::session::default_shell_path().to_path_buf()
+            });
+            let limit = limit.min(RC_SNAPSHOT_LIMIT);
+            let made = agent_exec_executor::session::rc_snapshot(
+                &shell,
+                &self.config.sessions.cache_dir,
+                limit,
+                self.session_config.containment,
+            );
+            *rc = match made {
+                Ok(path) => RcSnapshot::Made(path),
+                Err(RcSnapshotError::TimedOut(_)) if limit < RC_SNAPSHOT_LIMIT => {
+                    // Cut short by this call's own timeout: a later call with more time tries again.
+                    notes.push(Note::RcSnapshotDeferred { limit });
+                    return None;
+                }
+                Err(e) => {
+                    notes.push(Note::RcSnapshotFailed(e));
+                    RcSnapshot::Failed
+                }
+            };
+        }
+        match &*rc {
+            RcSnapshot::Made(path) => Some(path.clone()),
+            _ => None,
+        }
+    }
+
+    fn slot(&self, key: &str, cwd: PathBuf) -> Arc<Handle> {
+        let settings = &self.config.sessions;
+        let mut sessions = lock(&self.sessions);
+        // Idle expiry, then the bound on the number of sessions (least recently used first).
+        let expired: Vec<String> = sessions
+            .iter()
+            .filter(|(k, s)| {
+                *k != key
+                    && s.slot
+                        .try_lock()
+                        .is_ok_and(|s| s.last_used.elapsed() > settings.idle_expiry)
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in expired {
+            if let Some(s) = sessions.remove(&k) {
+                close_slot(&s);
+            }
+        }
+        if !sessions.contains_key(key) && sessions.len() >= settings.max_sessions.max(1) {
+            let oldest = sessions
+                .iter()
+                .filter_map(|(k, s)| s.slot.try_lock().ok().map(|s| (k.clone(), s.last_used)))
+                .min_by_key(|(_, t)| *t)
+                .map(|(k, _)| k);
+            if let Some(k) = oldest
+                && let Some(s) = sessions.remove(&k)
+            {
+                close_slot(&s);
+            }
+        }
+        sessions
+            .entry(key.to_owned())
+            .or_insert_with(|| {
+                Arc::new(Handle {
+                    slot: Mutex::new(Slot {
+                        session: None,
+                        last_used: Instant::now(),
+                        ended: None,
+                        cwd,
+                    }),
+                    closing: Mutex::new(Closing::default()),
+                })
+            })
+            .clone()
+    }
+
+    fn run_in_session(
+        &self,
+        name: &str,
+        plan: &Plan,
+        cancel: &CancelToken,
+        observer: Option<&Observer>,
+    ) -> Ran {
+        let key = session_key(name, &plan.env);
+        let start_cwd = plan
+            .cwd
+            .clone()
+            .unwrap_or_else(|| self.config.workdir.clone());
+        let started = Instant::now();
+        let handle = self.slot(&key, start_cwd.clone());
+        let mut slot = lock(&handle.slot);
+        slot.last_used = Instant::now();
+        let mut notes = Vec::new();
+        let mut command = plan.shell_line();
+        if let Some(cwd) = &plan.cwd {
+            command = format!(
+                "cd -- {} && {command}",
+                shell_word(&cwd.display().to_string())
+            );
+        }
+        if let Err(e) = self.ensure_shell(&mut slot, plan, &start_cwd, &mut notes) {
+            return Ran::NotRun {
+                outcome: Outcome::SpawnFailed,
+                text: render::shell_start_failed(&e),
+                cwd: start_cwd,
+            };
+        }
+        let session = slot.session.as_mut().expect("started above");
+        {
+            // A close that came while the shell was starting wins: nothing runs.
+            let mut closing = lock(&handle.closing);
+            if closing.closed {
+                return Ran::NotRun {
+                    outcome: Outcome::Cancelled,
+                    text: render::closed_before_run(),
+                    cwd: start_cwd,
+                };
+            }
+            closing.closer = Some(session.closer());
+        }
+        // A satisfied trailing `| head` ends the command's processes, as the pipe would have,
+        // and keeps the shell.
+        let mut sink = self.sink(plan.sink.clone());
+        let mut observed = Observed {
+            inner: &mut sink,
+            observer,
+        };
+        // The call's timeout holds from its start, rc snapshot included.
+        let left = plan.timeout.saturating_sub(started.elapsed());
+        let outcome = session.run(
+            &command,
+            &mut observed,
+            Some(left),
+            self.config.grace,
+            self.config.drain,
+            cancel,
+        );
+        let capture = sink.finish_capture();
+        slot.cwd.clone_from(&outcome.cwd);
+        lock(&self.cwds).insert(name.to_owned(), outcome.cwd.clone());
+        if let Some(end) = outcome.ended {
+            if let Some(s) = slot.session.take() {
+                let _ = s.close(Duration::from_millis(100));
+            }
+            lock(&handle.closing).closer = None;
+            notes.push(Note::SessionEnded(end));
+            slot.ended = Some(end);
+        }
+        Ran::Executed {
+            exec: outcome.exec,
+            capture: Box::new(capture),
+            cwd: outcome.cwd,
+            notes,
+        }
+    }
+
+    /// Starts the slot's shell if it has none (or it died), noting a restart.
+    fn ensure_shell(
+        &self,
+        slot: &mut Slot,
+        plan: &Plan,
+        start_cwd: &Path,
+        notes: &mut Vec<Note>,
+    ) -> Result<(), agent_exec_executor::SpawnError> {
+        if slot.session.as_mut().is_some_and(Session::is_alive) {
+            return Ok(());
+        }
+        if let Some(end) = slot.ended.take() {
+            notes.push(Note::SessionRestarted(Some(end)));
+        } else if slot.session.is_some() {
+            notes.push(Note::SessionRestarted(None));
+        }
+        let config = SessionConfig {
+            extra_env: plan.env.clone(),
+            rc_snapshot: self.rc_snapshot(plan.timeout, notes),
+            ..self.session_config.clone()
+        };
+        let cwd = if slot.session.is_some() || slot.cwd.is_dir() {
+            slot.cwd.clone()
+        } else {
+            start_cwd.to_path_buf()
+        };
+        slot.session = Some(Session::start(&config, &cwd)?);
+        Ok(())
+    }
+
+    /// `session_close`: ends a session's shell and everything it started.
+    pub(crate) fn session_close(&self, name: &str) -> ToolResult {
+        // Take the slots out under the map lock; close them after it is released, so other
+        // sessions never wait for this one's running command.
+        let removed: Vec<Arc<Handle>> = {
+            let mut sessions = lock(&self.sessions);
+            let keys: Vec<String> = sessions
+                .keys()
+                .filter(|k| k.split('\0').next() == Some(name))
+                .cloned()
+                .collect();
+            keys.iter().filter_map(|k| sessions.remove(k)).collect()
+        };
+        lock(&self.cwds).remove(name);
+        for s in &removed {
+            close_slot(s);
+        }
+        if removed.is_empty() {
+            return ToolResult::invalid(render::no_session(name), self.workdir_text());
+        }
+        let mut d = Details::empty(Outcome::Success, self.workdir_text());
+        d.session = Some(name.to_owned());
+        ToolResult::new(render::session_closed(name), d)
+    }
+
+    /// Starts a background job: it runs the command as typed, with no output window.
+    pub(crate) fn start_job(&self, plan: &Plan, pty: bool) -> ToolResult {
+        let cwd = plan
+            .cwd
+            .clone()
+            .unwrap_or_else(|| self.config.workdir.clone());
+        let spec = plan.spec(&self.config, &cwd);
+        let spill = self.sink(crate::plan::sink_config(
+            &self.config,
+            Lines {
+                head: None,
+                tail: None,
+                both: false,
+            },
+        ));
+        let cwd_text = cwd.display().to_string();
+        match self.jobs.start(spec, plan.shown.clone(), spill, pty) {
+            Ok(job) => {
+                let mut d = Details::empty(Outcome::Success, cwd_text);
+                d.job_id = Some(JobId(job.id.clone()));
+                ToolResult::new(render::job_started(&job.id, &plan.shown), d)
+            }
+            Err(e) => ToolResult::invalid(render::job_error_text(&e), cwd_text),
+        }
+    }
+
+    fn job(&self, id: &str) -> Result<Arc<agent_exec_executor::jobs::Job>, Box<ToolResult>> {
+        self.jobs.get(id).map_err(|e| {
+            Box::new(ToolResult::invalid(
+                render::job_error_text(&e),
+                self.workdir_text(),
+            ))
+        })
+    }
+
+    /// `job_output`: a background job's output since the last read (or all held).
+    pub(crate) fn job_output(&self, id: &str, all: bool, wait: Duration) -> ToolResult {
+        let job = match self.job(id) {
+            Ok(j) => j,
+            Err(r) => return *r,
+        };
+        let out = job.read(all, wait);
+        let mut d = Details::empty(Outcome::Success, self.workdir_text());
+        d.job_id = Some(JobId(job.id.clone()));
+        d.stdout_bytes = out.stdout_bytes;
+        d.stderr_bytes = out.stderr_bytes;
+        d.duration_ms = out.elapsed.as_millis() as u64;
+        let ended = match &out.status {
+            JobStatus::Running => None,
+            JobStatus::Finished(o) => {
+                let ending = classify(o);
+                d.set_outcome(ending.outcome);
+                d.exit_code = ending.exit_code;
+                d.signal = ending.signal;
+                d.cancelled = o.cancelled();
+                d.timed_out = o.timed_out();
+                d.processes_stopped = o.processes_stopped as u64;
+                Some(o)
+            }
+        };
+        let clean = agent_exec_sink::sanitize(&out.bytes);
+        let text = render::job_output(&render::JobRead {
+            id: &job.id,
+            ended,
+            elapsed: out.elapsed,
+            stdout_bytes: out.stdout_bytes,
+            stderr_bytes: out.stderr_bytes,
+            dropped: out.dropped,
+            output: &clean,
+            all,
+            max_bytes: self.config.max_bytes,
+            artifact: out.artifact_id.as_deref(),
+        });
+        if ended.is_some() {
+            self.jobs.forget_if_done(&job.id);
+        }
+        ToolResult::new(text, d)
+    }
+
+    /// `job_input`: writes to a background job's stdin.
+    pub(crate) fn job_input(&self, id: &str, data: &[u8], eof: bool) -> ToolResult {
+        let job = match self.job(id) {
+            Ok(j) => j,
+            Err(r) => return *r,
+        };
+        let mut d = Details::empty(Outcome::Success, self.workdir_text());
+        d.job_id = Some(JobId(job.id.clone()));
+        match job.input(data, eof) {
+            Ok(()) => ToolResult::new(render::job_input_sent(&job.id, data.len(), eof), d),
+            Err(e) => {
+                d.set_outcome(Outcome::InvalidRequest);
+                ToolResult::new(render::job_error_text(&e), d)
+            }
+        }
+    }
+
+    /// `job_kill`: ends a background job's whole tree. The operation succeeded when the job is
+    /// gone; the details say how it ended.
+    pub(crate) fn job_kill(&self, id: &str) -> ToolResult {
+        let job = match self.job(id) {
+            Ok(j) => j,
+            Err(r) => return *r,
+        };
+        let was_running = job.status() == JobStatus::Running;
+        let status = job.kill(self.config.grace + Duration::from_secs(5));
+        let mut d = Details::empty(Outcome::Success, self.workdir_text());
+        d.job_id = Some(JobId(job.id.clone()));
+        let ended = match &status {
+            JobStatus::Finished(o) => {
+                let ending = classify(o);
+                d.exit_code = ending.exit_code;
+                d.signal = match o.status {
+                    Some(ExitStatus::Signaled(s)) => Some(s),
+                    _ => None,
+                };
+                d.cancelled = o.cancelled();
+                d.processes_stopped = o.processes_stopped as u64;
+                Some(o)
+            }
+            JobStatus::Running => None,
+        };
+        ToolResult::new(render::job_killed(&job.id, ended, was_running), d)
+    }
+
+    pub(crate) fn shutdown(&self) {
+        self.jobs.shutdown(Duration::from_secs(5));
+        let slots: Vec<Arc<Handle>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        for s in slots {
+            close_slot(&s);
+        }
+    }
+}
+
+/// Closes a session: a command running in it is ended at once (its call reports that the
+/// session was closed), then the shell and everything it started.
+fn close_slot(handle: &Handle) {
+    {
+        let mut closing = lock(&handle.closing);
+        closing.closed = true;
+        if let Some(closer) = closing.closer.take() {
+            closer.cancel();
+        }
+    }
+    if let Some(s) = lock(&handle.slot).session.take() {
+        let _ = s.close(Duration::from_millis(500));
+    }
+}
