@@ -1,0 +1,164 @@
+//! Every kind of text a model reads, pinned: a change of wording shows up here, in one review.
+
+mod support;
+
+use std::time::Duration;
+
+use agent_exec_core::{CancelToken, JobInput, JobOutputRequest, Request, Tool};
+use support::tool_with;
+
+/// Texts with the parts that vary between runs (temp paths, artifact ids, times) masked.
+fn masked(tool: &Tool, text: &str) -> String {
+    let workdir = tool.config().workdir.display().to_string();
+    let text = text.replace(&workdir, "<workdir>");
+    let artifact = regex_lite(&text, "artifact://", |c| {
+        c.is_ascii_alphanumeric() || c == '-'
+    });
+    let running = regex_lite(&artifact, "running for ", |c| {
+        c.is_ascii_digit() || c == '.'
+    });
+    // A producer stopped early got as far as the scheduler let it: `of N+` varies.
+    match running.find("+ (") {
+        Some(plus) => {
+            let start = running[..plus].rfind(' ').map_or(0, |i| i + 1);
+            format!("{}…{}", &running[..start], &running[plus..])
+        }
+        None => running,
+    }
+}
+
+/// Replaces what follows each `marker` while `keep` holds with `…`.
+fn regex_lite(text: &str, marker: &str, keep: impl Fn(char) -> bool) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(marker) {
+        out.push_str(&rest[..i + marker.len()]);
+        rest = rest[i + marker.len()..].trim_start_matches(&keep);
+        out.push('…');
+    }
+    out.push_str(rest);
+    out
+}
+
+fn exec(tool: &Tool, request: &Request) -> String {
+    masked(tool, tool.execute(request, &CancelToken::new()).text())
+}
+
+#[test]
+fn texts_of_calls() {
+    let (_dir, tool) = tool_with(|c| c.max_bytes = 400);
+    let mut texts = Vec::new();
+    let mut case = |name: &str, request: Request| {
+        texts.push(format!("## {name}\n{}", exec(&tool, &request)));
+    };
+    case("success", Request::shell("echo hi"));
+    case("no output", Request::shell("true"));
+    case("exit code", Request::shell("echo out; exit 7"));
+    case("signal", Request::shell("kill -KILL $$"));
+    case("timeout", {
+        let mut r = Request::shell("echo started; sleep 30");
+        r.timeout = Some(1);
+        r
+    });
+    case("tail by bytes", Request::shell("seq 1 1000"));
+    case("tail by lines", Request::shell("seq 1 10").tail(1));
+    case(
+        "head from the command",
+        Request::shell("seq 1 10 | head -n 3"),
+    );
+    case("head and tail", Request::shell("seq 1 10").head(2).tail(2));
+    case("no lines shown", Request::shell("seq 1 5").head(0));
+    case(
+        "smart window",
+        Request::shell("seq 1 300; echo 'error: the one line that matters'; seq 301 600"),
+    );
+    case("stopped producer", Request::shell("yes | head -n 2"));
+    case("sigpipe", Request::shell("exit 141"));
+    case(
+        "background process stopped",
+        Request::shell("sleep 300 & echo started"),
+    );
+    case("spawn failed", Request::program("/nonexistent/tool", ["x"]));
+    case("blocked shell", Request::shell("sudo rm -rf /"));
+    case("blocked argv", Request::program("bash", ["-c", "rm -rf /"]));
+    case(
+        "needs approval",
+        Request::shell("$CMD -rf x").env("CMD", "true"),
+    );
+    case("invalid", Request::default());
+    case("invalid cwd", Request::shell("ls").cwd("no/such/dir"));
+    insta::assert_snapshot!(texts.join("\n\n"));
+}
+
+#[test]
+fn texts_of_jobs_and_sessions() {
+    let (_dir, tool) = tool_with(|_| {});
+    let mut texts = Vec::new();
+    let started = tool.execute(
+        &Request::shell("read line; echo got $line; exit 3").in_background(),
+        &CancelToken::new(),
+    );
+    let job = started.details.job_id.clone().unwrap();
+    texts.push(format!("## started\n{}", masked(&tool, started.text())));
+    let sent = tool.job_input(&JobInput::line(job.clone(), "x"));
+    texts.push(format!("## input\n{}", masked(&tool, sent.text())));
+    let mut read = String::new();
+    for _ in 0..200 {
+        std::thread::sleep(Duration::from_millis(50));
+        let r = tool.job_output(&JobOutputRequest::new(job.clone()).all());
+        if r.details.exit_code.is_some() {
+            read = masked(&tool, r.text());
+            break;
+        }
+    }
+    texts.push(format!("## output after exit\n{read}"));
+    let one = tool.job_input(&JobInput::line("nope", "x"));
+    texts.push(format!("## unknown job\n{}", masked(&tool, one.text())));
+    let sleeper = tool.execute(
+        &Request::shell("sleep 300").in_background(),
+        &CancelToken::new(),
+    );
+    let id = sleeper.details.job_id.clone().unwrap();
+    texts.push(format!(
+        "## killed\n{}",
+        masked(&tool, tool.job_kill(&id).text())
+    ));
+    texts.push(format!(
+        "## killed again\n{}",
+        masked(&tool, tool.job_kill(&id).text())
+    ));
+    let one_byte = tool.execute(
+        &Request::shell("cat >/dev/null").in_background(),
+        &CancelToken::new(),
+    );
+    let id = one_byte.details.job_id.clone().unwrap();
+    let sent = tool.job_input(&JobInput::line(id.clone(), "x").without_enter().then_eof());
+    texts.push(format!(
+        "## one byte and eof\n{}",
+        masked(&tool, sent.text())
+    ));
+    tool.execute(
+        &Request::shell("cd /tmp").in_session("s"),
+        &CancelToken::new(),
+    );
+    let ended = tool.execute(
+        &Request::shell("exit 4").in_session("s"),
+        &CancelToken::new(),
+    );
+    texts.push(format!("## session ended\n{}", masked(&tool, ended.text())));
+    let again = tool.execute(&Request::shell("pwd").in_session("s"), &CancelToken::new());
+    texts.push(format!(
+        "## session restarted\n{}",
+        masked(&tool, again.text())
+    ));
+    texts.push(format!(
+        "## session closed\n{}",
+        masked(&tool, tool.session_close("s").text())
+    ));
+    texts.push(format!(
+        "## no session\n{}",
+        masked(&tool, tool.session_close("s").text())
+    ));
+    tool.shutdown();
+    insta::assert_snapshot!(texts.join("\n\n"));
+}
