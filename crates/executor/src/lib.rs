@@ -23,6 +23,12 @@
 //! Linux only: pidfds, cgroups, `/proc`, `PR_SET_CHILD_SUBREAPER`.
 #![deny(missing_docs)]
 
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "agent-exec-executor runs on Linux only (pidfds, cgroups, /proc, PR_SET_CHILD_SUBREAPER); \
+     agent-exec-sink, agent-exec-normalize and agent-exec-policy build on any platform"
+);
+
 mod cancel;
 pub mod containment;
 mod direct;
