@@ -247,7 +247,8 @@ struct CheckArgs {
     /// Working directory for resolving paths.
     #[arg(short = 'C', long)]
     cwd: Option<PathBuf>,
-    /// The command; words are joined with single spaces (see `run --help`).
+    /// The command, read as `run` reads it: one word is a shell line; several are joined
+    /// with spaces, each quoted where needed (see `run --help`).
     #[arg(trailing_var_arg = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
 }

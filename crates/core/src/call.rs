@@ -21,6 +21,8 @@ use crate::tool::{Approval, Tool};
 const UPDATE_EVERY: Duration = Duration::from_millis(250);
 /// …and sent when something changed, or at least this often.
 const UPDATE_AT_LEAST: Duration = Duration::from_secs(5);
+/// Updates held for a reader that is behind.
+const UPDATES_BUFFERED: usize = 8;
 
 /// How [`Tool::start`] runs a call.
 #[derive(Debug, Clone, Default)]
@@ -69,7 +71,7 @@ impl RunOptions {
 pub struct Call {
     result: oneshot::Receiver<ToolResult>,
     cancel: CancelToken,
-    updates: Option<mpsc::UnboundedReceiver<Progress>>,
+    updates: Option<mpsc::Receiver<Progress>>,
     cancel_on: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     done: bool,
 }
@@ -79,9 +81,24 @@ impl Call {
     /// asked for). Updates come at most every 250 ms, when something changed, and at least
     /// every 5 s.
     pub async fn update(&mut self) -> Option<Progress> {
-        match &mut self.updates {
-            Some(rx) => rx.recv().await,
-            None => None,
+        std::future::poll_fn(|cx| {
+            // A caller looping on updates must still see its cancellation token.
+            self.poll_cancel_on(cx);
+            match &mut self.updates {
+                Some(rx) => rx.poll_recv(cx),
+                None => Poll::Ready(None),
+            }
+        })
+        .await
+    }
+
+    /// Cancels the call once the caller's token is cancelled.
+    fn poll_cancel_on(&mut self, cx: &mut Context<'_>) {
+        if let Some(token) = &mut self.cancel_on
+            && token.as_mut().poll(cx).is_ready()
+        {
+            self.cancel.cancel();
+            self.cancel_on = None;
         }
     }
 
@@ -95,12 +112,7 @@ impl Future for Call {
     type Output = ToolResult;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolResult> {
-        if let Some(token) = &mut self.cancel_on
-            && token.as_mut().poll(cx).is_ready()
-        {
-            self.cancel.cancel();
-            self.cancel_on = None;
-        }
+        self.poll_cancel_on(cx);
         match Pin::new(&mut self.result).poll(cx) {
             Poll::Ready(result) => {
                 self.done = true;
@@ -139,7 +151,9 @@ impl Tool {
         let cancel = CancelToken::new();
         let observer = Arc::new(Observer::new());
         let (updates_tx, updates) = if options.progress {
-            let (t, r) = mpsc::unbounded_channel();
+            // Bounded: a caller that does not read updates costs a few snapshots, not one per
+            // quarter second for the whole call.
+            let (t, r) = mpsc::channel(UPDATES_BUFFERED);
             (Some(t), Some(r))
         } else {
             (None, None)
@@ -156,8 +170,9 @@ impl Tool {
         };
         let (tool, token) = (self.clone(), cancel.clone());
         std::thread::spawn(move || {
+            // Even if the call panics, the update stream ends.
+            let _finished = CancelOnDrop(finished);
             let result = tool.call(&request, &token, approval, Some(&observer));
-            finished.cancel();
             let _ = tx.send(result);
         });
         Call {
@@ -224,22 +239,33 @@ impl Tool {
     }
 }
 
+/// Cancels its token when dropped.
+struct CancelOnDrop(CancelToken);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
 /// Sends the observer's progress while the call runs: every 250 ms when something changed,
 /// at least every 5 s; then once more at the end, and closes the stream.
-fn send_updates(observer: &Observer, finished: &CancelToken, tx: &mpsc::UnboundedSender<Progress>) {
+fn send_updates(observer: &Observer, finished: &CancelToken, tx: &mpsc::Sender<Progress>) {
     let mut last_bytes = 0;
     let mut last_sent = Instant::now();
     while !finished.wait_timeout(UPDATE_EVERY) {
         let bytes = observer.bytes();
         if bytes != last_bytes || last_sent.elapsed() >= UPDATE_AT_LEAST {
-            if tx.send(observer.snapshot()).is_err() {
-                return;
+            match tx.try_send(observer.snapshot()) {
+                // Full: the reader is behind; a later snapshot says more anyway.
+                Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
+                Err(mpsc::error::TrySendError::Closed(_)) => return,
             }
             last_bytes = bytes;
             last_sent = Instant::now();
         }
     }
     if observer.bytes() != last_bytes {
-        let _ = tx.send(observer.snapshot());
+        let _ = tx.try_send(observer.snapshot());
     }
 }

@@ -115,11 +115,15 @@ impl Plan {
         }
     }
 
-    /// What runs, as one shell line (a session's shell reads lines): argv words shell-quoted.
+    /// What runs, as one shell line (a session's shell reads lines): argv words shell-quoted,
+    /// the program always, so no alias, function or keyword of the session can stand in for it.
     pub(crate) fn shell_line(&self) -> String {
         match &self.run {
             Target::Shell(c) => c.clone(),
-            Target::Program(..) => self.shown.clone(),
+            Target::Program(program, args) => std::iter::once(single_quoted(program))
+                .chain(args.iter().map(|a| shell_word(a)))
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 
@@ -188,8 +192,25 @@ pub(crate) fn argv_line(program: &str, args: &[String]) -> String {
         .join(" ")
 }
 
-/// One word, quoted for a POSIX shell when it needs to be. A leading `NAME=value` with a
-/// plain value stays unquoted (an assignment reads the same either way).
+/// A leading `NAME=value` word of a command line, kept an assignment: `NAME=` and the value
+/// quoted. `None` when the word is not an assignment.
+pub(crate) fn assignment_word(word: &str) -> Option<String> {
+    let (name, value) = word.split_once('=')?;
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then(|| {
+        if value.is_empty() {
+            format!("{name}=")
+        } else {
+            format!("{name}={}", shell_word(value))
+        }
+    })
+}
+
+/// One word, quoted for a POSIX shell when it needs to be.
 pub(crate) fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
@@ -225,6 +246,10 @@ mod tests {
         assert_eq!(line(&["ls | wc -l"]), "ls | wc -l");
         assert_eq!(line(&["sh", "-c", "echo hi"]), "sh -c 'echo hi'");
         assert_eq!(line(&["FOO=1", "env"]), "FOO=1 env");
+        assert_eq!(
+            line(&["FOO=a b", "X=$y", "env", "Z=1"]),
+            "FOO='a b' X='$y' env Z=1"
+        );
         assert_eq!(line(&["echo", "a  b", "$HOME"]), "echo 'a  b' '$HOME'");
     }
 }

@@ -77,9 +77,12 @@ impl Note {
                 "[Exit {} (SIGPIPE): a reader closed the pipe early; treated as success]",
                 exit_code.map_or_else(|| "by signal 13".to_owned(), |c| c.to_string())
             ),
+            Note::StoppedAtHead { lines: 1 } => {
+                "[Stopped the command once the first line was captured, as `| head` would have]"
+                    .to_owned()
+            }
             Note::StoppedAtHead { lines } => format!(
-                "[Stopped the command once the first {} were captured, as `| head` would have]",
-                count(*lines as u64, "line")
+                "[Stopped the command once the first {lines} lines were captured, as `| head` would have]"
             ),
             Note::ProcessesStopped(n) => format!(
                 "[Stopped {} still running when the command ended. Use run_in_background for long-running processes.]",
@@ -379,11 +382,14 @@ pub(crate) fn job_output(r: &JobRead<'_>) -> String {
         count(r.stderr_bytes, "byte")
     );
     if r.dropped > 0 {
-        text.push_str(&format!(
-            "[{} earlier {} dropped from the job's buffer]\n",
-            count(r.dropped, "byte"),
-            if r.dropped == 1 { "was" } else { "were" }
-        ));
+        text.push_str(&if r.dropped == 1 {
+            "[1 earlier byte was dropped from the job's buffer]\n".to_owned()
+        } else {
+            format!(
+                "[{} earlier bytes were dropped from the job's buffer]\n",
+                r.dropped
+            )
+        });
     }
     let clean = r.output;
     if clean.is_empty() {
@@ -397,10 +403,11 @@ pub(crate) fn job_output(r: &JobRead<'_>) -> String {
         while !clean.is_char_boundary(start) {
             start += 1;
         }
-        text.push_str(&format!(
-            "[... {} earlier not shown]\n",
-            count(start as u64, "byte")
-        ));
+        text.push_str(&if start == 1 {
+            "[... 1 earlier byte not shown]\n".to_owned()
+        } else {
+            format!("[... {start} earlier bytes not shown]\n")
+        });
         text.push_str(&clean[start..]);
     } else {
         text.push_str(clean);

@@ -100,11 +100,23 @@ impl Request {
         let words: Vec<S> = words.into_iter().collect();
         let line = match words.as_slice() {
             [one] => one.as_ref().to_owned(),
-            many => many
-                .iter()
-                .map(|w| crate::plan::shell_word(w.as_ref()))
-                .collect::<Vec<_>>()
-                .join(" "),
+            many => {
+                // Leading `NAME=value` words stay assignments, whatever their value holds.
+                let mut assigning = true;
+                many.iter()
+                    .map(|w| {
+                        let w = w.as_ref();
+                        match crate::plan::assignment_word(w).filter(|_| assigning) {
+                            Some(a) => a,
+                            None => {
+                                assigning = false;
+                                crate::plan::shell_word(w)
+                            }
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
         };
         Request::shell(line)
     }

@@ -230,7 +230,11 @@ impl Tool {
             spawn_error: exec.spawn_error.as_ref(),
             truncation: truncation.as_ref(),
             max_bytes: config.max_bytes,
-            max_lines: plan.sink.max_lines,
+            // A tail applied to what a head kept is the limit the model sees.
+            max_lines: match (lines.head, lines.tail, lines.both) {
+                (Some(_), Some(t), false) => Some(t),
+                _ => plan.sink.max_lines,
+            },
             notes: &notes,
             stopped_early: exec.stopped_by_sink(),
         });

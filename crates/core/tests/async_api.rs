@@ -197,3 +197,25 @@ fn job_output_waits_without_blocking_the_runtime() {
     });
     assert!(out.text().ends_with("done\n"), "{}", out.text());
 }
+
+#[test]
+fn a_cancellation_token_reaches_a_caller_looping_on_updates() {
+    let (_dir, tool) = tool_with(|_| {});
+    let token = CancellationToken::new();
+    let result = runtime().block_on(async {
+        let mut call = tool.start(
+            Request::shell("echo partial; sleep 300"),
+            RunOptions::default()
+                .with_progress()
+                .cancel_on(token.clone()),
+        );
+        let canceller = token.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            canceller.cancel();
+        });
+        while call.update().await.is_some() {}
+        call.await
+    });
+    assert_eq!(result.outcome(), Outcome::Cancelled, "{}", result.text());
+}

@@ -220,6 +220,11 @@ fn explicit_limits_win_and_the_command_runs_whole() {
     let piped = Request::shell("seq 1 10 | head -n 4").tail(2);
     let r = tool.execute(&piped, &CancelToken::new());
     assert!(r.text().starts_with("3\n4\n"), "{}", r.text());
+    assert!(
+        r.text().contains("(2-line limit)"),
+        "the tail is the limit: {}",
+        r.text()
+    );
     assert_eq!(r.details.truncation.expect("truncated").shown_range, [3, 4]);
 }
 

@@ -522,3 +522,19 @@ fn escapees_of_a_session_call_are_ended_and_counted() {
     // The session itself lives on.
     assert_eq!(exec(&tool, "s", "echo ok").text(), "ok\n");
 }
+
+#[test]
+fn a_program_in_a_session_is_never_an_alias_or_keyword() {
+    let (_dir, tool) = tool_with(|_| {});
+    exec(
+        &tool,
+        "s",
+        "shopt -s expand_aliases; alias echo='echo ALIASED'",
+    );
+    assert_eq!(exec(&tool, "s", "echo hi").text(), "ALIASED hi\n");
+    let r = tool.execute(
+        &Request::program("echo", ["hi"]).in_session("s"),
+        &CancelToken::new(),
+    );
+    assert_eq!(r.text(), "hi\n");
+}
