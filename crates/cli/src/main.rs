@@ -542,14 +542,18 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
     };
     let cancel = CancelToken::new();
     install_cancel_handlers(cancel.clone());
-    let observer = Arc::new(Observer::new());
-    let progress =
-        (std::io::stderr().is_terminal() && !args.json).then(|| progress_thread(observer.clone()));
-    let result = tool.execute_observed(&request, &cancel, &observer);
-    if let Some((done, handle)) = progress {
+    // The output is watched only for a terminal's progress display: watching costs a count
+    // and a copy per chunk.
+    let result = if std::io::stderr().is_terminal() && !args.json {
+        let observer = Arc::new(Observer::new());
+        let (done, handle) = progress_thread(observer.clone());
+        let result = tool.execute_observed(&request, &cancel, &observer);
         done.cancel();
         let _ = handle.join();
-    }
+        result
+    } else {
+        tool.execute(&request, &cancel)
+    };
     Ok(print_result(&result, args.json))
 }
 

@@ -149,7 +149,8 @@ impl Tool {
     pub fn start(&self, request: Request, options: RunOptions) -> Call {
         let (tx, result) = oneshot::channel();
         let cancel = CancelToken::new();
-        let observer = Arc::new(Observer::new());
+        // Watching the output costs a count and a copy per chunk: only when updates are read.
+        let observer = options.progress.then(|| Arc::new(Observer::new()));
         let (updates_tx, updates) = if options.progress {
             // Bounded: a caller that does not read updates costs a few snapshots, not one per
             // quarter second for the whole call.
@@ -159,7 +160,7 @@ impl Tool {
             (None, None)
         };
         let finished = CancelToken::new();
-        if let Some(updates_tx) = updates_tx {
+        if let (Some(updates_tx), Some(observer)) = (updates_tx, &observer) {
             let (observer, finished) = (observer.clone(), finished.clone());
             std::thread::spawn(move || send_updates(&observer, &finished, &updates_tx));
         }
@@ -172,7 +173,7 @@ impl Tool {
         std::thread::spawn(move || {
             // Even if the call panics, the update stream ends.
             let _finished = CancelOnDrop(finished);
-            let result = tool.call(&request, &token, approval, Some(&observer));
+            let result = tool.call(&request, &token, approval, observer.as_deref());
             let _ = tx.send(result);
         });
         Call {

@@ -120,10 +120,7 @@ impl Plan {
     pub(crate) fn shell_line(&self) -> String {
         match &self.run {
             Target::Shell(c) => c.clone(),
-            Target::Program(program, args) => std::iter::once(single_quoted(program))
-                .chain(args.iter().map(|a| shell_word(a)))
-                .collect::<Vec<_>>()
-                .join(" "),
+            Target::Program(program, args) => join_words(single_quoted(program), args),
         }
     }
 
@@ -186,7 +183,12 @@ pub(crate) fn argv_line(program: &str, args: &[String]) -> String {
     } else {
         shell_word(program)
     };
-    std::iter::once(first)
+    join_words(first, args)
+}
+
+/// An already-quoted program word and its arguments, quoted where needed, as one line.
+fn join_words(program: String, args: &[String]) -> String {
+    std::iter::once(program)
         .chain(args.iter().map(|a| shell_word(a)))
         .collect::<Vec<_>>()
         .join(" ")

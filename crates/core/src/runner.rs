@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use agent_exec_executor::jobs::{JobRegistry, JobStatus};
 use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig};
-use agent_exec_executor::{CancelToken, ExecOutcome, ExitStatus};
+use agent_exec_executor::{CancelToken, ExecOutcome};
 use agent_exec_sink::{ArtifactStore, Capture, OutputSink, SinkConfig};
 
 use crate::config::Config;
@@ -509,10 +509,7 @@ impl Runner {
             JobStatus::Finished(o) => {
                 let ending = classify(o);
                 d.exit_code = ending.exit_code;
-                d.signal = match o.status {
-                    Some(ExitStatus::Signaled(s)) => Some(s),
-                    _ => None,
-                };
+                d.signal = ending.signal;
                 d.cancelled = o.cancelled();
                 d.processes_stopped = o.processes_stopped as u64;
                 Some(o)

@@ -13,7 +13,7 @@ use agent_exec_core::{
     AsyncApprover, CancelToken, CancellationToken, Decision, JobOutputRequest, Outcome, Request,
     RunOptions,
 };
-use support::{alive, tool_with};
+use support::{alive, eventually, tool_with};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -21,17 +21,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .unwrap()
-}
-
-/// Waits (bounded) until `f` holds.
-fn eventually(mut f: impl FnMut() -> bool) -> bool {
-    for _ in 0..500 {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent_exec_core::{JobInput, JobOutputRequest, Outcome, OutputMode, Request, Tool, ToolResult};
 use agent_exec_executor::CancelToken;
-use support::{alive, tool_with};
+use support::{alive, eventually, tool_with};
 
 fn start(tool: &Tool, command: &str) -> ToolResult {
     let request = Request::shell(command).in_background();
@@ -28,17 +28,6 @@ fn pids_in(path: &std::path::Path) -> Vec<i32> {
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
         .collect()
-}
-
-/// Waits (bounded) until `f` holds.
-fn eventually(mut f: impl FnMut() -> bool) -> bool {
-    for _ in 0..250 {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 #[test]

@@ -29,3 +29,14 @@ pub fn alive(pid: i32) -> bool {
         )
     })
 }
+
+/// Waits (bounded, 10 s) until `f` holds; whether it did.
+pub fn eventually(mut f: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
