@@ -1,6 +1,7 @@
 //! `agent-exec`: the command line and the servers. The only place that knows argv, stdio,
 //! signals and exit codes.
 
+mod containment;
 mod mcp;
 mod serve;
 
@@ -14,6 +15,7 @@ use agent_exec_core::{
 };
 use agent_exec_sink::ArtifactStore;
 use anyhow::Context as _;
+use containment::{ContainmentArgs, LimitsTable, SandboxTable};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde::Deserialize as _;
 
@@ -56,10 +58,11 @@ fn long_version() -> String {
     };
     agent_exec_executor::containment::cleanup();
     format!(
-        "{}\nplatform: {}-{}\ncontainment: {containment}\nsandbox: not available in this version",
+        "{}\nplatform: {}-{}\ncontainment: {containment}\n{}",
         env!("CARGO_PKG_VERSION"),
         std::env::consts::ARCH,
         std::env::consts::OS,
+        containment::version_line(),
     )
 }
 
@@ -135,6 +138,8 @@ struct RunArgs {
     approve: bool,
     #[command(flatten)]
     retention: RetentionArgs,
+    #[command(flatten)]
+    containment: ContainmentArgs,
     /// Read the request as JSON from FILE, or `-` for stdin.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["cwd", "timeout", "env", "head", "tail", "pty"])]
     request: Option<String>,
@@ -218,6 +223,8 @@ struct ServeArgs {
     direction: Option<String>,
     #[command(flatten)]
     retention: RetentionArgs,
+    #[command(flatten)]
+    containment: ContainmentArgs,
 }
 
 impl ServeArgs {
@@ -228,6 +235,7 @@ impl ServeArgs {
             self.direction.as_deref(),
             &self.policy,
             &self.retention,
+            &self.containment,
             |c| {
                 c.sessions.rc_snapshot = self.rc_snapshot;
                 c.sessions.command_prefix.clone_from(&self.command_prefix);
@@ -350,6 +358,8 @@ fn run_cli(cli: Cli) -> anyhow::Result<i32> {
 struct FileConfig {
     policy: PolicyConfig,
     artifacts: ArtifactsTable,
+    sandbox: SandboxTable,
+    limits: LimitsTable,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -374,10 +384,27 @@ fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<FileConfig> {
             .with_context(in_file)?,
         None => ArtifactsTable::default(),
     };
+    let sandbox = match table.remove("sandbox") {
+        Some(v) => SandboxTable::deserialize(v)
+            .map_err(|e| anyhow::anyhow!("[sandbox]: {e}"))
+            .with_context(in_file)?,
+        None => SandboxTable::default(),
+    };
+    let limits = match table.remove("limits") {
+        Some(v) => LimitsTable::deserialize(v)
+            .map_err(|e| anyhow::anyhow!("[limits]: {e}"))
+            .with_context(in_file)?,
+        None => LimitsTable::default(),
+    };
     let policy = PolicyConfig::deserialize(toml::Value::Table(table))
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(in_file)?;
-    Ok(FileConfig { policy, artifacts })
+    Ok(FileConfig {
+        policy,
+        artifacts,
+        sandbox,
+        limits,
+    })
 }
 
 impl ArtifactsTable {
@@ -431,6 +458,7 @@ fn build_tool(
     direction: Option<&str>,
     policy: &PolicyArgs,
     retention: &RetentionArgs,
+    containment: &ContainmentArgs,
     adjust: impl FnOnce(&mut Config),
 ) -> anyhow::Result<Tool> {
     let file = load_config(policy.config.as_deref())?;
@@ -439,6 +467,7 @@ fn build_tool(
         ..Config::default()
     };
     adjust(&mut config);
+    containment.apply(&file.sandbox, &file.limits, &mut config)?;
     if let Some(dir) = artifacts {
         config.artifacts_dir = dir;
     }
@@ -484,6 +513,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
         args.direction.as_deref(),
         &args.policy,
         &args.retention,
+        &args.containment,
         |_| {},
     )?;
     if args.approve {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent_exec_executor::DrainLimits;
+use agent_exec_executor::{DrainLimits, Limits, NetworkMode, SandboxMode, SandboxSpec};
 use agent_exec_executor::env::EnvConfig;
 use agent_exec_executor::jobs::JobLimits;
 use agent_exec_sink::{Direction, Retention};
@@ -43,6 +43,83 @@ pub struct Config {
     /// Background jobs: at most 32 running, 256 KiB of recent output each, finished jobs kept
     /// an hour. Default: [`JobLimits::default`].
     pub jobs: JobLimits,
+    /// The operator's sandbox (contract §8); a request may only tighten its mode.
+    pub sandbox: SandboxSettings,
+    /// Resource limits of every call (contract §8).
+    pub limits: Limits,
+}
+
+/// The operator's sandbox settings (flags `--sandbox`, `--workspace`, `--writable`,
+/// `--network`, `--allow-host`, `--deny-read`; the `[sandbox]` table of `--config`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// The mode. Default: `off`.
+    pub mode: SandboxMode,
+    /// The workspace root. Default (`None`): the working directory ([`Config::workdir`]).
+    pub workspace: Option<PathBuf>,
+    /// More writable roots.
+    pub writable: Vec<PathBuf>,
+    /// The network of sandboxed calls. Default (`None`): off.
+    pub network: Option<NetworkMode>,
+    /// With the network off, hosts still reachable through agent-exec's proxy.
+    pub allow_hosts: Vec<String>,
+    /// Paths no sandboxed command may read. Default: [`default_deny_read`].
+    pub deny_read: Vec<PathBuf>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            mode: SandboxMode::Off,
+            workspace: None,
+            writable: Vec::new(),
+            network: None,
+            allow_hosts: Vec::new(),
+            deny_read: default_deny_read(),
+        }
+    }
+}
+
+/// Credentials under `~` (contract §8): `~/.ssh ~/.aws ~/.gnupg ~/.config/gcloud ~/.azure ~/.kube
+/// ~/.docker/config.json ~/.netrc ~/.git-credentials ~/.npmrc ~/.pypirc`.
+pub fn default_deny_read() -> Vec<PathBuf> {
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        return Vec::new();
+    };
+    let home = PathBuf::from(home);
+    [
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".config/gcloud",
+        ".azure",
+        ".kube",
+        ".docker/config.json",
+        ".netrc",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+    ]
+    .iter()
+    .map(|p| home.join(p))
+    .collect()
+}
+
+impl SandboxSettings {
+    /// What a call in `mode` may do (`None` for `off`); `workdir` is the default workspace.
+    pub fn spec(&self, mode: SandboxMode, workdir: &std::path::Path) -> Option<SandboxSpec> {
+        (mode != SandboxMode::Off).then(|| SandboxSpec {
+            mode,
+            workspace: self
+                .workspace
+                .clone()
+                .unwrap_or_else(|| workdir.to_path_buf()),
+            writable: self.writable.clone(),
+            deny_read: self.deny_read.clone(),
+            network: self.network.unwrap_or(NetworkMode::Off),
+            allow_hosts: self.allow_hosts.clone(),
+        })
+    }
 }
 
 /// How persistent sessions behave.
@@ -95,6 +172,8 @@ impl Default for Config {
             workdir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
             sessions: SessionSettings::default(),
             jobs: JobLimits::default(),
+            sandbox: SandboxSettings::default(),
+            limits: Limits::default(),
         }
     }
 }
@@ -135,5 +214,9 @@ mod tests {
         assert_eq!(c.jobs.max_live, 32);
         assert_eq!(c.jobs.ring_bytes, 256 * 1024);
         assert!(c.env.harden);
+        assert_eq!(c.sandbox.mode, SandboxMode::Off);
+        assert_eq!(c.sandbox.network, None);
+        assert_eq!(c.sandbox.deny_read.len(), 11);
+        assert_eq!(c.limits, Limits::default());
     }
 }

@@ -32,6 +32,7 @@
 
 mod call;
 mod config;
+mod denial;
 mod methods;
 mod plan;
 mod policy;
@@ -43,14 +44,14 @@ mod runner;
 mod tool;
 
 pub use call::{AsyncApprover, Call, RunOptions};
-pub use config::{Config, SessionSettings};
+pub use config::{Config, SandboxSettings, SessionSettings, default_deny_read};
 pub use methods::{JobInput, JobOutputRequest, OutputMode};
 pub use policy::{AllowAll, Approver, CommandPolicy};
 pub use progress::{Observer, Progress};
 pub use request::{InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, request_schema, resolve_cwd};
 pub use result::{
-    ArtifactId, Content, Decision, Details, Direction, JobId, Outcome, PolicyDetails, StreamKind,
-    ToolResult, TruncatedBy, Truncation,
+    ArtifactId, Content, Decision, Details, Direction, JobId, LimitHit, Outcome, PolicyDetails,
+    SandboxDetails, StreamKind, ToolResult, TruncatedBy, Truncation,
 };
 pub use tool::Tool;
 
@@ -58,6 +59,8 @@ pub use tool::Tool;
 pub use agent_exec_executor::CancelToken;
 /// Draining the pipes of background children after a command exits.
 pub use agent_exec_executor::DrainLimits;
+/// Resource limits and the sandbox (contract §8).
+pub use agent_exec_executor::{LimitKind, Limits, NetworkMode, SandboxMode, sandbox};
 /// The environment commands get (inherit policy, hardening, overrides).
 pub use agent_exec_executor::env::EnvConfig;
 /// Limits of background jobs.

@@ -1,9 +1,10 @@
 //! The plan of one call: everything the request means, computed once, before anything runs.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use agent_exec_executor::{ExecSpec, Program};
+use agent_exec_executor::{ExecSpec, Program, SandboxSpec};
 use agent_exec_normalize::{is_diff_command, merge_limits, normalize};
 use agent_exec_sink::{Direction, SinkConfig};
 
@@ -50,6 +51,8 @@ pub(crate) struct Plan {
     pub(crate) lines: Lines,
     pub(crate) sink: SinkConfig,
     pub(crate) stream_kind: StreamKind,
+    /// What the sandbox lets the call do (`None`: no sandbox).
+    pub(crate) sandbox: Option<Arc<SandboxSpec>>,
 }
 
 impl Plan {
@@ -104,6 +107,10 @@ impl Plan {
             lines,
             sink,
             stream_kind,
+            sandbox: config
+                .sandbox
+                .spec(validated.sandbox, &config.workdir)
+                .map(Arc::new),
         }
     }
 
@@ -145,6 +152,8 @@ impl Plan {
             grace: config.grace,
             drain: config.drain,
             containment: agent_exec_executor::Containment::default(),
+            sandbox: self.sandbox.clone(),
+            limits: config.limits,
         }
     }
 }

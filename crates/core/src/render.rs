@@ -7,10 +7,13 @@ use std::time::Duration;
 
 use agent_exec_executor::jobs::{JobError, NoInput};
 use agent_exec_executor::session::{RcSnapshotError, SessionEnd};
-use agent_exec_executor::{ExecOutcome, ExitStatus, SpawnError, Stop, signal_name};
+use agent_exec_executor::{
+    ExecOutcome, ExitStatus, Limits, SandboxSpec, SpawnError, Stop, signal_name,
+};
 use agent_exec_sink::{TruncatedBy, View, ViewPart, format_size};
 
-use crate::result::{Ending, Outcome, Truncation};
+use crate::denial::Denial;
+use crate::result::{Ending, LimitHit, Outcome, Truncation};
 
 /// Something the model is told after the output, in brackets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,6 +100,71 @@ impl Note {
     }
 }
 
+/// `512 MiB`, `2 GiB`, `1500 bytes`.
+fn size(bytes: u64) -> String {
+    for (unit, name) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{} {name}", bytes / unit);
+        }
+    }
+    count(bytes, "byte")
+}
+
+/// The first line of a call a resource limit ended or hampered (contract §8).
+pub(crate) fn limit_text(hit: LimitHit, limits: &Limits) -> String {
+    match hit {
+        LimitHit::Memory => format!(
+            "[Memory limit of {} reached: the command was killed]",
+            size(limits.memory.unwrap_or(0))
+        ),
+        LimitHit::Procs => format!(
+            "[Process limit of {} reached: new processes were refused]",
+            limits.procs.unwrap_or(0)
+        ),
+        LimitHit::Cpu => format!(
+            "[CPU time limit of {} reached: the command was killed]",
+            seconds(limits.cpu.unwrap_or_default())
+        ),
+        _ => format!(
+            "[File size limit of {} reached: a write was refused]",
+            size(limits.file_size.unwrap_or(0))
+        ),
+    }
+}
+
+/// The last line of a sandboxed call that failed on a rule of the sandbox (contract §8).
+pub(crate) fn denial_text(denial: &Denial, spec: &SandboxSpec) -> String {
+    let mode = spec.mode.as_str();
+    match denial {
+        Denial::Write { git: true } => format!(
+            "[Sandbox: .git/hooks and .git/config are read-only ({mode})]"
+        ),
+        Denial::Write { git: false } => {
+            let roots = spec.writable_roots();
+            if roots.is_empty() {
+                format!("[Sandbox: writes outside $TMPDIR are blocked ({mode})]")
+            } else {
+                let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+                format!(
+                    "[Sandbox: writes outside {} are blocked ({mode})]",
+                    roots.join(", ")
+                )
+            }
+        }
+        Denial::Read(path) => format!(
+            "[Sandbox: reading {} is blocked (deny-read)]",
+            path.display()
+        ),
+        Denial::Connect if spec.allow_hosts.is_empty() => {
+            "[Sandbox: network connections are blocked (network off)]".to_owned()
+        }
+        Denial::Connect => format!(
+            "[Sandbox: network connections are blocked except to {} through the proxy in HTTP_PROXY (network off)]",
+            spec.allow_hosts.join(", ")
+        ),
+    }
+}
+
 /// Everything the text of a call is made of.
 pub(crate) struct CallText<'a> {
     pub(crate) ending: Ending,
@@ -111,6 +179,10 @@ pub(crate) struct CallText<'a> {
     pub(crate) notes: &'a [Note],
     /// The command was stopped early (a `| head` was satisfied): totals are lower bounds.
     pub(crate) stopped_early: bool,
+    /// The resource limit that ended or hampered it: the first line.
+    pub(crate) limit: Option<String>,
+    /// The sandbox rule it met: the last line.
+    pub(crate) denial: Option<String>,
 }
 
 /// The window's parts, with a marker for what was left out between them.
@@ -189,6 +261,10 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
         Outcome::Cancelled => text.push_str("[Command cancelled]\n"),
         _ => {}
     }
+    if let Some(limit) = &p.limit {
+        text.push_str(limit);
+        text.push('\n');
+    }
     let output = match p.spawn_error {
         Some(e) => spawn_error_text(e),
         None => view_text(p.view),
@@ -215,6 +291,7 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
             (None, None) => {}
         }
     }
+    sections.extend(p.denial.clone());
     if sections.is_empty() {
         text.push_str(&output);
     } else {

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use agent_exec_executor::SandboxMode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +77,10 @@ pub struct Request {
     /// Run under a pseudo-terminal; output rendered to plain text.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pty: bool,
+    /// A stricter sandbox for this call: `read-only` or `workspace-write` (the operator's
+    /// mode can only be tightened).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// Building a request.
@@ -190,6 +195,13 @@ impl Request {
         self.pty = true;
         self
     }
+
+    /// Run in a stricter sandbox than the operator's (a looser one is refused).
+    #[must_use]
+    pub fn in_sandbox(mut self, mode: SandboxMode) -> Request {
+        self.sandbox = Some(mode.as_str().to_owned());
+        self
+    }
 }
 
 /// Any JSON number (negative, huge, fractional) as an integer, saturating, so the clamp — not
@@ -237,6 +249,8 @@ pub(crate) struct Validated {
     pub(crate) session: Option<String>,
     /// PTY mode.
     pub(crate) pty: bool,
+    /// The sandbox mode of the call: the operator's, or the request's when stricter.
+    pub(crate) sandbox: SandboxMode,
 }
 
 /// Longest timeout accepted, in seconds.
@@ -263,8 +277,26 @@ impl Request {
         &self,
         base: &Path,
         default_timeout: Duration,
+        operator_sandbox: SandboxMode,
     ) -> Result<Validated, InvalidRequest> {
         self.reject_nul()?;
+        let sandbox = match self.sandbox.as_deref() {
+            None => operator_sandbox,
+            Some(name) => {
+                let asked = SandboxMode::parse(name).ok_or_else(|| {
+                    InvalidRequest(format!(
+                        "sandbox must be off, read-only or workspace-write, not {name:?}"
+                    ))
+                })?;
+                if asked < operator_sandbox {
+                    return Err(InvalidRequest(format!(
+                        "a request can only tighten the sandbox (operator: {})",
+                        operator_sandbox.as_str()
+                    )));
+                }
+                asked
+            }
+        };
         let target = match (&self.command, &self.executable) {
             (Some(_), Some(_)) => {
                 return Err(InvalidRequest(
@@ -327,6 +359,7 @@ impl Request {
             background: self.run_in_background,
             session: self.session.clone(),
             pty: self.pty,
+            sandbox,
         })
     }
 }

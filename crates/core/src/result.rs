@@ -270,6 +270,59 @@ pub struct Details {
     /// Problems that did not stop the call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The sandbox the call ran in (null: none).
+    #[serde(default)]
+    pub sandbox: Option<SandboxDetails>,
+    /// The resource limit that ended or hampered the command (null: none).
+    #[serde(default)]
+    pub limit_hit: Option<LimitHit>,
+}
+
+/// The sandbox of a call (contract §8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SandboxDetails {
+    /// `read-only` or `workspace-write`.
+    pub mode: String,
+    /// `off` or `on`.
+    pub network: String,
+}
+
+impl SandboxDetails {
+    /// The details of a sandbox spec.
+    pub fn of(spec: &agent_exec_executor::SandboxSpec) -> SandboxDetails {
+        SandboxDetails {
+            mode: spec.mode.as_str().to_owned(),
+            network: spec.network.as_str().to_owned(),
+        }
+    }
+}
+
+/// Which resource limit ended or hampered a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LimitHit {
+    /// The memory limit: a process was killed.
+    Memory,
+    /// The process limit: a fork was refused.
+    Procs,
+    /// The CPU time limit: a process was killed.
+    Cpu,
+    /// The file size limit: a write was refused.
+    FileSize,
+}
+
+impl From<agent_exec_executor::LimitKind> for LimitHit {
+    fn from(kind: agent_exec_executor::LimitKind) -> LimitHit {
+        use agent_exec_executor::LimitKind as K;
+        match kind {
+            K::Memory => LimitHit::Memory,
+            K::Procs => LimitHit::Procs,
+            K::Cpu => LimitHit::Cpu,
+            _ => LimitHit::FileSize,
+        }
+    }
 }
 
 impl Details {
@@ -293,6 +346,8 @@ impl Details {
             policy: None,
             processes_stopped: 0,
             warnings: Vec::new(),
+            sandbox: None,
+            limit_hit: None,
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use agent_exec_executor::jobs::{JobRegistry, JobStatus};
 use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig};
-use agent_exec_executor::{CancelToken, ExecOutcome};
+use agent_exec_executor::{CancelToken, ExecOutcome, SandboxSpec};
 use agent_exec_sink::{ArtifactStore, Capture, OutputSink, SinkConfig};
 
 use crate::config::Config;
@@ -87,8 +87,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn session_key(name: &str, env: &[(String, String)]) -> String {
+/// A session's shell is made for its name, its extra environment and its sandbox: a call
+/// that differs in either gets a shell of its own.
+fn session_key(name: &str, env: &[(String, String)], sandbox: Option<&SandboxSpec>) -> String {
     let mut key = name.to_owned();
+    if let Some(sandbox) = sandbox {
+        key.push('\0');
+        key.push_str(sandbox.mode.as_str());
+    }
     for (k, v) in env {
         key.push('\0');
         key.push_str(k);
@@ -114,6 +120,8 @@ impl Runner {
                 rc_snapshot: None,
                 prefix: config.sessions.command_prefix.clone(),
                 containment: agent_exec_executor::Containment::default(),
+                sandbox: None,
+                limits: agent_exec_executor::Limits::default(),
             },
             cwds: Mutex::new(HashMap::new()),
             rc: Mutex::new(RcSnapshot::NotYet),
@@ -270,7 +278,7 @@ impl Runner {
         cancel: &CancelToken,
         observer: Option<&Observer>,
     ) -> Ran {
-        let key = session_key(name, &plan.env);
+        let key = session_key(name, &plan.env, plan.sandbox.as_deref());
         let start_cwd = plan
             .cwd
             .clone()
@@ -361,6 +369,8 @@ impl Runner {
         }
         let config = SessionConfig {
             extra_env: plan.env.clone(),
+            sandbox: plan.sandbox.clone(),
+            limits: self.config.limits,
             rc_snapshot: self.rc_snapshot(plan.timeout, notes),
             ..self.session_config.clone()
         };
@@ -418,6 +428,7 @@ impl Runner {
             Ok(job) => {
                 let mut d = Details::empty(Outcome::Success, cwd_text);
                 d.job_id = Some(JobId(job.id.clone()));
+                d.sandbox = plan.sandbox.as_deref().map(crate::result::SandboxDetails::of);
                 ToolResult::new(render::job_started(&job.id, &plan.shown), d)
             }
             Err(e) => ToolResult::invalid(render::job_error_text(&e), cwd_text),
@@ -455,6 +466,7 @@ impl Runner {
                 d.cancelled = o.cancelled();
                 d.timed_out = o.timed_out();
                 d.processes_stopped = o.processes_stopped as u64;
+                d.limit_hit = o.limit_hit.map(crate::result::LimitHit::from);
                 Some(o)
             }
         };
@@ -512,6 +524,7 @@ impl Runner {
                 d.signal = ending.signal;
                 d.cancelled = o.cancelled();
                 d.processes_stopped = o.processes_stopped as u64;
+                d.limit_hit = o.limit_hit.map(crate::result::LimitHit::from);
                 Some(o)
             }
             JobStatus::Running => None,

@@ -15,7 +15,7 @@ use crate::policy::{Approver, CommandPolicy};
 use crate::progress::Observer;
 use crate::render::{self, CallText, Note};
 use crate::request::Request;
-use crate::result::{
+use crate::result::{LimitHit, SandboxDetails, 
     ArtifactId, Details, Outcome, PolicyDetails, ToolResult, Truncation, classify,
 };
 use crate::runner::{Ran, Runner};
@@ -119,7 +119,7 @@ impl Tool {
         observer: Option<&Observer>,
     ) -> ToolResult {
         let config = &self.runner.config;
-        let validated = match request.validate(&config.workdir, config.default_timeout) {
+        let validated = match request.validate(&config.workdir, config.default_timeout, config.sandbox.mode) {
             Ok(v) => v,
             Err(e) => return ToolResult::invalid(e.0, self.runner.workdir_text()),
         };
@@ -185,6 +185,7 @@ impl Tool {
                 let mut d = Details::empty(outcome, cwd.display().to_string());
                 d.cancelled = outcome == Outcome::Cancelled;
                 d.session = plan.session().map(str::to_owned);
+                d.sandbox = plan.sandbox.as_deref().map(SandboxDetails::of);
                 return ToolResult::new(text, d);
             }
             Ran::Executed {
@@ -223,6 +224,13 @@ impl Tool {
             warnings.push(e.clone());
         }
         notes.extend(warnings.iter().cloned().map(Note::Warning));
+        let limit_hit = exec.limit_hit.map(LimitHit::from);
+        let denial = match &plan.sandbox {
+            Some(spec) if ending.outcome != Outcome::Success && exec.spawn_error.is_none() => {
+                crate::denial::detect(spec, &view.text()).map(|d| render::denial_text(&d, spec))
+            }
+            _ => None,
+        };
         let text = render::call_text(&CallText {
             ending,
             timeout: plan.timeout,
@@ -237,6 +245,8 @@ impl Tool {
             },
             notes: &notes,
             stopped_early: exec.stopped_by_sink(),
+            limit: limit_hit.map(|hit| render::limit_text(hit, &config.limits)),
+            denial,
         });
         let details = Details {
             outcome: ending.outcome,
@@ -256,6 +266,8 @@ impl Tool {
             policy: None,
             processes_stopped: exec.processes_stopped as u64,
             warnings,
+            sandbox: plan.sandbox.as_deref().map(SandboxDetails::of),
+            limit_hit,
         };
         ToolResult::new(text, details)
     }

@@ -37,13 +37,15 @@ pub mod jobs;
 mod oneshot;
 mod process;
 mod pump;
+pub mod sandbox;
 pub mod session;
 mod spawn;
 mod supervise;
 mod sys;
 
 pub use cancel::CancelToken;
-pub use containment::{Containment, GroupKind};
+pub use containment::{Containment, GroupKind, LimitKind, Limits};
+pub use sandbox::{NetworkMode, SandboxMode, SandboxSpec};
 pub use oneshot::{ExecOutcome, ExecSpec, ExitStatus, Program, Stop, run, run_async, run_pty};
 pub use pump::DrainLimits;
 pub use spawn::SpawnError;

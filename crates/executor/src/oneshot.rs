@@ -3,13 +3,14 @@
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use agent_exec_sink::Sink;
 
 use crate::cancel::CancelToken;
-use crate::containment::{self, CallGroup, Containment, GroupKind};
+use crate::containment::{self, CallGroup, Containment, GroupKind, LimitKind, Limits};
+use crate::sandbox::SandboxSpec;
 use crate::env::{EnvConfig, build_env};
 use crate::pump::{DrainLimits, Pump};
 use crate::spawn::{Io, Launch, SpawnError, raw, spawn};
@@ -53,6 +54,10 @@ pub struct ExecSpec {
     pub drain: DrainLimits,
     /// How the call's processes are contained. Default: [`Containment::Auto`].
     pub containment: Containment,
+    /// The sandbox its processes run in. Default: none.
+    pub sandbox: Option<Arc<SandboxSpec>>,
+    /// Its resource limits. Default: none.
+    pub limits: Limits,
 }
 
 impl ExecSpec {
@@ -70,6 +75,8 @@ impl ExecSpec {
             grace: Duration::from_secs(2),
             drain: DrainLimits::default(),
             containment: Containment::default(),
+            sandbox: None,
+            limits: Limits::default(),
         }
     }
 
@@ -127,6 +134,8 @@ pub struct ExecOutcome {
     pub drain_cut_short: bool,
     /// How the call's processes were contained.
     pub containment: Option<GroupKind>,
+    /// The resource limit that ended or hampered it, if one did.
+    pub limit_hit: Option<LimitKind>,
 }
 
 impl ExecOutcome {
@@ -203,11 +212,17 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
 ) -> ExecOutcome {
     let start = Instant::now();
     let mut group = CallGroup::new(spec.containment);
+    if let Err(reason) = group.set_limits(&spec.limits) {
+        on_spawn(None);
+        let _ = sink.finish();
+        return ExecOutcome::spawn_failed(SpawnError::Limits { reason }, start);
+    }
     let launch = Launch {
         program: &spec.program,
         cwd: &spec.cwd,
         env: build_env(&spec.env, &spec.extra_env, matches!(io, Io::Pty)),
         io,
+        sandbox: spec.sandbox.as_deref(),
     };
     let mut spawned = match spawn(&launch, &mut group) {
         Ok(s) => s,
@@ -251,6 +266,8 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
     pump.finish();
     outcome.processes_stopped =
         containment::end_members(&group, None, spec.grace, supervised.termination);
+    outcome.limit_hit = group.limit_hit(outcome.status);
+    drop(spawned.sandbox.take());
     outcome.duration = start.elapsed();
     outcome
 }

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use crate::oneshot::ExitStatus;
 
 /// What the child does between the clone and the exec.
-pub(crate) struct ChildPlan {
+pub(crate) struct ChildPlan<'a> {
     /// The program's path (already looked up in `PATH`).
     pub(crate) path: CString,
     pub(crate) argv: Vec<CString>,
@@ -43,6 +43,12 @@ pub(crate) struct ChildPlan {
     /// Lead a new session with fd 0 (a PTY slave) as controlling terminal; else lead a new
     /// process group.
     pub(crate) session_with_tty: bool,
+    /// More cgroups to join (the call's resource limits): `0` is written to each.
+    pub(crate) extra_joins: Vec<RawFd>,
+    /// Resource limits set with `setrlimit`.
+    pub(crate) rlimits: &'a [(libc::__rlimit_resource_t, libc::rlimit)],
+    /// The sandbox, entered last before the exec.
+    pub(crate) sandbox: Option<&'a crate::sandbox::Prepared>,
 }
 
 /// The step of the child's setup that failed.
@@ -54,6 +60,8 @@ pub(crate) enum Step {
     Tty = 4,
     Chdir = 5,
     Exec = 6,
+    Limits = 7,
+    Sandbox = 8,
 }
 
 /// A started child: its pid, and its exit status once waited for.
@@ -114,7 +122,7 @@ impl Process {
 
 /// Everything the child reads (prepared by the parent) and writes (its failure).
 struct Shared<'a> {
-    plan: &'a ChildPlan,
+    plan: &'a ChildPlan<'a>,
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
     /// The parent's signal mask before it blocked everything (restored in the parent; the
@@ -204,6 +212,8 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
             3 => Step::Fds,
             4 => Step::Tty,
             5 => Step::Chdir,
+            7 => Step::Limits,
+            8 => Step::Sandbox,
             _ => Step::Exec,
         };
         return Err((io::Error::from_raw_os_error(errno), step));
@@ -231,6 +241,16 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             && libc::write(fd, b"0".as_ptr().cast(), 1) < 0
         {
             return fail(Step::Join);
+        }
+        for &fd in &plan.extra_joins {
+            if libc::write(fd, b"0".as_ptr().cast(), 1) < 0 {
+                return fail(Step::Limits);
+            }
+        }
+        for (resource, limit) in plan.rlimits {
+            if libc::setrlimit(*resource, limit) < 0 {
+                return fail(Step::Limits);
+            }
         }
         let grouped = if plan.session_with_tty {
             libc::setsid()
@@ -260,6 +280,11 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         }
         if libc::chdir(plan.cwd.as_ptr()) < 0 {
             return fail(Step::Chdir);
+        }
+        if let Some(sandbox) = plan.sandbox
+            && sandbox.enter().is_err()
+        {
+            return fail(Step::Sandbox);
         }
         // Rust ignores SIGPIPE; a command must get the default (a closed reader ends `yes`).
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);

@@ -81,11 +81,17 @@ pub struct SessionConfig {
     pub prefix: Option<String>,
     /// How the shell and its commands are contained. Default: [`Containment::Auto`].
     pub containment: Containment,
+    /// The sandbox the shell (and so every command of the session) runs in.
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxSpec>>,
+    /// The resource limits of the shell and everything it starts, together.
+    pub limits: crate::containment::Limits,
 }
 
 /// A live session shell.
 #[derive(Debug)]
 pub struct Session {
+    /// The sandbox the shell runs in (its temporary directory lives as long as the shell).
+    _sandbox: Option<crate::sandbox::Prepared>,
     child: Process,
     pid: i32,
     pidfd: Option<OwnedFd>,
@@ -143,6 +149,9 @@ impl Session {
     /// Starts a session shell in `cwd`.
     pub fn start(config: &SessionConfig, cwd: &Path) -> Result<Session, SpawnError> {
         let mut group = CallGroup::new(config.containment);
+        group
+            .set_limits(&config.limits)
+            .map_err(|reason| SpawnError::Limits { reason })?;
         let shell = config
             .shell
             .clone()
@@ -173,6 +182,7 @@ impl Session {
                     control: control_r.as_raw_fd(),
                     status: status_w.as_raw_fd(),
                 },
+                sandbox: config.sandbox.as_deref(),
             },
             &mut group,
         )?;
@@ -188,6 +198,7 @@ impl Session {
         }
         let child = spawned.child;
         Ok(Session {
+            _sandbox: spawned.sandbox,
             pid: child.id() as i32,
             pidfd: pidfd(&child),
             child,
@@ -315,6 +326,7 @@ impl Session {
         pump.finish();
         self.read_buf = pump.take_buf();
         exec.status = Some(ExitStatus::Exited(report.code));
+        exec.limit_hit = self.group.limit_hit(exec.status);
         self.cwd = report.cwd;
         exec.duration = start.elapsed();
         SessionOutcome {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::containment::{self, CallGroup, MARKER_VAR};
 use crate::oneshot::Program;
 use crate::process::{ChildPlan, Process, Step};
+use crate::sandbox::{self, Prepared, SandboxSpec};
 use crate::sys;
 
 /// How the child's standard descriptors are set up.
@@ -35,6 +36,8 @@ pub(crate) struct Spawned {
     pub(crate) stdout: Option<OwnedFd>,
     /// Its stderr (none under a PTY).
     pub(crate) stderr: Option<OwnedFd>,
+    /// The sandbox it runs in: kept until the call is over (its temporary directory).
+    pub(crate) sandbox: Option<Prepared>,
 }
 
 /// Why a process could not be started.
@@ -65,6 +68,18 @@ pub enum SpawnError {
         /// The system's reason.
         reason: String,
     },
+    /// The sandbox cannot be enforced here, or could not be entered; the command did not run.
+    #[error("the sandbox cannot be enforced: {reason}")]
+    Sandbox {
+        /// What is missing or failed, and how to proceed.
+        reason: String,
+    },
+    /// A resource limit cannot be enforced here, or could not be applied.
+    #[error("the resource limits cannot be enforced: {reason}")]
+    Limits {
+        /// What is missing or failed.
+        reason: String,
+    },
     /// The process could not be set up (descriptors, process group, containment group).
     #[error("failed to set up the process ({step}): {reason}")]
     Setup {
@@ -82,6 +97,8 @@ pub(crate) struct Launch<'a> {
     /// The environment, without the marker (added here).
     pub(crate) env: Vec<(OsString, OsString)>,
     pub(crate) io: Io,
+    /// The sandbox to run it in.
+    pub(crate) sandbox: Option<&'a SandboxSpec>,
 }
 
 /// Our ends and the child's ends of its standard descriptors.
@@ -206,20 +223,37 @@ fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// it ever starts is outside it; its pid is registered as supervised before any orphan sweep
 /// can run, so its exit status always reaches its owner.
 pub(crate) fn spawn(launch: &Launch<'_>, group: &mut CallGroup) -> Result<Spawned, SpawnError> {
-    match spawn_in(launch, group) {
+    let sandbox = launch
+        .sandbox
+        .map(sandbox::prepare)
+        .transpose()
+        .map_err(|e| SpawnError::Sandbox { reason: e.0 })?;
+    let mut spawned = match spawn_in(launch, group, sandbox.as_ref()) {
         // A cgroup we could create but not move into (a partly delegated subtree): the call
         // falls back to the next mechanism rather than failing.
         Err((_, Some(Step::Join))) => {
             group.abandon_cgroup();
-            spawn_in(launch, group).map_err(|(e, _)| e)
+            spawn_in(launch, group, sandbox.as_ref()).map_err(|(e, _)| e)
         }
         other => other.map_err(|(e, _)| e),
-    }
+    }?;
+    spawned.sandbox = sandbox;
+    Ok(spawned)
 }
 
-fn spawn_in(launch: &Launch<'_>, group: &CallGroup) -> Result<Spawned, (SpawnError, Option<Step>)> {
+fn spawn_in(
+    launch: &Launch<'_>,
+    group: &CallGroup,
+    sandbox: Option<&Prepared>,
+) -> Result<Spawned, (SpawnError, Option<Step>)> {
     let mut env = launch.env.clone();
     env.push((MARKER_VAR.into(), group.marker().into()));
+    if let Some(sandbox) = sandbox {
+        let names: Vec<&OsString> = sandbox.env.iter().map(|(k, _)| k).collect();
+        env.retain(|(k, _)| !names.contains(&k));
+        env.extend(sandbox.env.iter().cloned());
+    }
+    let confine = Confine { group, sandbox };
     let wiring = wire(launch.io).map_err(|e| (e, None))?;
     let fds: Vec<RawFd> = wiring.child.iter().map(AsRawFd::as_raw_fd).collect();
     let spawning = containment::SPAWNING
@@ -229,14 +263,14 @@ fn spawn_in(launch: &Launch<'_>, group: &CallGroup) -> Result<Spawned, (SpawnErr
     // A command line of plain words runs without a shell (as make does for simple recipes);
     // anything unusual about it (no shebang, a race with PATH) falls back to the shell below.
     if matches!(launch.io, Io::Pipes { .. })
-        && let Some(plan) = direct_plan(launch.program, &env, launch.cwd, &fds, group)
+        && let Some(plan) = direct_plan(launch.program, &env, launch.cwd, &fds, &confine)
     {
         child = crate::process::spawn(&plan).ok();
     }
     let child = match child {
         Some(c) => c,
         None => {
-            let plan = shell_plan(launch.program, &env, launch.cwd, launch.io, &fds, group)
+            let plan = shell_plan(launch.program, &env, launch.cwd, launch.io, &fds, &confine)
                 .map_err(|e| (program_error(launch.program, &e), None))?;
             crate::process::spawn(&plan).map_err(|(e, step)| {
                 (
@@ -256,7 +290,14 @@ fn spawn_in(launch: &Launch<'_>, group: &CallGroup) -> Result<Spawned, (SpawnErr
         input: wiring.input,
         stdout: wiring.stdout,
         stderr: wiring.stderr,
+        sandbox: None,
     })
+}
+
+/// Where the child goes: its containment group (with its limits) and its sandbox.
+struct Confine<'a> {
+    group: &'a CallGroup,
+    sandbox: Option<&'a Prepared>,
 }
 
 fn c_string(s: &OsStr) -> std::io::Result<CString> {
@@ -279,15 +320,16 @@ fn env_strings(env: &[(OsString, OsString)]) -> std::io::Result<Vec<CString>> {
         .collect()
 }
 
-fn plan(
+fn plan<'a>(
     path: &Path,
     argv: impl IntoIterator<Item = OsString>,
     env: &[(OsString, OsString)],
     cwd: &Path,
     fds: &[RawFd],
     io: Io,
-    group: &CallGroup,
-) -> std::io::Result<ChildPlan> {
+    confine: &Confine<'a>,
+) -> std::io::Result<ChildPlan<'a>> {
+    let group = confine.group;
     Ok(ChildPlan {
         path: c_string(path.as_os_str())?,
         argv: argv
@@ -300,18 +342,21 @@ fn plan(
         join: group.join_fd(),
         cgroup_dir: group.cgroup_dir_fd(),
         session_with_tty: matches!(io, Io::Pty),
+        extra_joins: group.limits.join_fds(),
+        rlimits: &group.limits.rlimits,
+        sandbox: confine.sandbox,
     })
 }
 
 /// The program run through its shell (or as given, for argv).
-fn shell_plan(
+fn shell_plan<'a>(
     program: &Program,
     env: &[(OsString, OsString)],
     cwd: &Path,
     io: Io,
     fds: &[RawFd],
-    group: &CallGroup,
-) -> std::io::Result<ChildPlan> {
+    confine: &Confine<'a>,
+) -> std::io::Result<ChildPlan<'a>> {
     let not_found = || std::io::Error::from(std::io::ErrorKind::NotFound);
     match program {
         Program::Shell { command, shell } => {
@@ -334,13 +379,13 @@ fn shell_plan(
             if matches!(io, Io::Pipes { .. }) {
                 fix_pwd(&mut env, cwd);
             }
-            plan(&resolved, argv, &env, cwd, fds, io, group)
+            plan(&resolved, argv, &env, cwd, fds, io, confine)
         }
         Program::Argv { program, args } => {
             let resolved = lookup(Path::new(program), env).ok_or_else(not_found)?;
             let argv =
                 std::iter::once(OsString::from(program)).chain(args.iter().map(OsString::from));
-            plan(&resolved, argv, env, cwd, fds, io, group)
+            plan(&resolved, argv, env, cwd, fds, io, confine)
         }
     }
 }
@@ -361,13 +406,13 @@ fn lookup(program: &Path, env: &[(OsString, OsString)]) -> Option<PathBuf> {
 }
 
 /// A plain-words shell command as a direct exec, with the environment the shell would give it.
-fn direct_plan(
+fn direct_plan<'a>(
     program: &Program,
     env: &[(OsString, OsString)],
     cwd: &Path,
     fds: &[RawFd],
-    group: &CallGroup,
-) -> Option<ChildPlan> {
+    confine: &Confine<'a>,
+) -> Option<ChildPlan<'a>> {
     let Program::Shell {
         command,
         shell: None,
@@ -391,7 +436,7 @@ fn direct_plan(
         cwd,
         fds,
         Io::Pipes { stdin: false },
-        group,
+        confine,
     )
     .ok()
 }
@@ -463,6 +508,15 @@ fn spawn_error(program: &Program, cwd: &Path, e: &std::io::Error, step: Step) ->
         Step::Tty => SpawnError::Setup {
             step: "the terminal",
             reason: reason(),
+        },
+        Step::Limits => SpawnError::Limits {
+            reason: format!("joining the limit cgroups or setting rlimits: {}", reason()),
+        },
+        Step::Sandbox => SpawnError::Sandbox {
+            reason: format!(
+                "entering it failed in the child ({}); run with --sandbox off to go without",
+                reason()
+            ),
         },
     }
 }

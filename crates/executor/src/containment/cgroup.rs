@@ -96,6 +96,19 @@ pub(crate) fn process_dir(version: Version, pid: i32) -> Option<PathBuf> {
 
 /// Where our own cgroup of `version` lives in the file system.
 fn own_cgroup_dir(version: Version) -> Option<PathBuf> {
+    match version {
+        Version::V2 => own_dir_in(None),
+        Version::V1Freezer => own_dir_in(Some("freezer")),
+    }
+}
+
+/// Our own cgroup in the v1 hierarchy of `controller` (`pids`, `memory`), if it is mounted.
+pub(crate) fn own_v1_dir(controller: &str) -> Option<PathBuf> {
+    own_dir_in(Some(controller))
+}
+
+/// Our own cgroup in the unified hierarchy (`None`) or in the v1 hierarchy of a controller.
+fn own_dir_in(v1_controller: Option<&str>) -> Option<PathBuf> {
     let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
     let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
     // mountinfo: `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE SOURCE SUPEROPTS`.
@@ -105,11 +118,9 @@ fn own_cgroup_dir(version: Version) -> Option<PathBuf> {
         let mut right = right.split(' ');
         let fstype = right.next()?;
         let superopts = right.nth(1).unwrap_or("");
-        let wanted = match version {
-            Version::V2 => fstype == "cgroup2",
-            Version::V1Freezer => {
-                fstype == "cgroup" && superopts.split(',').any(|o| o == "freezer")
-            }
+        let wanted = match v1_controller {
+            None => fstype == "cgroup2",
+            Some(c) => fstype == "cgroup" && superopts.split(',').any(|o| o == c),
         };
         wanted.then(|| (left.get(3).copied(), left.get(4).copied()))
     })?;
@@ -118,9 +129,9 @@ fn own_cgroup_dir(version: Version) -> Option<PathBuf> {
     let path = cgroups.lines().find_map(|line| {
         let mut parts = line.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        let wanted = match version {
-            Version::V2 => controllers.is_empty(),
-            Version::V1Freezer => controllers.split(',').any(|c| c == "freezer"),
+        let wanted = match v1_controller {
+            None => controllers.is_empty(),
+            Some(wanted) => controllers.split(',').any(|c| c == wanted),
         };
         wanted.then_some(path)
     })?;
@@ -249,7 +260,7 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Removes the (empty) cgroups below `dir`, deepest first.
-fn remove_below(dir: &Path) {
+pub(crate) fn remove_below(dir: &Path) {
     for child in subdirs(dir) {
         remove_below(&child);
         let _ = fs::remove_dir(&child);

@@ -17,6 +17,7 @@
 //! (kill -9, OOM) end every group it made.
 
 mod cgroup;
+mod limits;
 mod scan;
 mod watchdog;
 
@@ -33,6 +34,8 @@ use nix::unistd::Pid;
 use crate::sys;
 
 pub use cgroup::CONTAINMENT_VAR;
+pub use limits::{LimitKind, Limits};
+pub(crate) use limits::LimitGroup;
 pub use watchdog::start_watchdog;
 
 /// The environment variable that marks a call's processes.
@@ -142,6 +145,8 @@ pub(crate) struct CallGroup {
     cgroup: Option<cgroup::Cgroup>,
     /// The process group the call's first process leads (0 until it is spawned).
     leader: AtomicI32,
+    /// Its resource limits (cgroups to join, rlimits), if any.
+    pub(crate) limits: LimitGroup,
 }
 
 impl CallGroup {
@@ -166,7 +171,22 @@ impl CallGroup {
             marker,
             cgroup,
             leader: AtomicI32::new(0),
+            limits: LimitGroup::default(),
         }
+    }
+
+    /// Applies `limits` to the call (before its first process is spawned); an error names a
+    /// limit this machine cannot enforce.
+    pub(crate) fn set_limits(&mut self, limits: &Limits) -> Result<(), String> {
+        if limits.any() {
+            self.limits = LimitGroup::new(limits)?;
+        }
+        Ok(())
+    }
+
+    /// Which limit ended or hampered the call (once it is over).
+    pub(crate) fn limit_hit(&self, status: Option<crate::ExitStatus>) -> Option<LimitKind> {
+        self.limits.hit(status)
     }
 
     /// The child could not join the cgroup: this call (and, from now on, every call) uses

@@ -1,0 +1,715 @@
+//! The sandbox: what a call's processes may read, write and reach, enforced by the kernel.
+//!
+//! Everything is prepared in the parent — a Landlock ruleset (as a descriptor), the seccomp
+//! programs, the mounts of a private mount namespace — and entered by the child between the
+//! clone and the exec ([`Prepared::enter`], called from `process.rs`). The child only makes
+//! system calls on that prepared data, so the same spawn path that starts every process (a
+//! piped command, a PTY, a job, a session shell) confines it, and nothing it starts can leave:
+//! Landlock domains, seccomp filters and mount namespaces are inherited and cannot be dropped.
+//! No re-executed helper is needed (an extra exec costs ~0.6 ms a call here).
+//!
+//! - **Files** (Landlock): everything readable except `/dev` (only the harmless devices) and
+//!   the deny-read paths; writable only the writable roots (`workspace-write`) and a private
+//!   temporary directory (`TMPDIR`), so a write to `/tmp` itself fails. Landlock resolves every
+//!   path it checks — symlinks, `..`, `/proc/self/root` — and refuses links and renames that
+//!   would give a file more access than it has.
+//! - **Git**: `.git/hooks` and `.git/config` under a writable root are bind-mounted read-only
+//!   in a mount namespace of the call (a user namespace too when we are not root), and `.git`
+//!   itself is pinned by a bind mount, so it cannot be renamed away and replaced.
+//! - **Network** (seccomp): `off` refuses every `socket(2)` — IPv4, IPv6, netlink, packet and
+//!   Unix alike (a Unix socket could reach a host service such as a container engine: Landlock
+//!   here cannot tell a path inside the sandbox from one outside); `socketpair(2)` still works.
+//!   With allowed hosts, TCP sockets may be made but Landlock lets them connect only to the
+//!   port of agent-exec's proxy ([`proxy`]), which checks the host.
+//! - **Escapes** (seccomp + Landlock): mounts, namespaces, `chroot`, modules, `io_uring` (it
+//!   makes sockets past seccomp), `bpf`, `open_by_handle_at`, keyrings, clocks and reboot are
+//!   refused; signals and ptrace reach only processes of the same sandbox; abstract Unix
+//!   sockets made outside it cannot be reached.
+
+pub mod proxy;
+
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule,
+};
+
+/// How much a call may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[non_exhaustive]
+pub enum SandboxMode {
+    /// No sandbox.
+    #[default]
+    Off,
+    /// The workspace, the writable roots and a private temporary directory are writable.
+    WorkspaceWrite,
+    /// Only a private temporary directory is writable.
+    ReadOnly,
+}
+
+impl SandboxMode {
+    /// The contract's name: `off`, `workspace-write`, `read-only`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Off => "off",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+        }
+    }
+
+    /// The mode of a contract name.
+    pub fn parse(name: &str) -> Option<SandboxMode> {
+        match name {
+            "off" => Some(SandboxMode::Off),
+            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
+            "read-only" => Some(SandboxMode::ReadOnly),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a sandboxed call may use the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum NetworkMode {
+    /// No sockets (but the allowed hosts, through the proxy).
+    #[default]
+    Off,
+    /// Unrestricted.
+    On,
+}
+
+impl NetworkMode {
+    /// The contract's name: `off` or `on`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkMode::Off => "off",
+            NetworkMode::On => "on",
+        }
+    }
+}
+
+/// What a sandboxed call may do. Paths should be absolute; missing ones are skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SandboxSpec {
+    /// Never [`SandboxMode::Off`] where a spec is used.
+    pub mode: SandboxMode,
+    /// The workspace root (writable in `workspace-write`).
+    pub workspace: PathBuf,
+    /// More writable roots (in `workspace-write`).
+    pub writable: Vec<PathBuf>,
+    /// Paths no process of the call may read.
+    pub deny_read: Vec<PathBuf>,
+    /// The network.
+    pub network: NetworkMode,
+    /// With the network off, hosts (`HOST` or `HOST:PORT`) reachable through the proxy.
+    pub allow_hosts: Vec<String>,
+}
+
+impl SandboxSpec {
+    /// The roots a process of the call may write (besides its private temporary directory).
+    pub fn writable_roots(&self) -> Vec<PathBuf> {
+        match self.mode {
+            SandboxMode::WorkspaceWrite => std::iter::once(self.workspace.clone())
+                .chain(self.writable.iter().cloned())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// What this kernel offers for sandboxing, detected once per process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Support {
+    /// The Landlock ABI version (0: none).
+    pub landlock_abi: i32,
+    /// seccomp filters can be installed.
+    pub seccomp: bool,
+    /// Unprivileged user namespaces can be made (needed for mounts when not root).
+    pub user_namespaces: bool,
+    /// We run as root.
+    pub root: bool,
+}
+
+/// The Landlock ABI the sandbox needs: 6 (Linux 6.12) scopes signals and abstract sockets.
+const LANDLOCK_ABI: i32 = 6;
+
+impl Support {
+    /// One line: `landlock ABI 7, seccomp, user namespaces`.
+    pub fn describe(&self) -> String {
+        let mut parts = vec![if self.landlock_abi > 0 {
+            format!("landlock ABI {}", self.landlock_abi)
+        } else {
+            "no landlock".to_owned()
+        }];
+        parts.push(if self.seccomp { "seccomp" } else { "no seccomp" }.to_owned());
+        parts.push(
+            if self.user_namespaces {
+                "user namespaces"
+            } else {
+                "no user namespaces"
+            }
+            .to_owned(),
+        );
+        parts.join(", ")
+    }
+
+    /// Why a sandbox cannot be enforced here, if it cannot (what is missing, how to proceed).
+    pub fn missing(&self) -> Option<String> {
+        if self.landlock_abi < LANDLOCK_ABI {
+            return Some(format!(
+                "the kernel's Landlock is {} but the sandbox needs ABI {LANDLOCK_ABI} (Linux 6.12 or newer, with `landlock` in the `lsm=` boot list); run with --sandbox off to go without",
+                if self.landlock_abi > 0 {
+                    format!("ABI {}", self.landlock_abi)
+                } else {
+                    "missing".to_owned()
+                }
+            ));
+        }
+        if !self.seccomp {
+            return Some(
+                "the kernel has no seccomp filters (CONFIG_SECCOMP_FILTER); run with --sandbox off to go without".to_owned(),
+            );
+        }
+        None
+    }
+}
+
+/// What this kernel offers (probed on first use).
+pub fn support() -> &'static Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(|| {
+        // SAFETY: the version query of landlock_create_ruleset takes no pointer.
+        let abi = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                1u32, // LANDLOCK_CREATE_RULESET_VERSION
+            )
+        };
+        let seccomp = std::fs::read_to_string("/proc/self/status")
+            .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp_filters:")));
+        let read_number = |path: &str| {
+            std::fs::read_to_string(path)
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+        };
+        let user_namespaces = read_number("/proc/sys/user/max_user_namespaces").unwrap_or(0) > 0
+            && read_number("/proc/sys/kernel/unprivileged_userns_clone").unwrap_or(1) != 0
+            && read_number("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").unwrap_or(0)
+                == 0;
+        Support {
+            landlock_abi: abi.max(0) as i32,
+            seccomp,
+            user_namespaces,
+            // SAFETY: plain getter.
+            root: unsafe { libc::geteuid() } == 0,
+        }
+    })
+}
+
+/// A mount the child makes in its own mount namespace.
+#[derive(Debug)]
+struct Mount {
+    source: Option<CString>,
+    target: CString,
+    flags: libc::c_ulong,
+}
+
+/// A sandbox ready to enter: made by the parent, entered by the child (see the module doc).
+/// Dropping it removes the private temporary directory.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    ruleset: OwnedFd,
+    filters: Vec<BpfProgram>,
+    /// `unshare(2)` flags (0: no namespace needed).
+    unshare: libc::c_int,
+    /// `(path, content)` written after a user namespace is made: setgroups, uid_map, gid_map.
+    id_maps: Vec<(CString, Vec<u8>)>,
+    mounts: Vec<Mount>,
+    tmp: PathBuf,
+    /// Variables the confined process gets (`TMPDIR`, the proxy's).
+    pub(crate) env: Vec<(OsString, OsString)>,
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.tmp);
+    }
+}
+
+/// Why a sandbox could not be prepared.
+#[derive(Debug)]
+pub(crate) struct PrepareError(pub(crate) String);
+
+fn fail(what: &str, e: impl std::fmt::Display) -> PrepareError {
+    PrepareError(format!("{what}: {e}"))
+}
+
+/// Prepares `spec` for one process (and everything it starts).
+pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
+    let support = support();
+    if let Some(missing) = support.missing() {
+        return Err(PrepareError(missing));
+    }
+    let tmp = private_tmp().map_err(|e| fail("the private temporary directory", e))?;
+    let mut env = vec![(OsString::from("TMPDIR"), tmp.clone().into_os_string())];
+    let proxy_port = if spec.network == NetworkMode::Off && !spec.allow_hosts.is_empty() {
+        let port = proxy::ensure(&spec.allow_hosts).map_err(|e| fail("the proxy", e))?;
+        let url = OsString::from(format!("http://127.0.0.1:{port}"));
+        for name in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ] {
+            env.push((name.into(), url.clone()));
+        }
+        env.push(("NO_PROXY".into(), OsString::new()));
+        env.push(("no_proxy".into(), OsString::new()));
+        Some(port)
+    } else {
+        None
+    };
+    let writable = canonical_existing(&spec.writable_roots());
+    let deny = canonical_existing(&spec.deny_read);
+    let ruleset = ruleset(&writable, &tmp, &deny, proxy_port)?;
+    let filters = filters(spec.network, proxy_port.is_some())?;
+    let mounts = git_mounts(&writable);
+    let (unshare, id_maps) = if mounts.is_empty() {
+        (0, Vec::new())
+    } else if support.root {
+        (libc::CLONE_NEWNS, Vec::new())
+    } else if support.user_namespaces {
+        // SAFETY: plain getters.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let c = |s: &str| CString::new(s).expect("no NUL");
+        (
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
+            vec![
+                (c("/proc/self/setgroups"), b"deny".to_vec()),
+                (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
+                (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
+            ],
+        )
+    } else {
+        return Err(PrepareError(
+            "keeping .git/hooks and .git/config read-only needs a mount namespace, and unprivileged user namespaces are disabled here; run as root, enable them (sysctl kernel.unprivileged_userns_clone=1), or use --sandbox off".to_owned(),
+        ));
+    };
+    Ok(Prepared {
+        ruleset,
+        filters,
+        unshare,
+        id_maps,
+        mounts,
+        tmp,
+        env,
+    })
+}
+
+/// A fresh directory of ours, mode 0700: the confined process's `TMPDIR`.
+fn private_tmp() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    // SAFETY: plain getter.
+    let uid = unsafe { libc::geteuid() };
+    let base = std::env::temp_dir().join(format!("agent-exec-sandbox-{uid}"));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(&base)?;
+    let dir = base.join(format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
+}
+
+fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = paths
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Devices a confined process may use (the rest of `/dev` — disks, memory — stays out).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+fn ruleset(
+    writable: &[PathBuf],
+    tmp: &Path,
+    deny: &[PathBuf],
+    proxy_port: Option<u16>,
+) -> Result<OwnedFd, PrepareError> {
+    let abi = ABI::V6;
+    let all = AccessFs::from_all(abi);
+    let read = AccessFs::from_read(abi);
+    let file_only = AccessFs::from_file(abi);
+    let err = |e: landlock::RulesetError| fail("the Landlock ruleset", e);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(all)
+        .map_err(err)?
+        .scope(Scope::from_all(abi))
+        .map_err(err)?;
+    if proxy_port.is_some() {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(err)?;
+    }
+    let mut created = ruleset.create().map_err(err)?;
+    let mut grant = |path: &Path, access: landlock::BitFlags<AccessFs>| -> Result<(), PrepareError> {
+        let Ok(fd) = PathFd::new(path) else {
+            return Ok(()); // gone meanwhile
+        };
+        let access = if path.is_dir() {
+            access
+        } else {
+            access & file_only
+        };
+        created
+            .as_mut()
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(err)?;
+        Ok(())
+    };
+    let mut excluded: Vec<PathBuf> = deny.to_vec();
+    excluded.push(PathBuf::from("/dev"));
+    let mut listable = Vec::new();
+    for path in beneath_except(Path::new("/"), &excluded, &mut listable) {
+        grant(&path, read)?;
+    }
+    for dir in &listable {
+        grant(dir, AccessFs::ReadDir.into())?;
+    }
+    for device in DEVICES {
+        grant(
+            Path::new(device),
+            read | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev,
+        )?;
+    }
+    grant(Path::new("/dev/shm"), read)?;
+    let mut listable = Vec::new();
+    for root in writable.iter().map(PathBuf::as_path).chain([tmp]) {
+        for path in beneath_except(root, deny, &mut listable) {
+            grant(&path, all)?;
+        }
+    }
+    if let Some(port) = proxy_port {
+        created
+            .as_mut()
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(err)?;
+    }
+    Option::<OwnedFd>::from(created)
+        .ok_or_else(|| PrepareError("Landlock made no ruleset".to_owned()))
+}
+
+/// The trees that together cover `root` but none of `excluded`: `root` itself when nothing
+/// excluded is at or below it, else its entries, expanded the same way (Landlock rules only
+/// add access, so "all but X" is "each sibling of X and of its ancestors"). Symbolic links are
+/// left out — a rule on one would cover its target — and directories expanded are listed in
+/// `listable` (a directory's names may be read, not its excluded entries).
+fn beneath_except(root: &Path, excluded: &[PathBuf], listable: &mut Vec<PathBuf>) -> Vec<PathBuf> {
+    if excluded.iter().any(|x| x == root) {
+        return Vec::new();
+    }
+    if !excluded.iter().any(|x| x.starts_with(root)) {
+        return vec![root.to_path_buf()];
+    }
+    listable.push(root.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            continue;
+        }
+        out.extend(beneath_except(&entry.path(), excluded, listable));
+    }
+    out
+}
+
+/// `.git` under a writable root: pinned by a bind mount (a mount point cannot be renamed or
+/// removed), its `hooks` and `config` bind-mounted read-only.
+fn git_mounts(writable: &[PathBuf]) -> Vec<Mount> {
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
+    let mut mounts = Vec::new();
+    for root in writable {
+        let git = root.join(".git");
+        if !git.is_dir() || git.is_symlink() {
+            continue;
+        }
+        let Some(git_c) = c(&git) else { continue };
+        if mounts.is_empty() {
+            mounts.push(Mount {
+                source: None,
+                target: CString::new("/").expect("no NUL"),
+                flags: libc::MS_REC | libc::MS_PRIVATE,
+            });
+        }
+        mounts.push(Mount {
+            source: Some(git_c.clone()),
+            target: git_c,
+            flags: libc::MS_BIND,
+        });
+        for name in ["hooks", "config"] {
+            let path = git.join(name);
+            if path.is_symlink() || !path.exists() {
+                continue;
+            }
+            let Some(path_c) = c(&path) else { continue };
+            mounts.push(Mount {
+                source: Some(path_c.clone()),
+                target: path_c.clone(),
+                flags: libc::MS_BIND,
+            });
+            mounts.push(Mount {
+                source: None,
+                target: path_c,
+                flags: libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked_flags(&path),
+            });
+        }
+    }
+    mounts
+}
+
+/// The flags of the mount holding `path` that a remount in a user namespace must keep.
+fn locked_flags(path: &Path) -> libc::c_ulong {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return 0;
+    };
+    // SAFETY: statvfs into a zeroed struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &raw mut st) } != 0 {
+        return 0;
+    }
+    [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ]
+    .iter()
+    .filter(|(st_flag, _)| st.f_flag & st_flag != 0)
+    .fold(0, |acc, (_, ms)| acc | ms)
+}
+
+/// System calls no confined process needs that could widen or leave the sandbox, or reach
+/// the whole machine as root.
+const REFUSED: &[libc::c_long] = &[
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_mount_setattr,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_bpf,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_sethostname,
+    libc::SYS_setdomainname,
+    libc::SYS_iopl,
+    libc::SYS_ioperm,
+    libc::SYS_userfaultfd,
+    libc::SYS_perf_event_open,
+    libc::SYS_syslog,
+    libc::SYS_vhangup,
+];
+
+/// The namespace flags `clone(2)` may not carry.
+const NEW_NAMESPACES: &[libc::c_int] = &[
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWCGROUP,
+];
+
+fn filters(network: NetworkMode, proxied: bool) -> Result<Vec<BpfProgram>, PrepareError> {
+    let err = |e: seccompiler::BackendError| fail("the seccomp filter", e);
+    let arch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|e| fail("the seccomp filter", e))?;
+    let cond = |arg: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(err)
+    };
+    let rule = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(err);
+    let mut refused: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
+        REFUSED.iter().map(|&nr| (nr, Vec::new())).collect();
+    let mut clone_rules = Vec::new();
+    for &flag in NEW_NAMESPACES {
+        let flag = flag as u64;
+        clone_rules.push(rule(vec![cond(0, SeccompCmpOp::MaskedEq(flag), flag)?])?);
+    }
+    refused.insert(libc::SYS_clone, clone_rules);
+    if network == NetworkMode::Off {
+        if proxied {
+            // TCP only (Landlock then allows only the proxy's port): not Unix, UDP, raw, …
+            let inet = libc::AF_INET as u64;
+            let inet6 = libc::AF_INET6 as u64;
+            let mut rules = vec![rule(vec![
+                cond(0, SeccompCmpOp::Ne, inet)?,
+                cond(0, SeccompCmpOp::Ne, inet6)?,
+            ])?];
+            for domain in [inet, inet6] {
+                rules.push(rule(vec![
+                    cond(0, SeccompCmpOp::Eq, domain)?,
+                    cond(1, SeccompCmpOp::MaskedEq(0xf), 0)?,
+                ])?);
+                for kind in 2..=15 {
+                    rules.push(rule(vec![
+                        cond(0, SeccompCmpOp::Eq, domain)?,
+                        cond(1, SeccompCmpOp::MaskedEq(0xf), kind)?,
+                    ])?);
+                }
+            }
+            refused.insert(libc::SYS_socket, rules);
+        } else {
+            refused.insert(libc::SYS_socket, Vec::new());
+        }
+    }
+    let eperm = SeccompAction::Errno(libc::EPERM as u32);
+    let main = SeccompFilter::new(refused, SeccompAction::Allow, eperm, arch).map_err(err)?;
+    // clone3 passes its flags in memory, out of a filter's sight: ENOSYS makes libc fall back
+    // to clone, whose flags the filter above sees.
+    let clone3 = SeccompFilter::new(
+        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .map_err(err)?;
+    let compile = |f: SeccompFilter| BpfProgram::try_from(f).map_err(err);
+    Ok(vec![compile(main)?, compile(clone3)?])
+}
+
+impl Prepared {
+    /// Enters the sandbox: namespaces and mounts, then Landlock, then seccomp. Called by the
+    /// child between clone and exec: only system calls on prepared data (no allocation).
+    /// On failure, errno says why.
+    ///
+    /// # Safety
+    /// Only in a freshly cloned child that will exec or `_exit` next.
+    pub(crate) unsafe fn enter(&self) -> Result<(), ()> {
+        // SAFETY: system calls on prepared, NUL-terminated data.
+        unsafe {
+            if self.unshare != 0 && libc::unshare(self.unshare) < 0 {
+                return Err(());
+            }
+            for (path, content) in &self.id_maps {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(());
+                }
+                let written = libc::write(fd, content.as_ptr().cast(), content.len());
+                libc::close(fd);
+                if written < 0 {
+                    return Err(());
+                }
+            }
+            for m in &self.mounts {
+                let source = m.source.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+                if libc::mount(
+                    source,
+                    m.target.as_ptr(),
+                    std::ptr::null(),
+                    m.flags,
+                    std::ptr::null(),
+                ) < 0
+                {
+                    return Err(());
+                }
+            }
+            // Landlock and seccomp both need no_new_privs (no setuid gain either).
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
+                return Err(());
+            }
+            if libc::syscall(
+                libc::SYS_landlock_restrict_self,
+                self.ruleset.as_raw_fd(),
+                0u32,
+            ) < 0
+            {
+                return Err(());
+            }
+            for filter in &self.filters {
+                let prog = libc::sock_fprog {
+                    len: filter.len() as u16,
+                    filter: filter.as_ptr().cast_mut().cast(),
+                };
+                if libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0u32,
+                    &raw const prog,
+                ) < 0
+                {
+                    return Err(());
+                }
+            }
+        }
+        Ok(())
+    }
+}

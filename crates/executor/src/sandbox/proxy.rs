@@ -1,0 +1,250 @@
+//! The allow-list proxy: with the network off, a sandboxed call reaches the allowed hosts
+//! through this small HTTP proxy (plain requests, and `CONNECT` for HTTPS), which runs in
+//! agent-exec, outside the sandbox, on the loopback. Inside, `HTTP_PROXY`/`HTTPS_PROXY` name it
+//! and Landlock lets TCP connect to its port only; every other destination is refused here
+//! with a `403` naming the rule.
+//!
+//! Threads, not async: a proxy serves a handful of connections of one agent at a time, and
+//! a blocking copy per direction is the simplest thing that streams at full speed.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+/// The port of the proxy for this allow-list, started on first use (one per distinct list,
+/// living as long as the process).
+pub fn ensure(allow_hosts: &[String]) -> io::Result<u16> {
+    static PROXIES: Mutex<Option<HashMap<Vec<String>, u16>>> = Mutex::new(None);
+    let mut key: Vec<String> = allow_hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
+    key.sort();
+    let mut proxies = PROXIES.lock().unwrap_or_else(PoisonError::into_inner);
+    let proxies = proxies.get_or_insert_with(HashMap::new);
+    if let Some(&port) = proxies.get(&key) {
+        return Ok(port);
+    }
+    let listener = TcpListener::bind(("127.0.0.1", 0))?;
+    let port = listener.local_addr()?.port();
+    let rules: Vec<HostRule> = key.iter().map(|h| HostRule::parse(h)).collect();
+    std::thread::Builder::new()
+        .name("agent-exec-proxy".into())
+        .spawn(move || {
+            let rules = std::sync::Arc::new(rules);
+            for stream in listener.incoming().flatten() {
+                let rules = rules.clone();
+                let _ = std::thread::Builder::new()
+                    .name("agent-exec-proxy-conn".into())
+                    .spawn(move || serve(stream, &rules));
+            }
+        })?;
+    proxies.insert(key, port);
+    Ok(port)
+}
+
+/// One allowed host: `HOST` (any port) or `HOST:PORT`; `*.example.com` covers subdomains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRule {
+    host: String,
+    port: Option<u16>,
+}
+
+impl HostRule {
+    /// Reads `HOST`, `HOST:PORT`, `[V6]:PORT`.
+    pub fn parse(text: &str) -> HostRule {
+        let text = text.trim().to_ascii_lowercase();
+        let (host, port) = split_host_port(&text);
+        HostRule {
+            host: host.to_owned(),
+            port,
+        }
+    }
+
+    /// Whether it lets `host:port` through.
+    pub fn allows(&self, host: &str, port: u16) -> bool {
+        let host = host.to_ascii_lowercase();
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let name_ok = match self.host.strip_prefix("*.") {
+            Some(domain) => host.ends_with(&format!(".{domain}")),
+            None => host == self.host.trim_start_matches('[').trim_end_matches(']'),
+        };
+        name_ok && self.port.is_none_or(|p| p == port)
+    }
+}
+
+/// `host:port` → (host, port); a bare host, or `[v6]` without a port, has none.
+fn split_host_port(text: &str) -> (&str, Option<u16>) {
+    if let Some(rest) = text.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((host, tail)) => (host, tail.strip_prefix(':').and_then(|p| p.parse().ok())),
+            None => (text, None),
+        };
+    }
+    match text.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => match port.parse() {
+            Ok(p) => (host, Some(p)),
+            Err(_) => (text, None),
+        },
+        _ => (text, None),
+    }
+}
+
+/// The largest request head we read.
+const MAX_HEAD: usize = 64 * 1024;
+
+fn serve(mut client: TcpStream, rules: &[HostRule]) {
+    let _ = client.set_read_timeout(Some(Duration::from_secs(30)));
+    let Some((head, rest)) = read_head(&mut client) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&head);
+    let mut first = text.lines().next().unwrap_or("").split_whitespace();
+    let (method, target, version) = (
+        first.next().unwrap_or(""),
+        first.next().unwrap_or(""),
+        first.next().unwrap_or("HTTP/1.1"),
+    );
+    let connect = method.eq_ignore_ascii_case("CONNECT");
+    let parsed = if connect {
+        let (host, port) = split_host_port(target);
+        port.map(|p| (host.to_owned(), p, String::new()))
+    } else {
+        absolute_target(target)
+    };
+    let Some((host, port, path)) = parsed else {
+        reply(
+            &mut client,
+            "400 Bad Request",
+            "agent-exec proxy: send an absolute http:// URL or CONNECT host:port\n",
+        );
+        return;
+    };
+    if !rules.iter().any(|r| r.allows(&host, port)) {
+        reply(
+            &mut client,
+            "403 Forbidden",
+            &format!(
+                "agent-exec proxy: {host}:{port} is not an allowed host; the operator allows it with --allow-host {host}\n"
+            ),
+        );
+        return;
+    }
+    let mut upstream = match TcpStream::connect((host.as_str(), port)) {
+        Ok(s) => s,
+        Err(e) => {
+            reply(
+                &mut client,
+                "502 Bad Gateway",
+                &format!("agent-exec proxy: cannot reach {host}:{port}: {e}\n"),
+            );
+            return;
+        }
+    };
+    let _ = client.set_read_timeout(None);
+    if connect {
+        if client
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .is_err()
+        {
+            return;
+        }
+    } else {
+        // The request as the origin expects it: the path alone on the first line.
+        let mut forwarded = format!("{method} {path} {version}\r\n").into_bytes();
+        let after_first = head
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(head.len(), |i| i + 1);
+        forwarded.extend_from_slice(&head[after_first..]);
+        if upstream.write_all(&forwarded).is_err() {
+            return;
+        }
+    }
+    if !rest.is_empty() && upstream.write_all(&rest).is_err() {
+        return;
+    }
+    splice(client, upstream);
+}
+
+/// Reads up to the end of the request head; returns the head and what came after it.
+fn read_head(client: &mut TcpStream) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = client.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = memchr::memmem::find(&buf, b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            return Some((buf, rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return None;
+        }
+    }
+}
+
+/// `http://host[:port]/path` → (host, port, path).
+fn absolute_target(target: &str) -> Option<(String, u16, String)> {
+    let rest = target.strip_prefix("http://").or_else(|| {
+        target
+            .get(..7)
+            .filter(|s| s.eq_ignore_ascii_case("http://"))
+            .map(|_| &target[7..])
+    })?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (host, port) = split_host_port(authority);
+    Some((host.to_owned(), port.unwrap_or(80), path.to_owned()))
+}
+
+fn reply(client: &mut TcpStream, status: &str, body: &str) {
+    let _ = write!(
+        client,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// Copies both ways until each side is done.
+fn splice(client: TcpStream, upstream: TcpStream) {
+    let (Ok(client_r), Ok(upstream_w)) = (client.try_clone(), upstream.try_clone()) else {
+        return;
+    };
+    let up = std::thread::spawn(move || copy_then_close(client_r, upstream_w));
+    copy_then_close(upstream, client);
+    let _ = up.join();
+}
+
+fn copy_then_close(mut from: TcpStream, mut to: TcpStream) {
+    let _ = io::copy(&mut from, &mut to);
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_rules() {
+        let any_port = HostRule::parse("pypi.org");
+        assert!(any_port.allows("PyPI.org", 443));
+        assert!(!any_port.allows("evil.org", 443));
+        let one_port = HostRule::parse("127.0.0.1:8080");
+        assert!(one_port.allows("127.0.0.1", 8080));
+        assert!(!one_port.allows("127.0.0.1", 8081));
+        let wildcard = HostRule::parse("*.example.com");
+        assert!(wildcard.allows("a.example.com", 80));
+        assert!(!wildcard.allows("example.com.evil", 80));
+        let v6 = HostRule::parse("[::1]:80");
+        assert!(v6.allows("[::1]", 80));
+        assert_eq!(
+            absolute_target("http://h:81/x?y"),
+            Some(("h".into(), 81, "/x?y".into()))
+        );
+    }
+}
