@@ -36,6 +36,7 @@ const CONNECT_MARKS: &[&str] = &[
     "getaddrinfo",
     "unable to connect",
     "connecttimeout",
+    "tunnel failed",
 ];
 
 /// Marks of a refused file access.
@@ -53,7 +54,7 @@ pub(crate) fn detect(spec: &SandboxSpec, output: &str) -> Option<Denial> {
     let has = |marks: &[&str]| marks.iter().any(|m| lower.contains(m));
     if spec.network == NetworkMode::Off
         && (has(CONNECT_MARKS)
-            || (lower.contains("operation not permitted")
+            || ((lower.contains("operation not permitted") || lower.contains("permission denied"))
                 && (lower.contains("socket") || lower.contains("connect"))))
     {
         return Some(Denial::Connect);

@@ -92,10 +92,41 @@ pub(crate) struct LimitGroup {
 
 static NEXT: AtomicU64 = AtomicU64::new(1);
 
+static PIDS: OnceLock<Option<PathBuf>> = OnceLock::new();
+static MEMORY: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+/// Removes this process's (empty) limit directories, at exit.
+pub(crate) fn cleanup() {
+    for cell in [&PIDS, &MEMORY] {
+        if let Some(Some(dir)) = cell.get() {
+            cgroup::remove_below(dir);
+            let _ = fs::remove_dir(dir);
+        }
+    }
+}
+
+/// Removes the limit directories of a dead `supervisor` (its watchdog calls this once the
+/// supervisor's processes are ended: the directories empty as they are reaped).
+pub(crate) fn remove_for(supervisor: i32) {
+    for controller in ["pids", "memory"] {
+        let Some(dir) = cgroup::own_v1_dir(controller)
+            .map(|d| d.join(format!("agent-exec-{supervisor}")))
+            .filter(|d| d.is_dir())
+        else {
+            continue;
+        };
+        for _ in 0..100 {
+            cgroup::remove_below(&dir);
+            if fs::remove_dir(&dir).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 /// This process's directory in the v1 hierarchy of `controller`, made on first use.
 fn base(controller: &'static str) -> Option<&'static Path> {
-    static PIDS: OnceLock<Option<PathBuf>> = OnceLock::new();
-    static MEMORY: OnceLock<Option<PathBuf>> = OnceLock::new();
     let cell = if controller == "pids" { &PIDS } else { &MEMORY };
     cell.get_or_init(|| {
         let parent = cgroup::own_v1_dir(controller)?;

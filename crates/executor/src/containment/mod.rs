@@ -131,6 +131,7 @@ pub fn default_kind() -> GroupKind {
 /// nothing else is in it. For embedders; the `agent-exec` binary's watchdog does it at exit.
 pub fn cleanup() {
     cgroup::remove_pooled();
+    limits::cleanup();
     for version in [cgroup::Version::V2, cgroup::Version::V1Freezer] {
         if let Some(dir) = cgroup::process_dir(version, std::process::id() as i32) {
             let _ = std::fs::remove_dir(dir);

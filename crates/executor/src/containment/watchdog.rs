@@ -157,6 +157,7 @@ fn end_everything(supervisor: i32, groups: &BTreeSet<i32>, fallback_used: bool) 
             cgroup::end_tree(&dir, version, Duration::from_secs(2));
         }
     }
+    super::limits::remove_for(supervisor);
     // The fallback's groups and marked processes (a call that could not get a cgroup fell
     // back). Repeated until a sweep finds nothing, so a fork in flight during one sweep is
     // caught by the next.
