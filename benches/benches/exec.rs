@@ -5,13 +5,16 @@
 //! - `agent-exec run -- true` vs `bash -c true` as whole processes (target ≤ 1.5×);
 //! - the containment group (a cgroup per call) vs the process-group fallback on `true`
 //!   (target ≤ 1.05×);
+//! - the sandbox vs none on `true` and `:; true` (target ≤ 1.3×);
 //! - ingest of a fast producer (`head -c N /dev/zero`, and `yes`) vs the same into
 //!   `cat > /dev/null` (target ≥ 0.8× of its speed).
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use agent_exec_executor::{CancelToken, Containment, ExecSpec, run};
+use agent_exec_executor::{
+    CancelToken, Containment, ExecSpec, NetworkMode, SandboxMode, SandboxSpec, run,
+};
 use agent_exec_sink::{OutputSink, SinkConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -20,6 +23,23 @@ fn agent_exec_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("bench path");
     let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
     dir.join("agent-exec")
+}
+
+/// The sandbox of the contract's defaults: workspace-write, network off, the default deny-read
+/// paths.
+fn sandbox_spec(workspace: &std::path::Path) -> std::sync::Arc<SandboxSpec> {
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+    std::sync::Arc::new(SandboxSpec {
+        mode: SandboxMode::WorkspaceWrite,
+        workspace: workspace.to_path_buf(),
+        writable: Vec::new(),
+        deny_read: [".ssh", ".aws", ".gnupg", ".netrc"]
+            .iter()
+            .map(|p| home.join(p))
+            .collect(),
+        network: NetworkMode::Off,
+        allow_hosts: Vec::new(),
+    })
 }
 
 fn one_call(c: &mut Criterion) {
@@ -85,6 +105,30 @@ fn one_call(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    // The sandbox's cost (Landlock, seccomp, a mount namespace entered by the child) on the
+    // same call, sandboxed and not, side by side: `true` (exec'd directly) and `:; true`
+    // (through bash). Target ≤ 1.3×.
+    let workspace = tempfile::tempdir().expect("tempdir");
+    for (group_name, command) in [("sandbox_true", "true"), ("sandbox_shell", ":; true")] {
+        let mut group = c.benchmark_group(group_name);
+        for (name, sandbox) in [
+            ("off", None),
+            ("workspace_write", Some(sandbox_spec(workspace.path()))),
+        ] {
+            let mut spec = ExecSpec::shell(command, workspace.path());
+            spec.sandbox = sandbox;
+            group.bench_function(name, |b| {
+                b.iter(|| {
+                    let mut sink = OutputSink::new(SinkConfig::default(), None);
+                    let outcome = run(&spec, &mut sink, &CancelToken::new());
+                    assert!(outcome.spawn_error.is_none(), "{:?}", outcome.spawn_error);
+                    black_box((outcome, sink.finish_capture().totals))
+                });
+            });
+        }
+        group.finish();
+    }
 
     let bin = agent_exec_binary();
     if bin.is_file() {

@@ -57,6 +57,27 @@ fn print_ratios() {
             "<= 1.05",
         ),
         (
+            "library `run` of `true`: sandboxed (workspace-write) / unsandboxed",
+            r(("sandbox_true", "workspace_write"), ("sandbox_true", "off")),
+            "<= 1.3",
+        ),
+        (
+            "library `run` of `:; true`: sandboxed (workspace-write) / unsandboxed",
+            r(
+                ("sandbox_shell", "workspace_write"),
+                ("sandbox_shell", "off"),
+            ),
+            "<= 1.3",
+        ),
+        (
+            "session round trip: sandboxed / unsandboxed",
+            r(
+                ("session_round_trip_true", "agent_exec_session_sandboxed"),
+                ("session_round_trip_true", "agent_exec_session"),
+            ),
+            "<= 1.1",
+        ),
+        (
             "`agent-exec run -- true` / `bash -c true` (whole processes)",
             r(
                 ("whole_process_true", "agent_exec_run_true"),

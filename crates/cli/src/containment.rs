@@ -173,7 +173,10 @@ impl ContainmentArgs {
             Some(n) => Some(n),
             None => size_value("file_size", limits.file_size.as_ref())?,
         };
-        for (flag, value) in [("--max-procs", l.procs), ("--max-cpu", l.cpu.map(|d| d.as_secs()))] {
+        for (flag, value) in [
+            ("--max-procs", l.procs),
+            ("--max-cpu", l.cpu.map(|d| d.as_secs())),
+        ] {
             anyhow::ensure!(value != Some(0), "{flag} must be at least 1");
         }
         for (flag, value) in [("--max-memory", l.memory), ("--max-file-size", l.file_size)] {

@@ -15,8 +15,8 @@ use agent_exec_core::{
 };
 use agent_exec_sink::ArtifactStore;
 use anyhow::Context as _;
-use containment::{ContainmentArgs, LimitsTable, SandboxTable};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use containment::{ContainmentArgs, LimitsTable, SandboxTable};
 use serde::Deserialize as _;
 
 /// Run shell commands for LLM agents: bounded output, no hangs, no survivors, a real policy.

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent_exec_executor::{DrainLimits, Limits, NetworkMode, SandboxMode, SandboxSpec};
 use agent_exec_executor::env::EnvConfig;
 use agent_exec_executor::jobs::JobLimits;
+use agent_exec_executor::{DrainLimits, Limits, NetworkMode, SandboxMode, SandboxSpec};
 use agent_exec_sink::{Direction, Retention};
 
 /// How the tool runs commands.

@@ -106,7 +106,10 @@ mod tests {
             Some(Denial::Write { git: false })
         );
         assert_eq!(
-            detect(&off, "cp: cannot create '.git/hooks/pre-commit': Read-only file system"),
+            detect(
+                &off,
+                "cp: cannot create '.git/hooks/pre-commit': Read-only file system"
+            ),
             Some(Denial::Write { git: true })
         );
         assert_eq!(
@@ -114,7 +117,10 @@ mod tests {
             Some(Denial::Read("/home/me/.ssh".into()))
         );
         assert_eq!(
-            detect(&off, "PermissionError: [Errno 1] Operation not permitted\n  sock = socket(af)"),
+            detect(
+                &off,
+                "PermissionError: [Errno 1] Operation not permitted\n  sock = socket(af)"
+            ),
             Some(Denial::Connect)
         );
         assert_eq!(
@@ -122,7 +128,10 @@ mod tests {
             Some(Denial::Connect)
         );
         assert_eq!(
-            detect(&spec(NetworkMode::On), "curl: (7) Couldn't connect to server"),
+            detect(
+                &spec(NetworkMode::On),
+                "curl: (7) Couldn't connect to server"
+            ),
             None
         );
         assert_eq!(detect(&off, "error: tests failed"), None);

@@ -59,12 +59,12 @@ pub use tool::Tool;
 pub use agent_exec_executor::CancelToken;
 /// Draining the pipes of background children after a command exits.
 pub use agent_exec_executor::DrainLimits;
-/// Resource limits and the sandbox (contract §8).
-pub use agent_exec_executor::{LimitKind, Limits, NetworkMode, SandboxMode, sandbox};
 /// The environment commands get (inherit policy, hardening, overrides).
 pub use agent_exec_executor::env::EnvConfig;
 /// Limits of background jobs.
 pub use agent_exec_executor::jobs::JobLimits;
+/// Resource limits and the sandbox (contract §8).
+pub use agent_exec_executor::{LimitKind, Limits, NetworkMode, SandboxMode, sandbox};
 /// The policy: the parser-backed [`Policy`], its [`PolicyConfig`] (TOML), and its inputs and
 /// verdicts.
 pub use agent_exec_policy::{Context as PolicyContext, Policy, PolicyConfig, Verdict};

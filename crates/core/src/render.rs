@@ -136,9 +136,9 @@ pub(crate) fn limit_text(hit: LimitHit, limits: &Limits) -> String {
 pub(crate) fn denial_text(denial: &Denial, spec: &SandboxSpec) -> String {
     let mode = spec.mode.as_str();
     match denial {
-        Denial::Write { git: true } => format!(
-            "[Sandbox: .git/hooks and .git/config are read-only ({mode})]"
-        ),
+        Denial::Write { git: true } => {
+            format!("[Sandbox: .git/hooks and .git/config are read-only ({mode})]")
+        }
         Denial::Write { git: false } => {
             let roots = spec.writable_roots();
             if roots.is_empty() {

@@ -428,7 +428,10 @@ impl Runner {
             Ok(job) => {
                 let mut d = Details::empty(Outcome::Success, cwd_text);
                 d.job_id = Some(JobId(job.id.clone()));
-                d.sandbox = plan.sandbox.as_deref().map(crate::result::SandboxDetails::of);
+                d.sandbox = plan
+                    .sandbox
+                    .as_deref()
+                    .map(crate::result::SandboxDetails::of);
                 ToolResult::new(render::job_started(&job.id, &plan.shown), d)
             }
             Err(e) => ToolResult::invalid(render::job_error_text(&e), cwd_text),

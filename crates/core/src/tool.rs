@@ -15,8 +15,9 @@ use crate::policy::{Approver, CommandPolicy};
 use crate::progress::Observer;
 use crate::render::{self, CallText, Note};
 use crate::request::Request;
-use crate::result::{LimitHit, SandboxDetails, 
-    ArtifactId, Details, Outcome, PolicyDetails, ToolResult, Truncation, classify,
+use crate::result::{
+    ArtifactId, Details, LimitHit, Outcome, PolicyDetails, SandboxDetails, ToolResult, Truncation,
+    classify,
 };
 use crate::runner::{Ran, Runner};
 
@@ -119,10 +120,11 @@ impl Tool {
         observer: Option<&Observer>,
     ) -> ToolResult {
         let config = &self.runner.config;
-        let validated = match request.validate(&config.workdir, config.default_timeout, config.sandbox.mode) {
-            Ok(v) => v,
-            Err(e) => return ToolResult::invalid(e.0, self.runner.workdir_text()),
-        };
+        let validated =
+            match request.validate(&config.workdir, config.default_timeout, config.sandbox.mode) {
+                Ok(v) => v,
+                Err(e) => return ToolResult::invalid(e.0, self.runner.workdir_text()),
+            };
         let plan = Plan::new(validated, config);
         if let Some(refused) = self.police(&plan, approval) {
             return refused;

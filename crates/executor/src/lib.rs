@@ -45,9 +45,9 @@ mod sys;
 
 pub use cancel::CancelToken;
 pub use containment::{Containment, GroupKind, LimitKind, Limits};
-pub use sandbox::{NetworkMode, SandboxMode, SandboxSpec};
 pub use oneshot::{ExecOutcome, ExecSpec, ExitStatus, Program, Stop, run, run_async, run_pty};
 pub use pump::DrainLimits;
+pub use sandbox::{NetworkMode, SandboxMode, SandboxSpec};
 pub use spawn::SpawnError;
 
 /// The conventional name of a signal (`SIGKILL`), or `SIG<n>` when unknown.

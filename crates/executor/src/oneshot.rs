@@ -10,9 +10,9 @@ use agent_exec_sink::Sink;
 
 use crate::cancel::CancelToken;
 use crate::containment::{self, CallGroup, Containment, GroupKind, LimitKind, Limits};
-use crate::sandbox::SandboxSpec;
 use crate::env::{EnvConfig, build_env};
 use crate::pump::{DrainLimits, Pump};
+use crate::sandbox::SandboxSpec;
 use crate::spawn::{Io, Launch, SpawnError, raw, spawn};
 use crate::supervise::{Finish, Watch, pidfd, supervise};
 

@@ -278,13 +278,14 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         if plan.session_with_tty && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
             return fail(Step::Tty);
         }
-        if libc::chdir(plan.cwd.as_ptr()) < 0 {
-            return fail(Step::Chdir);
-        }
+        // The sandbox first: its mounts change what a path (the cwd included) resolves to.
         if let Some(sandbox) = plan.sandbox
             && sandbox.enter().is_err()
         {
             return fail(Step::Sandbox);
+        }
+        if libc::chdir(plan.cwd.as_ptr()) < 0 {
+            return fail(Step::Chdir);
         }
         // Rust ignores SIGPIPE; a command must get the default (a closed reader ends `yes`).
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);

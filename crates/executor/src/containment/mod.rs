@@ -34,8 +34,8 @@ use nix::unistd::Pid;
 use crate::sys;
 
 pub use cgroup::CONTAINMENT_VAR;
-pub use limits::{LimitKind, Limits};
 pub(crate) use limits::LimitGroup;
+pub use limits::{LimitKind, Limits};
 pub use watchdog::start_watchdog;
 
 /// The environment variable that marks a call's processes.

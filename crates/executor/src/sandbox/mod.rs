@@ -13,9 +13,13 @@
 //!   temporary directory (`TMPDIR`), so a write to `/tmp` itself fails. Landlock resolves every
 //!   path it checks — symlinks, `..`, `/proc/self/root` — and refuses links and renames that
 //!   would give a file more access than it has.
-//! - **Git**: `.git/hooks` and `.git/config` under a writable root are bind-mounted read-only
-//!   in a mount namespace of the call (a user namespace too when we are not root), and `.git`
-//!   itself is pinned by a bind mount, so it cannot be renamed away and replaced.
+//! - **Namespaces**: a user namespace mapping only our own ids (so even root keeps no
+//!   capability over the host: no modules, raw devices, clocks, or other processes' `/proc`
+//!   files) and a mount namespace where every mount is read-only but the writable roots and the temporary directory — so
+//!   no `chmod`, `chown`, `utime` or `setxattr` reaches a file outside them either (Landlock
+//!   governs opening files, not their metadata). `.git/hooks` and `.git/config` under a
+//!   writable root are bound read-only, and `.git` itself is pinned by a bind mount, so it
+//!   cannot be renamed away and replaced.
 //! - **Network** (seccomp): `off` refuses every `socket(2)` — IPv4, IPv6, netlink, packet and
 //!   Unix alike (a Unix socket could reach a host service such as a container engine: Landlock
 //!   here cannot tell a path inside the sandbox from one outside); `socketpair(2)` still works.
@@ -28,12 +32,14 @@
 
 pub mod proxy;
 
+use std::collections::HashMap;
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
@@ -136,7 +142,7 @@ pub struct Support {
     pub landlock_abi: i32,
     /// seccomp filters can be installed.
     pub seccomp: bool,
-    /// Unprivileged user namespaces can be made (needed for mounts when not root).
+    /// User namespaces can be made (the sandbox needs one).
     pub user_namespaces: bool,
     /// We run as root.
     pub root: bool,
@@ -153,7 +159,14 @@ impl Support {
         } else {
             "no landlock".to_owned()
         }];
-        parts.push(if self.seccomp { "seccomp" } else { "no seccomp" }.to_owned());
+        parts.push(
+            if self.seccomp {
+                "seccomp"
+            } else {
+                "no seccomp"
+            }
+            .to_owned(),
+        );
         parts.push(
             if self.user_namespaces {
                 "user namespaces"
@@ -182,6 +195,11 @@ impl Support {
                 "the kernel has no seccomp filters (CONFIG_SECCOMP_FILTER); run with --sandbox off to go without".to_owned(),
             );
         }
+        if !self.user_namespaces {
+            return Some(
+                "user namespaces are disabled here and the sandbox needs one (for its read-only view of the file system); enable them (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone=1) or run with --sandbox off".to_owned(),
+            );
+        }
         None
     }
 }
@@ -206,39 +224,60 @@ pub fn support() -> &'static Support {
                 .ok()
                 .and_then(|s| s.trim().parse::<i64>().ok())
         };
-        let user_namespaces = read_number("/proc/sys/user/max_user_namespaces").unwrap_or(0) > 0
-            && read_number("/proc/sys/kernel/unprivileged_userns_clone").unwrap_or(1) != 0
+        // SAFETY: plain getter.
+        let root = unsafe { libc::geteuid() } == 0;
+        let unprivileged_ok = read_number("/proc/sys/kernel/unprivileged_userns_clone")
+            .unwrap_or(1)
+            != 0
             && read_number("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").unwrap_or(0)
                 == 0;
+        let user_namespaces = read_number("/proc/sys/user/max_user_namespaces").unwrap_or(0) > 0
+            && (root || unprivileged_ok);
         Support {
             landlock_abi: abi.max(0) as i32,
             seccomp,
             user_namespaces,
-            // SAFETY: plain getter.
-            root: unsafe { libc::geteuid() } == 0,
+            root,
         }
     })
 }
 
-/// A mount the child makes in its own mount namespace.
+/// A step of the child's mount namespace setup.
 #[derive(Debug)]
-struct Mount {
-    source: Option<CString>,
-    target: CString,
-    flags: libc::c_ulong,
+enum MountStep {
+    /// `mount(2)`.
+    Mount {
+        source: Option<CString>,
+        target: CString,
+        flags: libc::c_ulong,
+    },
+    /// `mount_setattr(2)` of the mounts at and below `target`: set or clear read-only.
+    ReadOnly { target: CString, read_only: bool },
 }
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
 
 /// A sandbox ready to enter: made by the parent, entered by the child (see the module doc).
 /// Dropping it removes the private temporary directory.
 #[derive(Debug)]
 pub(crate) struct Prepared {
-    ruleset: OwnedFd,
+    ruleset: Arc<OwnedFd>,
     filters: Vec<BpfProgram>,
     /// `unshare(2)` flags (0: no namespace needed).
     unshare: libc::c_int,
     /// `(path, content)` written after a user namespace is made: setgroups, uid_map, gid_map.
     id_maps: Vec<(CString, Vec<u8>)>,
-    mounts: Vec<Mount>,
+    mounts: Vec<MountStep>,
     tmp: PathBuf,
     /// Variables the confined process gets (`TMPDIR`, the proxy's).
     pub(crate) env: Vec<(OsString, OsString)>,
@@ -246,7 +285,10 @@ pub(crate) struct Prepared {
 
 impl Drop for Prepared {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.tmp);
+        // Most commands leave it empty: one rmdir.
+        if std::fs::remove_dir(&self.tmp).is_err() {
+            let _ = std::fs::remove_dir_all(&self.tmp);
+        }
     }
 }
 
@@ -286,31 +328,22 @@ pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
         None
     };
     let writable = canonical_existing(&spec.writable_roots());
-    let deny = canonical_existing(&spec.deny_read);
-    let ruleset = ruleset(&writable, &tmp, &deny, proxy_port)?;
+    let ruleset = cached_ruleset(spec, &writable, proxy_port)?;
     let filters = filters(spec.network, proxy_port.is_some())?;
-    let mounts = git_mounts(&writable);
-    let (unshare, id_maps) = if mounts.is_empty() {
-        (0, Vec::new())
-    } else if support.root {
-        (libc::CLONE_NEWNS, Vec::new())
-    } else if support.user_namespaces {
-        // SAFETY: plain getters.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        let c = |s: &str| CString::new(s).expect("no NUL");
-        (
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
-            vec![
-                (c("/proc/self/setgroups"), b"deny".to_vec()),
-                (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
-                (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
-            ],
-        )
-    } else {
-        return Err(PrepareError(
-            "keeping .git/hooks and .git/config read-only needs a mount namespace, and unprivileged user namespaces are disabled here; run as root, enable them (sysctl kernel.unprivileged_userns_clone=1), or use --sandbox off".to_owned(),
-        ));
-    };
+    let mounts = mount_steps(&writable, &tmp);
+    // A user namespace for everyone, root included: mounts need one when we are not root,
+    // and as root it takes away every capability over the host (modules, raw devices,
+    // clocks, other users' processes: their /proc files become unreadable). Only our own ids
+    // are mapped, as they are outside.
+    // SAFETY: plain getters.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let c = |s: &str| CString::new(s).expect("no NUL");
+    let unshare = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+    let id_maps = vec![
+        (c("/proc/self/setgroups"), b"deny".to_vec()),
+        (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
+        (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
+    ];
     Ok(Prepared {
         ruleset,
         filters,
@@ -322,25 +355,70 @@ pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
     })
 }
 
-/// A fresh directory of ours, mode 0700: the confined process's `TMPDIR`.
-fn private_tmp() -> std::io::Result<PathBuf> {
+/// This process's directory of private temporary directories (mode 0700), made once.
+fn tmp_base() -> std::io::Result<&'static Path> {
     use std::os::unix::fs::DirBuilderExt;
-    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static BASE: OnceLock<PathBuf> = OnceLock::new();
+    if let Some(base) = BASE.get() {
+        return Ok(base);
+    }
     // SAFETY: plain getter.
     let uid = unsafe { libc::geteuid() };
-    let base = std::env::temp_dir().join(format!("agent-exec-sandbox-{uid}"));
+    let parent = std::env::temp_dir().join(format!("agent-exec-sandbox-{uid}"));
+    // Those of agent-exec processes that are gone.
+    for entry in std::fs::read_dir(&parent).into_iter().flatten().flatten() {
+        let dead = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+        if dead {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    let base = parent.join(std::process::id().to_string());
     std::fs::DirBuilder::new()
         .mode(0o700)
         .recursive(true)
         .create(&base)?;
-    let dir = base.join(format!(
-        "{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
+    Ok(BASE.get_or_init(|| base))
+}
+
+/// A fresh directory of ours, mode 0700: the confined process's `TMPDIR`.
+fn private_tmp() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = tmp_base()?.join(NEXT.fetch_add(1, Ordering::Relaxed).to_string());
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)
+}
+
+/// How long a ruleset is reused: it lists the entries of the directories around the
+/// deny-read paths (`/`, `~`), so an entry made later is readable once it is rebuilt. Building
+/// one costs ~0.3 ms here, a third of a one-shot call.
+const RULESET_REUSE: Duration = Duration::from_secs(5);
+
+/// The Landlock ruleset of `spec`, reused for [`RULESET_REUSE`]. Its writable rule covers this
+/// process's whole temporary directory base; the mounts narrow writes to the call's own.
+fn cached_ruleset(
+    spec: &SandboxSpec,
+    writable: &[PathBuf],
+    proxy_port: Option<u16>,
+) -> Result<Arc<OwnedFd>, PrepareError> {
+    type Cache = HashMap<SandboxSpec, (Instant, Arc<OwnedFd>)>;
+    static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if let Some((made, fd)) = cache.get(spec)
+        && made.elapsed() < RULESET_REUSE
+    {
+        return Ok(fd.clone());
+    }
+    let tmp = tmp_base().map_err(|e| fail("the private temporary directory", e))?;
+    let deny = canonical_existing(&spec.deny_read);
+    let fd = Arc::new(ruleset(writable, tmp, &deny, proxy_port)?);
+    cache.insert(spec.clone(), (Instant::now(), fd.clone()));
+    Ok(fd)
 }
 
 fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
@@ -388,21 +466,22 @@ fn ruleset(
             .map_err(err)?;
     }
     let mut created = ruleset.create().map_err(err)?;
-    let mut grant = |path: &Path, access: landlock::BitFlags<AccessFs>| -> Result<(), PrepareError> {
-        let Ok(fd) = PathFd::new(path) else {
-            return Ok(()); // gone meanwhile
+    let mut grant =
+        |path: &Path, access: landlock::BitFlags<AccessFs>| -> Result<(), PrepareError> {
+            let Ok(fd) = PathFd::new(path) else {
+                return Ok(()); // gone meanwhile
+            };
+            let access = if path.is_dir() {
+                access
+            } else {
+                access & file_only
+            };
+            created
+                .as_mut()
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(err)?;
+            Ok(())
         };
-        let access = if path.is_dir() {
-            access
-        } else {
-            access & file_only
-        };
-        created
-            .as_mut()
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(err)?;
-        Ok(())
-    };
     let mut excluded: Vec<PathBuf> = deny.to_vec();
     excluded.push(PathBuf::from("/dev"));
     let mut listable = Vec::new();
@@ -461,25 +540,49 @@ fn beneath_except(root: &Path, excluded: &[PathBuf], listable: &mut Vec<PathBuf>
     out
 }
 
-/// `.git` under a writable root: pinned by a bind mount (a mount point cannot be renamed or
-/// removed), its `hooks` and `config` bind-mounted read-only.
-fn git_mounts(writable: &[PathBuf]) -> Vec<Mount> {
+/// The mount namespace of a confined process: every mount read-only (so no write, `chmod`,
+/// `chown`, `utime` or `setxattr` reaches a file outside the writable roots — Landlock does
+/// not cover metadata), the writable roots and the private temporary directory bound back
+/// read-write, and under each writable root `.git` pinned by a bind mount (a mount point
+/// cannot be renamed or removed) with its `hooks` and `config` bound read-only.
+fn mount_steps(writable: &[PathBuf], tmp: &Path) -> Vec<MountStep> {
     let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
-    let mut mounts = Vec::new();
+    let root = CString::new("/").expect("no NUL");
+    let mut steps = vec![
+        // Nothing done here propagates back to the host's mounts.
+        MountStep::Mount {
+            source: None,
+            target: root.clone(),
+            flags: libc::MS_REC | libc::MS_PRIVATE,
+        },
+        MountStep::ReadOnly {
+            target: root,
+            read_only: true,
+        },
+    ];
+    let bind = |steps: &mut Vec<MountStep>, path: &CString, read_only: bool| {
+        steps.push(MountStep::Mount {
+            source: Some(path.clone()),
+            target: path.clone(),
+            flags: libc::MS_BIND | libc::MS_REC,
+        });
+        steps.push(MountStep::ReadOnly {
+            target: path.clone(),
+            read_only,
+        });
+    };
+    for dir in writable.iter().map(PathBuf::as_path).chain([tmp]) {
+        if let Some(dir) = c(dir) {
+            bind(&mut steps, &dir, false);
+        }
+    }
     for root in writable {
         let git = root.join(".git");
         if !git.is_dir() || git.is_symlink() {
             continue;
         }
         let Some(git_c) = c(&git) else { continue };
-        if mounts.is_empty() {
-            mounts.push(Mount {
-                source: None,
-                target: CString::new("/").expect("no NUL"),
-                flags: libc::MS_REC | libc::MS_PRIVATE,
-            });
-        }
-        mounts.push(Mount {
+        steps.push(MountStep::Mount {
             source: Some(git_c.clone()),
             target: git_c,
             flags: libc::MS_BIND,
@@ -489,43 +592,12 @@ fn git_mounts(writable: &[PathBuf]) -> Vec<Mount> {
             if path.is_symlink() || !path.exists() {
                 continue;
             }
-            let Some(path_c) = c(&path) else { continue };
-            mounts.push(Mount {
-                source: Some(path_c.clone()),
-                target: path_c.clone(),
-                flags: libc::MS_BIND,
-            });
-            mounts.push(Mount {
-                source: None,
-                target: path_c,
-                flags: libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked_flags(&path),
-            });
+            if let Some(path) = c(&path) {
+                bind(&mut steps, &path, true);
+            }
         }
     }
-    mounts
-}
-
-/// The flags of the mount holding `path` that a remount in a user namespace must keep.
-fn locked_flags(path: &Path) -> libc::c_ulong {
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-        return 0;
-    };
-    // SAFETY: statvfs into a zeroed struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &raw mut st) } != 0 {
-        return 0;
-    }
-    [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
-    ]
-    .iter()
-    .filter(|(st_flag, _)| st.f_flag & st_flag != 0)
-    .fold(0, |acc, (_, ms)| acc | ms)
+    steps
 }
 
 /// System calls no confined process needs that could widen or leave the sandbox, or reach
@@ -669,16 +741,42 @@ impl Prepared {
                     return Err(());
                 }
             }
-            for m in &self.mounts {
-                let source = m.source.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
-                if libc::mount(
-                    source,
-                    m.target.as_ptr(),
-                    std::ptr::null(),
-                    m.flags,
-                    std::ptr::null(),
-                ) < 0
-                {
+            for step in &self.mounts {
+                let done = match step {
+                    MountStep::Mount {
+                        source,
+                        target,
+                        flags,
+                    } => libc::mount(
+                        source.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                        target.as_ptr(),
+                        std::ptr::null(),
+                        *flags,
+                        std::ptr::null(),
+                    ),
+                    MountStep::ReadOnly { target, read_only } => {
+                        let (attr_set, attr_clr) = if *read_only {
+                            (MOUNT_ATTR_RDONLY, 0)
+                        } else {
+                            (0, MOUNT_ATTR_RDONLY)
+                        };
+                        let attr = MountAttr {
+                            attr_set,
+                            attr_clr,
+                            propagation: 0,
+                            userns_fd: 0,
+                        };
+                        libc::syscall(
+                            libc::SYS_mount_setattr,
+                            libc::AT_FDCWD,
+                            target.as_ptr(),
+                            AT_RECURSIVE,
+                            &raw const attr,
+                            std::mem::size_of::<MountAttr>(),
+                        ) as libc::c_int
+                    }
+                };
+                if done < 0 {
                     return Err(());
                 }
             }

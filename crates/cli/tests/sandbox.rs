@@ -1,0 +1,883 @@
+//! The sandbox and the limits (contract §8), through the built binary, with real commands:
+//! an escape suite (writes through every path trick, reads of deny-read files, connections
+//! to servers on the host's loopback, attempts to widen the sandbox, limits) and a benign
+//! suite that must keep working in workspace-write (git, a venv, gcc, make, mktemp, reading
+//! the system). Each runs as root and as a throwaway unprivileged user made here (when the
+//! tests run as root; else as the user running them).
+//!
+//! Every escape is judged on the host, not by the command's word: the file outside is
+//! unchanged, the listener never accepted, the secret never appears in the output.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::Value;
+
+const SECRET: &str = "s3cr3t-key-material";
+
+/// Who runs agent-exec: root (the tests' own user) or the throwaway user.
+#[derive(Debug, Clone)]
+struct User {
+    name: Option<String>,
+    uid: u32,
+    gid: u32,
+}
+
+fn is_root() -> bool {
+    // SAFETY: plain getter.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The users every case runs as: ourselves, and when we are root, an unprivileged user
+/// created for the tests (idempotently).
+fn users() -> Vec<User> {
+    // SAFETY: plain getters.
+    let me = User {
+        name: None,
+        uid: unsafe { libc::geteuid() },
+        gid: unsafe { libc::getegid() },
+    };
+    if !is_root() {
+        return vec![me];
+    }
+    static OTHER: OnceLock<User> = OnceLock::new();
+    let other = OTHER.get_or_init(|| {
+        let name = "agent-exec-sbx";
+        let exists = Command::new("id")
+            .arg("-u")
+            .arg(name)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !exists {
+            let made = Command::new("useradd")
+                .args(["--no-create-home", "--home-dir", "/nonexistent", name])
+                .status()
+                .expect("useradd (package passwd)");
+            assert!(made.success(), "useradd {name} failed");
+        }
+        let id = |flag: &str| -> u32 {
+            let out = Command::new("id").args([flag, name]).output().expect("id");
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .expect("an id")
+        };
+        User {
+            name: Some(name.to_owned()),
+            uid: id("-u"),
+            gid: id("-g"),
+        }
+    });
+    vec![me, other.clone()]
+}
+
+/// The binary, copied where any user may run it (the build directory may not be).
+fn binary() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("agent-exec-sbx-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let bin = dir.join("agent-exec");
+        std::fs::copy(env!("CARGO_BIN_EXE_agent-exec"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        bin
+    })
+}
+
+/// A world for one case: a workspace, a directory outside it with a file, and a home with a
+/// credential under `~/.ssh` — all owned by `user`, so only the sandbox stands in the way.
+struct World {
+    _root: tempfile::TempDir,
+    user: User,
+    workspace: PathBuf,
+    outside: PathBuf,
+    home: PathBuf,
+    secret: PathBuf,
+}
+
+impl World {
+    fn new(user: &User) -> World {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let workspace = root.path().join("ws");
+        let outside = root.path().join("outside");
+        let home = root.path().join("home");
+        for dir in [&workspace, &outside, &home.join(".ssh")] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(outside.join("file"), "original\n").unwrap();
+        let secret = home.join(".ssh/id_test");
+        std::fs::write(&secret, SECRET).unwrap();
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[user]\n\tname = T\n\temail = t@example.com\n",
+        )
+        .unwrap();
+        for entry in walk(root.path()) {
+            std::os::unix::fs::lchown(&entry, Some(user.uid), Some(user.gid)).unwrap();
+        }
+        World {
+            workspace,
+            outside,
+            home,
+            secret,
+            user: user.clone(),
+            _root: root,
+        }
+    }
+
+    /// `agent-exec run --json FLAGS -- COMMAND` in the workspace, as the world's user, with
+    /// `$HOME` the world's home (so the default deny-read paths are under it).
+    fn run(&self, flags: &[&str], command: &str) -> Value {
+        let mut cmd = match &self.user.name {
+            Some(name) => {
+                // runuser sets HOME to the user's own: `env` puts ours back.
+                let mut c = Command::new("runuser");
+                c.args(["-u", name, "--", "env"])
+                    .arg(format!("HOME={}", self.home.display()))
+                    .arg(binary());
+                c
+            }
+            None => Command::new(binary()),
+        };
+        cmd.arg("run")
+            .arg("--json")
+            .args(flags)
+            .arg("--")
+            .arg(command)
+            .current_dir(&self.workspace)
+            .env("HOME", &self.home)
+            .env("AGENT_EXEC_ARTIFACTS", self.home.join("artifacts"))
+            .stdin(Stdio::null());
+        let out = bounded(cmd);
+        serde_json::from_slice(&out).unwrap_or_else(|e| {
+            panic!("not a JSON result ({e}): {}", String::from_utf8_lossy(&out))
+        })
+    }
+
+    fn outside_file(&self) -> String {
+        std::fs::read_to_string(self.outside.join("file")).unwrap()
+    }
+}
+
+/// Runs `cmd` to its end (bounded: a hang fails the test instead of stalling it).
+fn bounded(mut cmd: Command) -> Vec<u8> {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn agent-exec");
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        let _ = tx.send(buf);
+    });
+    let out = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("agent-exec finished within the bound");
+    let _ = child.wait();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap()
+}
+
+fn outcome(result: &Value) -> &str {
+    result["details"]["outcome"].as_str().unwrap()
+}
+
+fn sh_quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+const WW: &[&str] = &["--sandbox", "workspace-write"];
+const RO: &[&str] = &["--sandbox", "read-only"];
+
+#[test]
+fn writes_outside_the_workspace_fail_by_every_path() {
+    for user in users() {
+        let w = World::new(&user);
+        let out = sh_quote(&w.outside);
+        let file = sh_quote(&w.outside.join("file"));
+        let ws = sh_quote(&w.workspace);
+        let attempts = [
+            format!("echo pwned > {file}"),
+            format!("echo pwned >> {file}"),
+            format!("ln -s {out} link && echo pwned > link/file"),
+            "echo pwned > ../outside/file".to_owned(),
+            format!(
+                "echo pwned > /proc/self/root{}",
+                w.outside.join("file").display()
+            ),
+            format!("cd /proc/self/cwd/.. && echo pwned > outside/file"),
+            format!("ln {file} hard && echo pwned >> hard"),
+            format!("mv {file} {ws}/moved"),
+            format!("mv {out} {ws}/moved-dir"),
+            format!("rm -f {file}"),
+            format!("chmod 000 {file}"),
+            format!("touch -d 2001-01-01 {file}"),
+            format!("truncate -s 0 {file}"),
+            format!(
+                "python3 -c \"open('{}', 'w').write('pwned')\"",
+                w.outside.join("file").display()
+            ),
+            format!("mkdir {out}/newdir"),
+            format!("mount --bind {ws} {out}"),
+            format!("unshare -rm sh -c 'mount --bind {ws} {out} && echo pwned > {file}'"),
+        ];
+        for attempt in &attempts {
+            let r = w.run(WW, attempt);
+            assert_ne!(outcome(&r), "success", "{user:?} {attempt}: {}", text(&r));
+            assert_eq!(
+                w.outside_file(),
+                "original\n",
+                "{user:?} {attempt} changed the file"
+            );
+            assert!(
+                w.outside.join("file").exists(),
+                "{user:?} {attempt} removed the file"
+            );
+            let mode = std::fs::metadata(w.outside.join("file"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_ne!(mode & 0o777, 0, "{user:?} {attempt} changed the mode");
+            assert!(!w.outside.join("newdir").exists(), "{user:?} {attempt}");
+        }
+        // The note names the rule, so the model can ask for a writable root.
+        let r = w.run(WW, &format!("echo pwned > {file}"));
+        assert!(
+            text(&r).ends_with(&format!(
+                "[Sandbox: writes outside {} are blocked (workspace-write)]",
+                w.workspace.display()
+            )),
+            "{}",
+            text(&r)
+        );
+        assert_eq!(r["details"]["sandbox"]["mode"], "workspace-write");
+        assert_eq!(r["details"]["sandbox"]["network"], "off");
+    }
+}
+
+#[test]
+fn read_only_mode_writes_nothing_but_its_temporary_directory() {
+    for user in users() {
+        let w = World::new(&user);
+        let r = w.run(RO, "echo x > inside.txt");
+        assert_eq!(outcome(&r), "exit_nonzero", "{}", text(&r));
+        assert!(!w.workspace.join("inside.txt").exists());
+        assert!(text(&r).contains("(read-only)]"), "{}", text(&r));
+        let r = w.run(
+            RO,
+            "f=$(mktemp) && echo kept > $f && cat $f && echo $TMPDIR",
+        );
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+        assert!(text(&r).starts_with("kept\n"), "{}", text(&r));
+        // Nothing is left of it after the call.
+        let tmpdir = text(&r).lines().nth(1).unwrap().to_owned();
+        assert!(!Path::new(&tmpdir).exists(), "{tmpdir} outlived the call");
+    }
+}
+
+#[test]
+fn writes_to_tmp_never_reach_the_hosts_tmp() {
+    for user in users() {
+        let w = World::new(&user);
+        let name = format!("agent-exec-escape-{}-{}", std::process::id(), user.uid);
+        for mode in [WW, RO] {
+            let r = w.run(
+                mode,
+                &format!("echo x > /tmp/{name}; echo y > /var/tmp/{name}"),
+            );
+            assert_ne!(outcome(&r), "success", "{}", text(&r));
+            assert!(!Path::new("/tmp").join(&name).exists());
+            assert!(!Path::new("/var/tmp").join(&name).exists());
+        }
+    }
+}
+
+#[test]
+fn git_hooks_and_config_stay_read_only_while_git_works() {
+    for user in users() {
+        let w = World::new(&user);
+        let r = w.run(&[], "git init -q . && git config core.x 1");
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+        let config_before = std::fs::read_to_string(w.workspace.join(".git/config")).unwrap();
+        let r = w.run(
+            WW,
+            "echo hi > a.txt && git add a.txt && git commit -qm one && git checkout -qb topic && git log --oneline | wc -l",
+        );
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+        assert_eq!(text(&r).trim(), "1");
+        for attempt in [
+            "echo 'touch /tmp/pwned' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
+            "git config core.hooksPath /tmp",
+            "echo '[core] fsmonitor = evil' >> .git/config",
+            "rm -rf .git/hooks",
+            "mv .git/hooks .git/hooks-old",
+            "mv .git .git-old && git init -q . && echo pwned > .git/hooks/pre-commit",
+            "cp .git/config c && echo x >> c && mv c .git/config",
+        ] {
+            let r = w.run(WW, attempt);
+            assert_ne!(outcome(&r), "success", "{user:?} {attempt}: {}", text(&r));
+            assert!(
+                !w.workspace.join(".git/hooks/pre-commit").exists(),
+                "{attempt}"
+            );
+            assert!(w.workspace.join(".git/hooks").is_dir(), "{attempt}");
+            let config = std::fs::read_to_string(w.workspace.join(".git/config")).unwrap();
+            assert_eq!(config, config_before, "{attempt}");
+        }
+        let r = w.run(WW, "touch .git/hooks/x");
+        assert!(
+            text(&r)
+                .ends_with("[Sandbox: .git/hooks and .git/config are read-only (workspace-write)]"),
+            "{}",
+            text(&r)
+        );
+    }
+}
+
+#[test]
+fn deny_read_paths_cannot_be_read_by_any_path() {
+    for user in users() {
+        let w = World::new(&user);
+        let secret = sh_quote(&w.secret);
+        let ssh = sh_quote(&w.secret.parent().unwrap().to_path_buf());
+        let extra = w.outside.join("private.txt");
+        std::fs::write(&extra, SECRET).unwrap();
+        std::os::unix::fs::lchown(&extra, Some(user.uid), Some(user.gid)).unwrap();
+        let deny_extra = extra.display().to_string();
+        for mode in [WW, RO] {
+            let mut flags = mode.to_vec();
+            flags.extend(["--deny-read", &deny_extra]);
+            for attempt in [
+                format!("cat {secret}"),
+                "cat ~/.ssh/id_test".to_owned(),
+                format!("cat {ssh}/*"),
+                format!("cat /proc/self/root{}", w.secret.display()),
+                format!("ln -s {secret} l && cat l"),
+                format!("ln {secret} h; cat h"),
+                format!("cp {secret} copy; cat copy"),
+                format!("tar cf - {ssh} | tar tvf - ; tar cf - {ssh} | strings"),
+                format!(
+                    "python3 -c 'print(open(\"{}\").read())'",
+                    w.secret.display()
+                ),
+                format!("cat {}", sh_quote(&extra)),
+            ] {
+                let r = w.run(&flags, &attempt);
+                assert!(
+                    !text(&r).contains(SECRET),
+                    "{user:?} {attempt} read the secret: {}",
+                    text(&r)
+                );
+            }
+        }
+        let r = w.run(WW, &format!("cat {secret}"));
+        assert!(
+            text(&r).ends_with(&format!(
+                "[Sandbox: reading {} is blocked (deny-read)]",
+                w.secret.parent().unwrap().display()
+            )),
+            "{}",
+            text(&r)
+        );
+        // The rest of the home stays readable.
+        let r = w.run(WW, "cat ~/.gitconfig");
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+    }
+}
+
+/// A TCP server on the host's loopback that counts the connections it accepts and answers
+/// each with an HTTP response naming itself.
+struct Server {
+    port: u16,
+    accepted: Arc<AtomicUsize>,
+}
+
+impl Server {
+    fn start(addr: &str, name: &'static str) -> Option<Server> {
+        let listener = TcpListener::bind((addr, 0)).ok()?;
+        let port = listener.local_addr().ok()?.port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut buf = [0u8; 4096];
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                let _ = stream.read(&mut buf);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{name}",
+                    name.len()
+                );
+            }
+        });
+        Some(Server { port, accepted })
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+#[test]
+fn the_network_off_reaches_nothing_not_even_the_hosts_loopback() {
+    let v4 = Server::start("127.0.0.1", "v4").expect("a loopback listener");
+    let v6 = Server::start("::1", "v6");
+    for user in users() {
+        let w = World::new(&user);
+        let sock = w.outside.join("sock");
+        let unix = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o777)).unwrap();
+        unix.set_nonblocking(true).unwrap();
+        let mut attempts = vec![
+            format!(
+                "python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', {})); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print(s.recv(99))\"",
+                v4.port
+            ),
+            format!("exec 3<>/dev/tcp/127.0.0.1/{}; cat <&3", v4.port),
+            format!(
+                "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{}/').read())\"",
+                v4.port
+            ),
+            "python3 -c \"import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', 53))\"".to_owned(),
+            "python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, 1)\"".to_owned(),
+            format!(
+                "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}')\"",
+                sock.display()
+            ),
+        ];
+        if let Some(v6) = &v6 {
+            attempts.push(format!(
+                "python3 -c \"import socket; socket.create_connection(('::1', {})).recv(9)\"",
+                v6.port
+            ));
+        }
+        let before = (v4.accepted(), v6.as_ref().map_or(0, Server::accepted));
+        for mode in [WW, RO] {
+            for attempt in &attempts {
+                let r = w.run(mode, attempt);
+                assert_ne!(outcome(&r), "success", "{user:?} {attempt}: {}", text(&r));
+            }
+        }
+        assert_eq!(
+            (v4.accepted(), v6.as_ref().map_or(0, Server::accepted)),
+            before,
+            "a sandboxed command reached the loopback"
+        );
+        assert!(
+            unix.accept().is_err(),
+            "a sandboxed command reached a Unix socket"
+        );
+        let r = w.run(WW, &attempts[0]);
+        assert!(
+            text(&r).ends_with("[Sandbox: network connections are blocked (network off)]"),
+            "{}",
+            text(&r)
+        );
+        // `--network on` is unrestricted.
+        let r = w.run(
+            &["--sandbox", "workspace-write", "--network", "on"],
+            &attempts[0],
+        );
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+        assert_eq!(r["details"]["sandbox"]["network"], "on");
+    }
+}
+
+#[test]
+fn allowed_hosts_pass_through_the_proxy_and_nothing_else() {
+    let allowed = Server::start("127.0.0.1", "allowed").expect("listener");
+    let other = Server::start("127.0.0.1", "other").expect("listener");
+    for user in users() {
+        let w = World::new(&user);
+        let allow = format!("127.0.0.1:{}", allowed.port);
+        let flags = ["--sandbox", "workspace-write", "--allow-host", &allow];
+        let fetch = |port: u16| {
+            format!(
+                "python3 -c \"
+import sys, urllib.request, urllib.error
+try:
+    print(urllib.request.urlopen('http://127.0.0.1:{port}/').read().decode())
+except urllib.error.HTTPError as e:
+    sys.exit(f'{{e}}: {{e.read().decode()}}')
+\""
+            )
+        };
+        let before = allowed.accepted();
+        let r = w.run(&flags, &fetch(allowed.port));
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+        assert_eq!(text(&r).trim(), "allowed");
+        assert_eq!(allowed.accepted(), before + 1);
+        let r = w.run(&flags, &fetch(other.port));
+        assert_ne!(outcome(&r), "success", "{}", text(&r));
+        assert!(text(&r).contains("403"), "{}", text(&r));
+        // Around the proxy: no direct connection, to the allowed host or any other.
+        for port in [allowed.port, other.port] {
+            let r = w.run(
+                &flags,
+                &format!(
+                    "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port})).recv(9)\""
+                ),
+            );
+            assert_ne!(outcome(&r), "success", "{}", text(&r));
+        }
+        assert_eq!(other.accepted(), 0);
+        assert_eq!(allowed.accepted(), before + 1);
+        assert!(text(&r).contains("except to"), "{}", text(&r));
+    }
+}
+
+#[test]
+fn attempts_to_widen_the_sandbox_fail() {
+    // A process outside the sandbox, owned by each user in turn.
+    for user in users() {
+        let w = World::new(&user);
+        let mut outsider = Command::new("sleep");
+        outsider.arg("60");
+        if user.name.is_some() {
+            use std::os::unix::process::CommandExt as _;
+            outsider.uid(user.uid).gid(user.gid);
+        }
+        let mut outsider = outsider.spawn().unwrap();
+        let pid = outsider.id();
+        for attempt in [
+            "unshare -r true".to_owned(),
+            "unshare -m true".to_owned(),
+            "unshare -n true".to_owned(),
+            "mount -t tmpfs none /mnt".to_owned(),
+            "mount -o remount,rw /".to_owned(),
+            "chroot / true".to_owned(),
+            format!("kill -TERM {pid}"),
+            format!("cat /proc/{pid}/environ"),
+            format!(
+                "python3 -c \"import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).ptrace(16, {pid}, 0, 0) == 0 else 1)\""
+            ),
+            "python3 -c \"import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).syscall(425, 8, 0) >= 0 else 1)\"".to_owned(),
+        ] {
+            let r = w.run(WW, &attempt);
+            assert_ne!(outcome(&r), "success", "{user:?} {attempt}: {}", text(&r));
+        }
+        assert!(
+            outsider.try_wait().unwrap().is_none(),
+            "the process outside was touched"
+        );
+        let _ = outsider.kill();
+        let _ = outsider.wait();
+    }
+}
+
+#[test]
+fn a_fork_bomb_ends_at_the_timeout_under_max_procs_with_no_survivors() {
+    for user in users() {
+        let w = World::new(&user);
+        let marker = format!("bomb-{}-{}", std::process::id(), user.uid);
+        let bomb = format!(
+            "python3 -c \"
+import os, time
+tag = '{marker}'
+while True:
+    try: os.fork()
+    except OSError: time.sleep(0.01)
+\""
+        );
+        let r = w.run(&["--max-procs", "64", "--timeout", "3"], &bomb);
+        assert_eq!(outcome(&r), "timeout", "{}", text(&r));
+        if user.name.is_none() && is_root() {
+            // With the pids cgroup (root here), the refused forks are counted.
+            assert_eq!(r["details"]["limit_hit"], "procs", "{}", text(&r));
+            assert!(
+                text(&r).contains("[Process limit of 64 reached: new processes were refused]"),
+                "{}",
+                text(&r)
+            );
+        }
+        let survivors = Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap();
+        assert!(
+            survivors.stdout.is_empty(),
+            "survivors: {}",
+            String::from_utf8_lossy(&survivors.stdout)
+        );
+    }
+}
+
+#[test]
+fn limits_end_or_hamper_the_command_and_say_which() {
+    // The memory and process limits need the v1 cgroups root can make here; the CPU and file
+    // size limits are rlimits, for anyone.
+    let w = World::new(&users()[0]);
+    if is_root() {
+        let r = w.run(
+            &["--max-memory", "64M"],
+            "python3 -c 'x = bytearray(512 * 1024 * 1024); print(len(x))'",
+        );
+        assert_eq!(r["details"]["limit_hit"], "memory", "{}", text(&r));
+        assert!(
+            text(&r).starts_with("[Memory limit of 64 MiB reached: the command was killed]\n"),
+            "{}",
+            text(&r)
+        );
+        let r = w.run(&["--max-memory", "64M"], "python3 -c 'print(1)'");
+        assert_eq!(r["details"]["limit_hit"], Value::Null, "{}", text(&r));
+    }
+    for user in users() {
+        let w = World::new(&user);
+        let r = w.run(
+            &["--max-file-size", "1M"],
+            "head -c 2000000 /dev/zero > big",
+        );
+        assert_eq!(r["details"]["limit_hit"], "file_size", "{}", text(&r));
+        assert!(
+            text(&r).starts_with("[File size limit of 1 MiB reached: a write was refused]\n"),
+            "{}",
+            text(&r)
+        );
+        assert!(std::fs::metadata(w.workspace.join("big")).unwrap().len() <= 1 << 20);
+        let r = w.run(
+            &["--max-cpu", "1", "--timeout", "60"],
+            "python3 -c 'while True: pass'",
+        );
+        assert_eq!(r["details"]["limit_hit"], "cpu", "{}", text(&r));
+        assert!(
+            text(&r).starts_with("[CPU time limit of 1 second reached: the command was killed]\n"),
+            "{}",
+            text(&r)
+        );
+        let r = w.run(&["--max-cpu", "5", "--max-file-size", "1M"], "echo fine");
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+        assert_eq!(r["details"]["limit_hit"], Value::Null);
+    }
+}
+
+#[test]
+fn benign_work_keeps_working_in_workspace_write() {
+    for user in users() {
+        let w = World::new(&user);
+        std::fs::write(
+            w.workspace.join("hello.c"),
+            "#include <stdio.h>\nint main(void){puts(\"hello from c\");return 0;}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            w.workspace.join("Makefile"),
+            "out.txt: hello.c\n\tcc -o hello hello.c && ./hello > out.txt\n",
+        )
+        .unwrap();
+        for path in [w.workspace.join("hello.c"), w.workspace.join("Makefile")] {
+            std::os::unix::fs::lchown(&path, Some(user.uid), Some(user.gid)).unwrap();
+        }
+        for (command, expected) in [
+            (
+                "git init -q . && git add hello.c && git commit -qm first && git log --format=%s",
+                "first",
+            ),
+            (
+                "git checkout -qb feature && git branch --show-current",
+                "feature",
+            ),
+            (
+                "python3 -m venv venv && venv/bin/python -c 'import sys; print(sys.prefix != sys.base_prefix)'",
+                "True",
+            ),
+            ("gcc -O1 -o hello hello.c && ./hello", "hello from c"),
+            (
+                "rm -f hello out.txt && make -s && cat out.txt",
+                "hello from c",
+            ),
+            (
+                "f=$(mktemp) && echo temp > \"$f\" && cat \"$f\" && rm \"$f\"",
+                "temp",
+            ),
+            ("d=$(mktemp -d) && touch $d/a && ls $d", "a"),
+            ("seq 100000 | sort -rn > sorted && head -1 sorted", "100000"),
+            ("head -1 /etc/passwd | cut -d: -f1", "root"),
+            (
+                "ls /usr/bin | grep -c . | awk '$1 > 10 {print \"many\"}'",
+                "many",
+            ),
+            ("echo x > /dev/null && head -c 3 /dev/zero | wc -c", "3"),
+            (
+                "mkdir -p sub/dir && echo deep > sub/dir/f && chmod +x sub/dir/f && cat sub/dir/f",
+                "deep",
+            ),
+            (
+                "tar czf a.tgz sub && tar tzf a.tgz > list && head -1 list",
+                "sub/",
+            ),
+            ("ln -s sub/dir/f link && cat link", "deep"),
+            ("cat ~/.gitconfig | head -1", "[user]"),
+        ] {
+            let r = w.run(WW, command);
+            assert_eq!(outcome(&r), "success", "{user:?} {command}: {}", text(&r));
+            assert!(
+                text(&r).lines().any(|l| l == expected),
+                "{user:?} {command}: {}",
+                text(&r)
+            );
+        }
+        // Sessions, jobs and terminals run sandboxed too.
+        let r = w.run(
+            &["--sandbox", "workspace-write", "--pty"],
+            "tty && touch /etc/pty-escape",
+        );
+        assert_ne!(outcome(&r), "success", "{}", text(&r));
+        assert!(text(&r).contains("/dev/pts/"), "{}", text(&r));
+        assert!(!Path::new("/etc/pty-escape").exists());
+    }
+}
+
+#[test]
+fn sessions_and_jobs_run_in_the_sandbox_and_requests_only_tighten_it() {
+    let w = World::new(&users()[0]);
+    let file = w.outside.join("file");
+    let requests = [
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"exec","params":{"command":"export X=kept; touch in-session","session":"s"}}),
+        serde_json::json!({"jsonrpc":"2.0","id":2,"method":"exec","params":{"command":format!("echo $X; echo pwned > {}", file.display()),"session":"s"}}),
+        serde_json::json!({"jsonrpc":"2.0","id":3,"method":"exec","params":{"command":format!("echo pwned > {}", file.display()),"run_in_background":true}}),
+        serde_json::json!({"jsonrpc":"2.0","id":4,"method":"job_output","params":{"job_id":"1","wait_ms":10000}}),
+        serde_json::json!({"jsonrpc":"2.0","id":5,"method":"exec","params":{"command":"true","sandbox":"off"}}),
+        serde_json::json!({"jsonrpc":"2.0","id":6,"method":"exec","params":{"command":"touch tightened","sandbox":"read-only"}}),
+        serde_json::json!({"jsonrpc":"2.0","id":7,"method":"exec","params":{"command":"true","sandbox":"bogus"}}),
+    ];
+    let mut child = Command::new(binary())
+        .args(["serve", "--sandbox", "workspace-write"])
+        .current_dir(&w.workspace)
+        .env("HOME", &w.home)
+        .env("AGENT_EXEC_ARTIFACTS", w.home.join("artifacts"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    // One request at a time (the server runs requests concurrently): each answer before the
+    // next request, so the session's calls come in order.
+    let mut answers = std::collections::HashMap::new();
+    for request in &requests {
+        writeln!(stdin, "{request}").unwrap();
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("serve answered");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        answers.insert(answer["id"].as_i64().unwrap(), answer);
+    }
+    drop(stdin);
+    let _ = child.wait();
+    let result = |id: i64| answers[&id]["result"].clone();
+    assert_eq!(outcome(&result(1)), "success");
+    assert!(w.workspace.join("in-session").exists());
+    assert!(
+        text(&result(2)).starts_with("kept\n"),
+        "{}",
+        text(&result(2))
+    );
+    assert_eq!(result(2)["details"]["sandbox"]["mode"], "workspace-write");
+    assert!(
+        text(&result(4)).contains("Read-only file system"),
+        "{}",
+        text(&result(4))
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "original\n");
+    assert_eq!(outcome(&result(5)), "invalid_request");
+    assert_eq!(
+        text(&result(5)),
+        "a request can only tighten the sandbox (operator: workspace-write)"
+    );
+    assert_eq!(result(6)["details"]["sandbox"]["mode"], "read-only");
+    assert!(!w.workspace.join("tightened").exists());
+    assert_eq!(outcome(&result(7)), "invalid_request");
+}
+
+/// Runs agent-exec with the kernel's Landlock hidden (a seccomp filter that answers ENOSYS to
+/// `landlock_create_ruleset`, installed by Python before it execs agent-exec): what a kernel
+/// without Landlock looks like to it.
+fn without_landlock(args: &[&str], cwd: &Path) -> Vec<u8> {
+    const HIDE: &str = r"
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+# seccomp_data.nr; if nr == 444 (landlock_create_ruleset) return ERRNO(ENOSYS) else ALLOW
+prog = [(0x20, 0, 0, 0), (0x15, 0, 1, 444), (0x06, 0, 0, 0x00050000 | 38), (0x06, 0, 0, 0x7fff0000)]
+raw = b''.join(struct.pack('HBBI', *i) for i in prog)
+buf = ctypes.create_string_buffer(raw)
+fprog = struct.pack('HxxxxxxQ', len(prog), ctypes.addressof(buf))
+fbuf = ctypes.create_string_buffer(fprog)
+assert libc.prctl(38, 1, 0, 0, 0) == 0
+assert libc.syscall(317, 1, 0, fbuf) == 0, ctypes.get_errno()
+os.execv(sys.argv[1], sys.argv[1:])
+";
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", HIDE])
+        .arg(binary())
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null());
+    bounded(cmd)
+}
+
+#[test]
+fn a_sandbox_the_kernel_cannot_enforce_fails_the_call() {
+    if std::env::consts::ARCH != "x86_64" {
+        // The filter above names x86_64's system call numbers; elsewhere the same is
+        // checked by the support probe's unit test.
+        return;
+    }
+    let w = World::new(&users()[0]);
+    let out = without_landlock(
+        &["run", "--json", "--sandbox", "read-only", "--", "touch x"],
+        &w.workspace,
+    );
+    let r: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(outcome(&r), "spawn_failed", "{}", text(&r));
+    assert!(text(&r).contains("Landlock"), "{}", text(&r));
+    assert!(text(&r).contains("--sandbox off"), "{}", text(&r));
+    assert!(!w.workspace.join("x").exists());
+    // Without a sandbox the same kernel runs commands as ever.
+    let out = without_landlock(&["run", "--json", "--", "true"], &w.workspace);
+    let r: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(outcome(&r), "success", "{}", text(&r));
+    let version = without_landlock(&["--version"], &w.workspace);
+    assert!(
+        String::from_utf8_lossy(&version).contains("sandbox: not available"),
+        "{}",
+        String::from_utf8_lossy(&version)
+    );
+}
