@@ -181,7 +181,7 @@ fn bounded(mut cmd: Command) -> Vec<u8> {
         let _ = tx.send(buf);
     });
     let out = rx
-        .recv_timeout(Duration::from_secs(120))
+        .recv_timeout(Duration::from_mins(2))
         .expect("agent-exec finished within the bound");
     let _ = child.wait();
     out
@@ -231,7 +231,7 @@ fn writes_outside_the_workspace_fail_by_every_path() {
                 "echo pwned > /proc/self/root{}",
                 w.outside.join("file").display()
             ),
-            format!("cd /proc/self/cwd/.. && echo pwned > outside/file"),
+            "cd /proc/self/cwd/.. && echo pwned > outside/file".to_owned(),
             format!("ln {file} hard && echo pwned >> hard"),
             format!("mv {file} {ws}/moved"),
             format!("mv {out} {ws}/moved-dir"),
@@ -365,7 +365,7 @@ fn deny_read_paths_cannot_be_read_by_any_path() {
     for user in users() {
         let w = World::new(&user);
         let secret = sh_quote(&w.secret);
-        let ssh = sh_quote(&w.secret.parent().unwrap().to_path_buf());
+        let ssh = sh_quote(w.secret.parent().unwrap());
         let extra = w.outside.join("private.txt");
         std::fs::write(&extra, SECRET).unwrap();
         std::os::unix::fs::lchown(&extra, Some(user.uid), Some(user.gid)).unwrap();
@@ -795,7 +795,7 @@ fn sessions_and_jobs_run_in_the_sandbox_and_requests_only_tighten_it() {
     for request in &requests {
         writeln!(stdin, "{request}").unwrap();
         let line = rx
-            .recv_timeout(Duration::from_secs(60))
+            .recv_timeout(Duration::from_mins(1))
             .expect("serve answered");
         let answer: Value = serde_json::from_str(&line).unwrap();
         answers.insert(answer["id"].as_i64().unwrap(), answer);

@@ -103,7 +103,7 @@ impl Note {
 /// `512 MiB`, `2 GiB`, `1500 bytes`.
 fn size(bytes: u64) -> String {
     for (unit, name) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{} {name}", bytes / unit);
         }
     }

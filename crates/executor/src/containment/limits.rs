@@ -187,8 +187,10 @@ fn make_cgroup(controller: &'static str, settings: &[(&str, u64)]) -> Option<Lim
 impl LimitGroup {
     /// Prepares `limits`; an error names a limit this machine cannot enforce.
     pub(crate) fn new(limits: &Limits) -> Result<LimitGroup, String> {
-        let mut group = LimitGroup::default();
-        group.limits = *limits;
+        let mut group = LimitGroup {
+            limits: *limits,
+            ..LimitGroup::default()
+        };
         // SAFETY: plain getter.
         let root = unsafe { libc::geteuid() } == 0;
         let limit = |n: u64| libc::rlimit {
