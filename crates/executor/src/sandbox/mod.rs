@@ -31,6 +31,7 @@
 //!   sockets made outside it cannot be reached.
 
 pub mod proxy;
+mod seccomp;
 
 use std::collections::HashMap;
 use std::ffi::{CString, OsString};
@@ -45,10 +46,7 @@ use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
     Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
 };
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule,
-};
+use seccomp::Rule;
 
 /// How much a call may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -267,26 +265,47 @@ struct MountAttr {
 const MOUNT_ATTR_RDONLY: u64 = 1;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 
+/// What every call of one spec shares, made once and reused for [`REUSE`]: the Landlock
+/// ruleset, the seccomp programs, and the namespaces, held by descriptors — a user namespace
+/// and, owned by it, the mount namespace with the read-only view. A call's child joins them
+/// with two `setns(2)`: copying the mount table and tearing it down again at exit cost
+/// ~0.4 ms a call here, joining costs microseconds.
+#[derive(Debug)]
+struct Shared {
+    ruleset: OwnedFd,
+    filter: Vec<seccomp::Instruction>,
+    user_ns: OwnedFd,
+    mount_ns: OwnedFd,
+}
+
 /// A sandbox ready to enter: made by the parent, entered by the child (see the module doc).
-/// Dropping it removes the private temporary directory.
+/// Dropping it removes the call's private temporary directory.
 #[derive(Debug)]
 pub(crate) struct Prepared {
-    ruleset: Arc<OwnedFd>,
-    filters: Vec<BpfProgram>,
-    /// `unshare(2)` flags (0: no namespace needed).
-    unshare: libc::c_int,
-    /// `(path, content)` written after a user namespace is made: setgroups, uid_map, gid_map.
-    id_maps: Vec<(CString, Vec<u8>)>,
-    mounts: Vec<MountStep>,
+    shared: Arc<Shared>,
     tmp: PathBuf,
     /// Variables the confined process gets (`TMPDIR`, the proxy's).
     pub(crate) env: Vec<(OsString, OsString)>,
 }
 
+/// How the namespaces of a spec are made (in a short-lived child, see [`make_namespaces`]).
+struct NamespacePlan {
+    /// `(path, content)` written once the user namespace exists: setgroups, uid_map, gid_map.
+    id_maps: Vec<(CString, Vec<u8>)>,
+    mounts: Vec<MountStep>,
+}
+
 impl Drop for Prepared {
     fn drop(&mut self) {
-        // Most commands leave it empty: one rmdir.
-        if std::fs::remove_dir(&self.tmp).is_err() {
+        // The call's processes are gone: what they left goes, and an empty directory (what
+        // most commands leave) serves the next call.
+        let empty = std::fs::read_dir(&self.tmp).is_ok_and(|mut d| d.next().is_none());
+        if empty {
+            TMP_POOL
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(std::mem::take(&mut self.tmp));
+        } else {
             let _ = std::fs::remove_dir_all(&self.tmp);
         }
     }
@@ -327,10 +346,33 @@ pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
     } else {
         None
     };
+    let shared = shared(spec, proxy_port)?;
+    Ok(Prepared { shared, tmp, env })
+}
+
+/// How long what a spec's calls share is reused. The ruleset lists the entries of the
+/// directories around the deny-read paths (`/`, `~`) and the mounts name the `.git`
+/// directories that exist: an entry or repository made later is covered once they are
+/// rebuilt. Building them costs ~1.5 ms here (a third of it the ruleset, most of the rest
+/// the child that makes the namespaces).
+const REUSE: Duration = Duration::from_secs(5);
+
+/// The shared part of `spec`'s sandbox, made or reused.
+fn shared(spec: &SandboxSpec, proxy_port: Option<u16>) -> Result<Arc<Shared>, PrepareError> {
+    type Cache = HashMap<SandboxSpec, (Instant, Arc<Shared>)>;
+    static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if let Some((made, shared)) = cache.get(spec)
+        && made.elapsed() < REUSE
+    {
+        return Ok(shared.clone());
+    }
+    let tmp = tmp_base().map_err(|e| fail("the private temporary directory", e))?;
     let writable = canonical_existing(&spec.writable_roots());
-    let ruleset = cached_ruleset(spec, &writable, proxy_port)?;
-    let filters = filters(spec.network, proxy_port.is_some())?;
-    let mounts = mount_steps(&writable, &tmp);
+    let deny = canonical_existing(&spec.deny_read);
+    let ruleset = ruleset(&writable, tmp, &deny, proxy_port)?;
+    let filter = filter(spec.network, proxy_port.is_some());
     // A user namespace for everyone, root included: mounts need one when we are not root,
     // and as root it takes away every capability over the host (modules, raw devices,
     // clocks, other users' processes: their /proc files become unreadable). Only our own ids
@@ -338,21 +380,89 @@ pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
     // SAFETY: plain getters.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let c = |s: &str| CString::new(s).expect("no NUL");
-    let unshare = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
-    let id_maps = vec![
-        (c("/proc/self/setgroups"), b"deny".to_vec()),
-        (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
-        (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
-    ];
-    Ok(Prepared {
+    let plan = NamespacePlan {
+        id_maps: vec![
+            (c("/proc/self/setgroups"), b"deny".to_vec()),
+            (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
+            (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
+        ],
+        mounts: mount_steps(&writable, tmp),
+    };
+    let (user_ns, mount_ns) = make_namespaces(&plan)?;
+    let shared = Arc::new(Shared {
         ruleset,
-        filters,
-        unshare,
-        id_maps,
-        mounts,
-        tmp,
-        env,
-    })
+        filter,
+        user_ns,
+        mount_ns,
+    });
+    cache.insert(spec.clone(), (Instant::now(), shared.clone()));
+    Ok(shared)
+}
+
+/// Makes the namespaces of `plan` in a forked child and keeps them by descriptor
+/// (`/proc/<child>/ns/{user,mnt}`); the child then exits.
+fn make_namespaces(plan: &NamespacePlan) -> Result<(OwnedFd, OwnedFd), PrepareError> {
+    use std::os::fd::FromRawFd;
+    let err = |e: std::io::Error| fail("making the sandbox's namespaces", e);
+    let (ready_r, ready_w) = crate::sys::pipe().map_err(err)?;
+    let (release_r, release_w) = crate::sys::pipe().map_err(err)?;
+    let spawning = crate::containment::SPAWNING
+        .read()
+        .unwrap_or_else(PoisonError::into_inner);
+    // SAFETY: the child makes only system calls on data prepared above, then `_exit`s; it
+    // never returns into Rust code (a fork of a threaded process may hold others' locks).
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: as above.
+        unsafe {
+            libc::close(release_w.as_raw_fd());
+            let errno: i32 = match plan.build() {
+                Ok(()) => 0,
+                Err(()) => *libc::__errno_location(),
+            };
+            libc::write(ready_w.as_raw_fd(), (&raw const errno).cast(), 4);
+            let mut byte = 0u8;
+            libc::read(release_r.as_raw_fd(), (&raw mut byte).cast(), 1);
+            libc::_exit(0);
+        }
+    }
+    if pid < 0 {
+        return Err(err(std::io::Error::last_os_error()));
+    }
+    crate::containment::supervise_pid(pid);
+    drop(spawning);
+    drop(ready_w);
+    drop(release_r);
+    let mut errno = [0u8; 4];
+    // SAFETY: read(2) into a local buffer.
+    let got = unsafe { libc::read(ready_r.as_raw_fd(), errno.as_mut_ptr().cast(), 4) };
+    let opened = match (got, i32::from_ne_bytes(errno)) {
+        (4, 0) => {
+            let open = |kind: &str| {
+                let path = CString::new(format!("/proc/{pid}/ns/{kind}")).expect("no NUL");
+                // SAFETY: open(2) of a NUL-terminated path; the descriptor is ours.
+                let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+                if fd < 0 {
+                    Err(err(std::io::Error::last_os_error()))
+                } else {
+                    // SAFETY: a fresh descriptor.
+                    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+                }
+            };
+            open("user").and_then(|user| Ok((user, open("mnt")?)))
+        }
+        (4, errno) => Err(PrepareError(format!(
+            "the kernel refused its namespaces ({}); run with --sandbox off to go without",
+            std::io::Error::from_raw_os_error(errno)
+        ))),
+        _ => Err(err(std::io::Error::last_os_error())),
+    };
+    drop(release_w);
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &raw mut status, 0) };
+    crate::containment::release_pid(pid);
+    opened
 }
 
 /// This process's directory of private temporary directories (mode 0700), made once.
@@ -384,41 +494,26 @@ fn tmp_base() -> std::io::Result<&'static Path> {
     Ok(BASE.get_or_init(|| base))
 }
 
-/// A fresh directory of ours, mode 0700: the confined process's `TMPDIR`.
+/// Empty private temporary directories of finished calls, ready for the next: a `mkdir` and
+/// an `rmdir` cost ~110 µs a call on this machine's disk, a tenth of a one-shot call.
+static TMP_POOL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// A fresh, empty directory of ours, mode 0700: the confined process's `TMPDIR`.
 fn private_tmp() -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     static NEXT: AtomicU64 = AtomicU64::new(0);
+    let pooled = TMP_POOL
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .pop();
+    if let Some(dir) = pooled {
+        // A command may have changed its mode.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        return Ok(dir);
+    }
     let dir = tmp_base()?.join(NEXT.fetch_add(1, Ordering::Relaxed).to_string());
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)
-}
-
-/// How long a ruleset is reused: it lists the entries of the directories around the
-/// deny-read paths (`/`, `~`), so an entry made later is readable once it is rebuilt. Building
-/// one costs ~0.3 ms here, a third of a one-shot call.
-const RULESET_REUSE: Duration = Duration::from_secs(5);
-
-/// The Landlock ruleset of `spec`, reused for [`RULESET_REUSE`]. Its writable rule covers this
-/// process's whole temporary directory base; the mounts narrow writes to the call's own.
-fn cached_ruleset(
-    spec: &SandboxSpec,
-    writable: &[PathBuf],
-    proxy_port: Option<u16>,
-) -> Result<Arc<OwnedFd>, PrepareError> {
-    type Cache = HashMap<SandboxSpec, (Instant, Arc<OwnedFd>)>;
-    static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
-    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-    let cache = cache.get_or_insert_with(HashMap::new);
-    if let Some((made, fd)) = cache.get(spec)
-        && made.elapsed() < RULESET_REUSE
-    {
-        return Ok(fd.clone());
-    }
-    let tmp = tmp_base().map_err(|e| fail("the private temporary directory", e))?;
-    let deny = canonical_existing(&spec.deny_read);
-    let fd = Arc::new(ruleset(writable, tmp, &deny, proxy_port)?);
-    cache.insert(spec.clone(), (Instant::now(), fd.clone()));
-    Ok(fd)
 }
 
 fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
@@ -649,85 +744,53 @@ const REFUSED: &[libc::c_long] = &[
 ];
 
 /// The namespace flags `clone(2)` may not carry.
-const NEW_NAMESPACES: &[libc::c_int] = &[
-    libc::CLONE_NEWUSER,
-    libc::CLONE_NEWNS,
-    libc::CLONE_NEWNET,
-    libc::CLONE_NEWPID,
-    libc::CLONE_NEWUTS,
-    libc::CLONE_NEWIPC,
-    libc::CLONE_NEWCGROUP,
-];
+const NEW_NAMESPACES: u32 = (libc::CLONE_NEWUSER
+    | libc::CLONE_NEWNS
+    | libc::CLONE_NEWNET
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWCGROUP) as u32;
 
-fn filters(network: NetworkMode, proxied: bool) -> Result<Vec<BpfProgram>, PrepareError> {
-    let err = |e: seccompiler::BackendError| fail("the seccomp filter", e);
-    let arch = std::env::consts::ARCH
-        .try_into()
-        .map_err(|e| fail("the seccomp filter", e))?;
-    let cond = |arg: u8, op: SeccompCmpOp, value: u64| {
-        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(err)
-    };
-    let rule = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(err);
-    let mut refused: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
-        REFUSED.iter().map(|&nr| (nr, Vec::new())).collect();
-    let mut clone_rules = Vec::new();
-    for &flag in NEW_NAMESPACES {
-        let flag = flag as u64;
-        clone_rules.push(rule(vec![cond(0, SeccompCmpOp::MaskedEq(flag), flag)?])?);
-    }
-    refused.insert(libc::SYS_clone, clone_rules);
-    if network == NetworkMode::Off {
-        if proxied {
-            // TCP only (Landlock then allows only the proxy's port): not Unix, UDP, raw, …
-            let inet = libc::AF_INET as u64;
-            let inet6 = libc::AF_INET6 as u64;
-            let mut rules = vec![rule(vec![
-                cond(0, SeccompCmpOp::Ne, inet)?,
-                cond(0, SeccompCmpOp::Ne, inet6)?,
-            ])?];
-            for domain in [inet, inet6] {
-                rules.push(rule(vec![
-                    cond(0, SeccompCmpOp::Eq, domain)?,
-                    cond(1, SeccompCmpOp::MaskedEq(0xf), 0)?,
-                ])?);
-                for kind in 2..=15 {
-                    rules.push(rule(vec![
-                        cond(0, SeccompCmpOp::Eq, domain)?,
-                        cond(1, SeccompCmpOp::MaskedEq(0xf), kind)?,
-                    ])?);
-                }
-            }
-            refused.insert(libc::SYS_socket, rules);
-        } else {
-            refused.insert(libc::SYS_socket, Vec::new());
-        }
-    }
-    let eperm = SeccompAction::Errno(libc::EPERM as u32);
-    let main = SeccompFilter::new(refused, SeccompAction::Allow, eperm, arch).map_err(err)?;
+/// The seccomp program for `network` (`proxied`: with allowed hosts).
+fn filter(network: NetworkMode, proxied: bool) -> Vec<seccomp::Instruction> {
+    const TCP: &[u32] = &[libc::AF_INET as u32, libc::AF_INET6 as u32];
+    let mut rules: Vec<(i64, Rule)> = REFUSED
+        .iter()
+        .map(|&nr| (nr, Rule::Refuse(libc::EPERM)))
+        .collect();
+    rules.push((libc::SYS_clone, Rule::FlagsNone(NEW_NAMESPACES)));
     // clone3 passes its flags in memory, out of a filter's sight: ENOSYS makes libc fall back
-    // to clone, whose flags the filter above sees.
-    let clone3 = SeccompFilter::new(
-        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )
-    .map_err(err)?;
-    let compile = |f: SeccompFilter| BpfProgram::try_from(f).map_err(err);
-    Ok(vec![compile(main)?, compile(clone3)?])
+    // to clone, whose flags are checked.
+    rules.push((libc::SYS_clone3, Rule::Refuse(libc::ENOSYS)));
+    if network == NetworkMode::Off {
+        rules.push((
+            libc::SYS_socket,
+            if proxied {
+                // TCP only (Landlock then lets it connect to the proxy's port alone).
+                Rule::Sockets {
+                    domains: TCP,
+                    stream_only: true,
+                }
+            } else {
+                Rule::Refuse(libc::EPERM)
+            },
+        ));
+    }
+    seccomp::program(&rules)
 }
 
-impl Prepared {
-    /// Enters the sandbox: namespaces and mounts, then Landlock, then seccomp. Called by the
-    /// child between clone and exec: only system calls on prepared data (no allocation).
-    /// On failure, errno says why.
+impl NamespacePlan {
+    /// Makes the namespaces: a user namespace with our ids, a mount namespace with the
+    /// read-only view. Run by the forked child of [`make_namespaces`]: only system calls on
+    /// prepared data. On failure, errno says why.
     ///
     /// # Safety
-    /// Only in a freshly cloned child that will exec or `_exit` next.
-    pub(crate) unsafe fn enter(&self) -> Result<(), ()> {
+    /// Only in a forked child that `_exit`s next.
+    unsafe fn build(&self) -> Result<(), ()> {
         // SAFETY: system calls on prepared, NUL-terminated data.
         unsafe {
-            if self.unshare != 0 && libc::unshare(self.unshare) < 0 {
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) < 0 {
                 return Err(());
             }
             for (path, content) in &self.id_maps {
@@ -780,32 +843,52 @@ impl Prepared {
                     return Err(());
                 }
             }
+        }
+        Ok(())
+    }
+}
+
+impl Prepared {
+    /// Enters the sandbox: the spec's namespaces, then Landlock, then seccomp. Called by the
+    /// child between clone and exec: only system calls on prepared data (no allocation).
+    /// Joining a mount namespace moves the cwd to its root: the caller enters the cwd after.
+    /// On failure, errno says why.
+    ///
+    /// # Safety
+    /// Only in a freshly cloned child that will exec or `_exit` next.
+    pub(crate) unsafe fn enter(&self) -> Result<(), ()> {
+        let shared = &*self.shared;
+        // SAFETY: system calls on prepared descriptors and data.
+        unsafe {
+            if libc::setns(shared.user_ns.as_raw_fd(), libc::CLONE_NEWUSER) < 0
+                || libc::setns(shared.mount_ns.as_raw_fd(), libc::CLONE_NEWNS) < 0
+            {
+                return Err(());
+            }
             // Landlock and seccomp both need no_new_privs (no setuid gain either).
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
                 return Err(());
             }
             if libc::syscall(
                 libc::SYS_landlock_restrict_self,
-                self.ruleset.as_raw_fd(),
+                shared.ruleset.as_raw_fd(),
                 0u32,
             ) < 0
             {
                 return Err(());
             }
-            for filter in &self.filters {
-                let prog = libc::sock_fprog {
-                    len: filter.len() as u16,
-                    filter: filter.as_ptr().cast_mut().cast(),
-                };
-                if libc::syscall(
-                    libc::SYS_seccomp,
-                    libc::SECCOMP_SET_MODE_FILTER,
-                    0u32,
-                    &raw const prog,
-                ) < 0
-                {
-                    return Err(());
-                }
+            let prog = libc::sock_fprog {
+                len: shared.filter.len() as u16,
+                filter: shared.filter.as_ptr().cast_mut(),
+            };
+            if libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0u32,
+                &raw const prog,
+            ) < 0
+            {
+                return Err(());
             }
         }
         Ok(())
