@@ -535,6 +535,26 @@ except urllib.error.HTTPError as e:
         assert_eq!(outcome(&r), "success", "{}", text(&r));
         assert_eq!(text(&r).trim(), "allowed");
         assert_eq!(allowed.accepted(), before + 1);
+        // HTTPS goes through CONNECT: a tunnel to the allowed host, a 403 for another.
+        let tunnel = |port: u16| {
+            format!(
+                "python3 -c \"
+import http.client, os, urllib.parse
+proxy = urllib.parse.urlsplit(os.environ['HTTPS_PROXY'])
+c = http.client.HTTPConnection(proxy.hostname, proxy.port)
+c.set_tunnel('127.0.0.1', {port})
+c.request('GET', '/')
+print(c.getresponse().read().decode())
+\""
+            )
+        };
+        let r = w.run(&flags, &tunnel(allowed.port));
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+        assert_eq!(text(&r).trim(), "allowed");
+        assert_eq!(allowed.accepted(), before + 2);
+        let r = w.run(&flags, &tunnel(other.port));
+        assert_ne!(outcome(&r), "success", "{}", text(&r));
+        assert!(text(&r).contains("403"), "{}", text(&r));
         let r = w.run(&flags, &fetch(other.port));
         assert_ne!(outcome(&r), "success", "{}", text(&r));
         assert!(text(&r).contains("403"), "{}", text(&r));
@@ -549,7 +569,7 @@ except urllib.error.HTTPError as e:
             assert_ne!(outcome(&r), "success", "{}", text(&r));
         }
         assert_eq!(other.accepted(), 0);
-        assert_eq!(allowed.accepted(), before + 1);
+        assert_eq!(allowed.accepted(), before + 2);
         assert!(text(&r).contains("except to"), "{}", text(&r));
     }
 }
@@ -827,31 +847,35 @@ fn sessions_and_jobs_run_in_the_sandbox_and_requests_only_tighten_it() {
     assert_eq!(outcome(&result(7)), "invalid_request");
 }
 
-/// Runs agent-exec with the kernel's Landlock hidden (a seccomp filter that answers ENOSYS to
-/// `landlock_create_ruleset`, installed by Python before it execs agent-exec): what a kernel
-/// without Landlock looks like to it.
-fn without_landlock(args: &[&str], cwd: &Path) -> Vec<u8> {
-    const HIDE: &str = r"
+/// Runs agent-exec with one system call refused with `errno` (a seccomp filter installed by
+/// Python before it execs agent-exec): what a kernel without Landlock (`landlock_create_ruleset`
+/// answering ENOSYS) or with user namespaces disabled (`unshare` answering EPERM) looks like
+/// to it.
+fn with_refused_syscall(nr: u32, errno: u32, args: &[&str], cwd: &Path) -> Vec<u8> {
+    const REFUSE: &str = r"
 import ctypes, os, struct, sys
+nr, errno = int(sys.argv[1]), int(sys.argv[2])
 libc = ctypes.CDLL(None, use_errno=True)
-# seccomp_data.nr; if nr == 444 (landlock_create_ruleset) return ERRNO(ENOSYS) else ALLOW
-prog = [(0x20, 0, 0, 0), (0x15, 0, 1, 444), (0x06, 0, 0, 0x00050000 | 38), (0x06, 0, 0, 0x7fff0000)]
-raw = b''.join(struct.pack('HBBI', *i) for i in prog)
-buf = ctypes.create_string_buffer(raw)
-fprog = struct.pack('HxxxxxxQ', len(prog), ctypes.addressof(buf))
-fbuf = ctypes.create_string_buffer(fprog)
+# seccomp_data.nr == nr ? ERRNO(errno) : ALLOW
+prog = [(0x20, 0, 0, 0), (0x15, 0, 1, nr), (0x06, 0, 0, 0x00050000 | errno), (0x06, 0, 0, 0x7fff0000)]
+buf = ctypes.create_string_buffer(b''.join(struct.pack('HBBI', *i) for i in prog))
+fprog = ctypes.create_string_buffer(struct.pack('HxxxxxxQ', len(prog), ctypes.addressof(buf)))
 assert libc.prctl(38, 1, 0, 0, 0) == 0
-assert libc.syscall(317, 1, 0, fbuf) == 0, ctypes.get_errno()
-os.execv(sys.argv[1], sys.argv[1:])
+assert libc.syscall(317, 1, 0, fprog) == 0, ctypes.get_errno()
+os.execv(sys.argv[3], sys.argv[3:])
 ";
     let mut cmd = Command::new("python3");
-    cmd.args(["-c", HIDE])
+    cmd.args(["-c", REFUSE, &nr.to_string(), &errno.to_string()])
         .arg(binary())
         .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null());
     bounded(cmd)
 }
+
+/// `landlock_create_ruleset` and `unshare` on x86_64.
+const LANDLOCK_CREATE_RULESET: u32 = 444;
+const UNSHARE: u32 = 272;
 
 #[test]
 fn a_sandbox_the_kernel_cannot_enforce_fails_the_call() {
@@ -861,23 +885,26 @@ fn a_sandbox_the_kernel_cannot_enforce_fails_the_call() {
         return;
     }
     let w = World::new(&users()[0]);
-    let out = without_landlock(
-        &["run", "--json", "--sandbox", "read-only", "--", "touch x"],
-        &w.workspace,
-    );
-    let r: Value = serde_json::from_slice(&out).unwrap();
+    let run = |nr, errno, args: &[&str]| with_refused_syscall(nr, errno, args, &w.workspace);
+    let sandboxed = ["run", "--json", "--sandbox", "read-only", "--", "touch x"];
+    let r: Value = serde_json::from_slice(&run(LANDLOCK_CREATE_RULESET, 38, &sandboxed)).unwrap();
     assert_eq!(outcome(&r), "spawn_failed", "{}", text(&r));
     assert!(text(&r).contains("Landlock"), "{}", text(&r));
     assert!(text(&r).contains("--sandbox off"), "{}", text(&r));
     assert!(!w.workspace.join("x").exists());
     // Without a sandbox the same kernel runs commands as ever.
-    let out = without_landlock(&["run", "--json", "--", "true"], &w.workspace);
-    let r: Value = serde_json::from_slice(&out).unwrap();
+    let plain = ["run", "--json", "--", "true"];
+    let r: Value = serde_json::from_slice(&run(LANDLOCK_CREATE_RULESET, 38, &plain)).unwrap();
     assert_eq!(outcome(&r), "success", "{}", text(&r));
-    let version = without_landlock(&["--version"], &w.workspace);
+    let version = run(LANDLOCK_CREATE_RULESET, 38, &["--version"]);
     assert!(
         String::from_utf8_lossy(&version).contains("sandbox: not available"),
         "{}",
         String::from_utf8_lossy(&version)
     );
+    // No user namespace: refused, never run unconfined.
+    let r: Value = serde_json::from_slice(&run(UNSHARE, 1, &sandboxed)).unwrap();
+    assert_eq!(outcome(&r), "spawn_failed", "{}", text(&r));
+    assert!(text(&r).contains("namespaces"), "{}", text(&r));
+    assert!(!w.workspace.join("x").exists());
 }

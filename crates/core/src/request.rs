@@ -80,6 +80,7 @@ pub struct Request {
     /// A stricter sandbox for this call: `read-only` or `workspace-write` (the operator's
     /// mode can only be tightened).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["off", "read-only", "workspace-write", null]))]
     pub sandbox: Option<String>,
 }
 

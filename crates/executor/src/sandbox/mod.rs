@@ -451,10 +451,13 @@ fn make_namespaces(plan: &NamespacePlan) -> Result<(OwnedFd, OwnedFd), PrepareEr
             };
             open("user").and_then(|user| Ok((user, open("mnt")?)))
         }
-        (4, errno) => Err(PrepareError(format!(
-            "the kernel refused its namespaces ({}); run with --sandbox off to go without",
-            std::io::Error::from_raw_os_error(errno)
-        ))),
+        (4, errno) => {
+            let reason = std::io::Error::from_raw_os_error(errno).to_string();
+            let reason = reason.split(" (os error").next().unwrap_or(&reason).to_owned();
+            Err(PrepareError(format!(
+                "the kernel refused to make the sandbox's user and mount namespaces ({reason}): user namespaces may be disabled (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone); run with --sandbox off to go without"
+            )))
+        }
         _ => Err(err(std::io::Error::last_os_error())),
     };
     drop(release_w);
