@@ -466,8 +466,6 @@ fn the_network_off_reaches_nothing_not_even_the_hosts_loopback() {
                 "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{}/').read())\"",
                 v4.port
             ),
-            "python3 -c \"import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', 53))\"".to_owned(),
-            "python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, 1)\"".to_owned(),
             format!(
                 "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}')\"",
                 sock.display()
@@ -480,12 +478,28 @@ fn the_network_off_reaches_nothing_not_even_the_hosts_loopback() {
             ));
         }
         let before = (v4.accepted(), v6.as_ref().map_or(0, Server::accepted));
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        udp.set_nonblocking(true).unwrap();
+        let udp_port = udp.local_addr().unwrap().port();
         for mode in [WW, RO] {
             for attempt in &attempts {
                 let r = w.run(mode, attempt);
                 assert_ne!(outcome(&r), "success", "{user:?} {attempt}: {}", text(&r));
             }
+            // Datagrams and raw packets leave no error behind: the host side says whether
+            // anything arrived.
+            w.run(
+                mode,
+                &format!(
+                    "python3 -c \"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', {udp_port}))\"; ping -c 1 -W 1 127.0.0.1 >/dev/null 2>&1; true"
+                ),
+            );
         }
+        let mut buf = [0u8; 16];
+        assert!(
+            udp.recv_from(&mut buf).is_err(),
+            "a datagram reached the host's loopback"
+        );
         assert_eq!(
             (v4.accepted(), v6.as_ref().map_or(0, Server::accepted)),
             before,
@@ -600,10 +614,19 @@ fn attempts_to_widen_the_sandbox_fail() {
                 "python3 -c \"import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).ptrace(16, {pid}, 0, 0) == 0 else 1)\""
             ),
             "python3 -c \"import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).syscall(425, 8, 0) >= 0 else 1)\"".to_owned(),
+            "ls /dev/pts/ && cat /dev/pts/0".to_owned(),
         ] {
             let r = w.run(WW, &attempt);
             assert_ne!(outcome(&r), "success", "{user:?} {attempt}: {}", text(&r));
         }
+        // Typing into the terminal the command runs on (TIOCSTI): what a command would do to
+        // push commands into the shell agent-exec was started from.
+        let r = w.run(
+            &["--sandbox", "workspace-write", "--pty"],
+            "python3 -c \"import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b'x')\"",
+        );
+        assert_ne!(outcome(&r), "success", "{}", text(&r));
+        assert!(text(&r).contains("Operation not permitted"), "{}", text(&r));
         assert!(
             outsider.try_wait().unwrap().is_none(),
             "the process outside was touched"

@@ -1,57 +1,88 @@
 //! The allow-list proxy: with the network off, a sandboxed call reaches the allowed hosts
 //! through this small HTTP proxy (plain requests, and `CONNECT` for HTTPS), which runs in
-//! agent-exec, outside the sandbox, on the loopback. Inside, `HTTP_PROXY`/`HTTPS_PROXY` name it
-//! and Landlock lets TCP connect to its port only; every other destination is refused here
-//! with a `403` naming the rule.
+//! agent-exec, outside the sandbox. It accepts on a socket made inside the sandbox's network
+//! namespace (its own loopback, see `namespaces.rs`) — the only way out of it — and connects
+//! from the host's; inside, `HTTP_PROXY`/`HTTPS_PROXY` name it. Every other destination is
+//! refused with a `403` naming the rule.
 //!
 //! Threads, not async: a proxy serves a handful of connections of one agent at a time, and
-//! a blocking copy per direction is the simplest thing that streams at full speed.
+//! a blocking copy per direction is the simplest thing that streams at full speed. At most
+//! [`MAX_CONNECTIONS`] at once, each ended after [`IDLE`] without traffic.
 
-use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::{Mutex, PoisonError};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// The port of the proxy for this allow-list, started on first use (one per distinct list,
-/// living as long as the process).
-pub fn ensure(allow_hosts: &[String]) -> io::Result<u16> {
-    static PROXIES: Mutex<Option<HashMap<Vec<String>, u16>>> = Mutex::new(None);
-    let mut key: Vec<String> = allow_hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
-    key.sort();
-    let mut proxies = PROXIES.lock().unwrap_or_else(PoisonError::into_inner);
-    let proxies = proxies.get_or_insert_with(HashMap::new);
-    if let Some(&port) = proxies.get(&key) {
-        return Ok(port);
+/// Connections served at once; more wait in the listen queue.
+const MAX_CONNECTIONS: usize = 64;
+/// A tunnel or request with no traffic for this long is ended.
+const IDLE: Duration = Duration::from_mins(10);
+
+/// A running proxy; dropping it stops accepting (connections in progress finish).
+#[derive(Debug)]
+pub(crate) struct Proxy {
+    listener: Arc<TcpListener>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        // Wakes the accept loop, which then ends.
+        // SAFETY: shutdown(2) on a socket we own.
+        unsafe { libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR) };
     }
-    let listener = TcpListener::bind(("127.0.0.1", 0))?;
-    let port = listener.local_addr()?.port();
-    let rules: Vec<HostRule> = key.iter().map(|h| HostRule::parse(h)).collect();
+}
+
+/// Serves `allow_hosts` on `listener` (a listening TCP socket) until the [`Proxy`] is dropped.
+pub(crate) fn serve(listener: OwnedFd, allow_hosts: &[String]) -> io::Result<Proxy> {
+    let listener = Arc::new(TcpListener::from(listener));
+    let rules: Arc<Vec<HostRule>> =
+        Arc::new(allow_hosts.iter().map(|h| HostRule::parse(h)).collect());
+    let accepting = listener.clone();
     std::thread::Builder::new()
         .name("agent-exec-proxy".into())
         .spawn(move || {
-            let rules = std::sync::Arc::new(rules);
-            for stream in listener.incoming().flatten() {
-                let rules = rules.clone();
-                let _ = std::thread::Builder::new()
-                    .name("agent-exec-proxy-conn".into())
-                    .spawn(move || serve(stream, &rules));
+            let live = Arc::new(AtomicUsize::new(0));
+            loop {
+                match accepting.accept() {
+                    Ok((stream, _)) => {
+                        while live.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
+                        live.fetch_add(1, Ordering::SeqCst);
+                        let (rules, done) = (rules.clone(), live.clone());
+                        let spawned = std::thread::Builder::new()
+                            .name("agent-exec-proxy-conn".into())
+                            .spawn(move || {
+                                serve_connection(stream, &rules);
+                                done.fetch_sub(1, Ordering::SeqCst);
+                            });
+                        if spawned.is_err() {
+                            live.fetch_sub(1, Ordering::SeqCst);
+                        }
+                    }
+                    // Shut down: the proxy was dropped.
+                    Err(e) if e.kind() == io::ErrorKind::InvalidInput => return,
+                    // Out of descriptors or memory: wait rather than spin.
+                    Err(_) => std::thread::sleep(Duration::from_millis(50)),
+                }
             }
         })?;
-    proxies.insert(key, port);
-    Ok(port)
+    Ok(Proxy { listener })
 }
 
 /// One allowed host: `HOST` (any port) or `HOST:PORT`; `*.example.com` covers subdomains.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostRule {
+pub(crate) struct HostRule {
     host: String,
     port: Option<u16>,
 }
 
 impl HostRule {
     /// Reads `HOST`, `HOST:PORT`, `[V6]:PORT`.
-    pub fn parse(text: &str) -> HostRule {
+    pub(crate) fn parse(text: &str) -> HostRule {
         let text = text.trim().to_ascii_lowercase();
         let (host, port) = split_host_port(&text);
         HostRule {
@@ -61,7 +92,7 @@ impl HostRule {
     }
 
     /// Whether it lets `host:port` through.
-    pub fn allows(&self, host: &str, port: u16) -> bool {
+    pub(crate) fn allows(&self, host: &str, port: u16) -> bool {
         let host = host.to_ascii_lowercase();
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let name_ok = match self.host.strip_prefix("*.") {
@@ -92,7 +123,7 @@ fn split_host_port(text: &str) -> (&str, Option<u16>) {
 /// The largest request head we read.
 const MAX_HEAD: usize = 64 * 1024;
 
-fn serve(mut client: TcpStream, rules: &[HostRule]) {
+fn serve_connection(mut client: TcpStream, rules: &[HostRule]) {
     let _ = client.set_read_timeout(Some(Duration::from_secs(30)));
     let Some((head, rest)) = read_head(&mut client) else {
         return;
@@ -140,7 +171,9 @@ fn serve(mut client: TcpStream, rules: &[HostRule]) {
             return;
         }
     };
-    let _ = client.set_read_timeout(None);
+    for stream in [&client, &upstream] {
+        let _ = stream.set_read_timeout(Some(IDLE));
+    }
     if connect {
         if client
             .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -148,22 +181,53 @@ fn serve(mut client: TcpStream, rules: &[HostRule]) {
         {
             return;
         }
-    } else {
-        // The request as the origin expects it: the path alone on the first line.
-        let mut forwarded = format!("{method} {path} {version}\r\n").into_bytes();
-        let after_first = head
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(head.len(), |i| i + 1);
-        forwarded.extend_from_slice(&head[after_first..]);
-        if upstream.write_all(&forwarded).is_err() {
-            return;
-        }
+    } else if upstream
+        .write_all(&origin_request(&text, method, &path, version, &host, port))
+        .is_err()
+    {
+        return;
     }
     if !rest.is_empty() && upstream.write_all(&rest).is_err() {
         return;
     }
     splice(client, upstream);
+}
+
+/// The request as the origin expects it: the path alone on the first line, `Host` naming the
+/// host that was checked (a different one could reach another site behind the same address),
+/// and one request per connection (a second one on it would go to this host unchecked).
+fn origin_request(
+    head: &str,
+    method: &str,
+    path: &str,
+    version: &str,
+    host: &str,
+    port: u16,
+) -> Vec<u8> {
+    let authority = if port == 80 {
+        host.to_owned()
+    } else {
+        format!("{host}:{port}")
+    };
+    let mut out =
+        format!("{method} {path} {version}\r\nHost: {authority}\r\nConnection: close\r\n");
+    for line in head.split("\r\n").skip(1) {
+        let name = line
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if line.is_empty()
+            || ["host", "connection", "proxy-connection", "keep-alive"].contains(&name.as_str())
+        {
+            continue;
+        }
+        out.push_str(line);
+        out.push_str("\r\n");
+    }
+    out.push_str("\r\n");
+    out.into_bytes()
 }
 
 /// Reads up to the end of the request head; returns the head and what came after it.
@@ -245,6 +309,18 @@ mod tests {
         assert_eq!(
             absolute_target("http://h:81/x?y"),
             Some(("h".into(), 81, "/x?y".into()))
+        );
+        let request = origin_request(
+            "GET http://h:81/x HTTP/1.1\r\nHost: other.example\r\nAccept: */*\r\nProxy-Connection: keep-alive\r\n\r\n",
+            "GET",
+            "/x",
+            "HTTP/1.1",
+            "h",
+            81,
+        );
+        assert_eq!(
+            String::from_utf8(request).unwrap(),
+            "GET /x HTTP/1.1\r\nHost: h:81\r\nConnection: close\r\nAccept: */*\r\n\r\n"
         );
     }
 }

@@ -20,14 +20,110 @@ pub(crate) type Instruction = libc::sock_filter;
 pub(crate) enum Rule {
     /// Fails with this errno.
     Refuse(i32),
-    /// `clone(2)`: refused with EPERM when its flags (argument 0) have any of these bits.
+    /// Refused with EPERM when argument 0 (flags) has any of these bits (`clone(2)`).
     FlagsNone(u32),
-    /// `socket(2)`: allowed only for these domains (argument 0), and then only for
-    /// `SOCK_STREAM` when `stream_only` (argument 1, the type's low 4 bits); else EPERM.
-    Sockets {
-        domains: &'static [u32],
-        stream_only: bool,
-    },
+    /// Refused with EPERM when argument `arg` (its low 32 bits) is one of `values`.
+    RefuseWhen { arg: u32, values: &'static [u32] },
+}
+
+/// System calls no confined process needs that could widen or leave the sandbox, or reach
+/// the whole machine: mounts (old and new API), namespaces, `chroot`, modules, kexec, reboot,
+/// swap, `bpf`, `io_uring` (it makes sockets and opens files past this filter),
+/// `open_by_handle_at`, keyrings, accounting, quotas, clocks, host names, port I/O,
+/// `userfaultfd`, `perf_event_open`, the kernel log.
+const REFUSED: &[libc::c_long] = &[
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_mount_setattr,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_bpf,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_sethostname,
+    libc::SYS_setdomainname,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_iopl,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_ioperm,
+    libc::SYS_userfaultfd,
+    libc::SYS_perf_event_open,
+    libc::SYS_syslog,
+    libc::SYS_vhangup,
+];
+
+/// The namespace flags `clone(2)` may not carry.
+const NEW_NAMESPACES: u32 = (libc::CLONE_NEWUSER
+    | libc::CLONE_NEWNS
+    | libc::CLONE_NEWNET
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWCGROUP) as u32;
+
+/// `ioctl(2)` requests that reach past the sandbox through a terminal: `TIOCSTI` pushes
+/// input into the terminal agent-exec was started from (commands typed into the user's shell,
+/// run unconfined later), `TIOCLINUX` does the same on a Linux console.
+const TERMINAL_INJECTION: &[u32] = &[libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
+
+/// The sandbox's filter. With the network off, `socket(2)` is refused for Unix sockets (the
+/// rest only reach the sandbox's own loopback): a Unix socket by path can reach a host
+/// service — a container engine, a session bus — and Landlock here cannot tell a path inside
+/// the sandbox from one outside; `socketpair(2)` still works.
+pub(crate) fn filter(network_off: bool) -> Vec<Instruction> {
+    const UNIX: &[u32] = &[libc::AF_UNIX as u32];
+    let mut rules: Vec<(i64, Rule)> = REFUSED
+        .iter()
+        .map(|&nr| (nr, Rule::Refuse(libc::EPERM)))
+        .collect();
+    rules.push((libc::SYS_clone, Rule::FlagsNone(NEW_NAMESPACES)));
+    // clone3 passes its flags in memory, out of a filter's sight: ENOSYS makes libc fall back
+    // to clone, whose flags are checked.
+    rules.push((libc::SYS_clone3, Rule::Refuse(libc::ENOSYS)));
+    rules.push((
+        libc::SYS_ioctl,
+        Rule::RefuseWhen {
+            arg: 1,
+            values: TERMINAL_INJECTION,
+        },
+    ));
+    if network_off {
+        rules.push((
+            libc::SYS_socket,
+            Rule::RefuseWhen {
+                arg: 0,
+                values: UNIX,
+            },
+        ));
+    }
+    program(&rules)
 }
 
 const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
@@ -45,6 +141,8 @@ const AUDIT_ARCH: u32 = 0xC000_003E;
 const AUDIT_ARCH: u32 = 0xC000_00B7;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 compile_error!("the sandbox's seccomp filter knows x86_64 and aarch64");
+#[cfg(target_endian = "big")]
+compile_error!("the sandbox's seccomp filter reads arguments' low halves as little-endian");
 
 fn stmt(code: u16, k: u32) -> Instruction {
     Instruction {
@@ -68,7 +166,9 @@ fn arg_low(i: u32) -> u32 {
 pub(crate) fn program(rules: &[(i64, Rule)]) -> Vec<Instruction> {
     let mut rules: Vec<(u32, Rule)> = rules.iter().map(|&(nr, r)| (nr as u32, r)).collect();
     rules.sort_by_key(|&(nr, _)| nr);
+    let count = rules.len();
     rules.dedup_by_key(|&mut (nr, _)| nr);
+    assert_eq!(count, rules.len(), "one rule per system call");
     let enosys = RET_ERRNO | libc::ENOSYS as u32;
     let mut prog = vec![
         stmt(LD_W_ABS, 4),
@@ -121,28 +221,17 @@ fn action(rule: Rule) -> Vec<Instruction> {
             stmt(RET_K, RET_ALLOW),
             stmt(RET_K, eperm),
         ],
-        Rule::Sockets {
-            domains,
-            stream_only,
-        } => {
-            // domain ∈ domains → (type check) → allow; else EPERM.
-            let mut out = vec![stmt(LD_W_ABS, arg_low(0))];
-            let n = domains.len();
-            for (i, &domain) in domains.iter().enumerate() {
-                // Matched: jump past the remaining comparisons and the refusal.
-                let to_allowed = u8::try_from(n - i).expect("few domains");
-                out.push(jump(JEQ_K, domain, to_allowed, 0));
+        Rule::RefuseWhen { arg, values } => {
+            // One of `values` → EPERM; else allow.
+            let mut out = vec![stmt(LD_W_ABS, arg_low(arg))];
+            let n = values.len();
+            for (i, &value) in values.iter().enumerate() {
+                // Matched: jump past the remaining comparisons and the allow.
+                let to_refusal = u8::try_from(n - i).expect("few values");
+                out.push(jump(JEQ_K, value, to_refusal, 0));
             }
+            out.push(stmt(RET_K, RET_ALLOW));
             out.push(stmt(RET_K, eperm));
-            if stream_only {
-                out.push(stmt(LD_W_ABS, arg_low(1)));
-                out.push(stmt(AND_K, 0xf));
-                out.push(jump(JEQ_K, libc::SOCK_STREAM as u32, 0, 1));
-                out.push(stmt(RET_K, RET_ALLOW));
-                out.push(stmt(RET_K, eperm));
-            } else {
-                out.push(stmt(RET_K, RET_ALLOW));
-            }
             out
         }
     }
@@ -184,16 +273,16 @@ mod tests {
 
     #[test]
     fn decides_as_the_rules_say() {
-        let stream = &[libc::AF_INET as u32, libc::AF_INET6 as u32];
+        const VALUES: &[u32] = &[7, 9];
         let rules: Vec<(i64, Rule)> = (0..40)
             .map(|n| (n * 7 + 3, Rule::Refuse(libc::EPERM)))
             .chain([
                 (1000, Rule::FlagsNone(0x1000_0000)),
                 (
                     1001,
-                    Rule::Sockets {
-                        domains: stream,
-                        stream_only: true,
+                    Rule::RefuseWhen {
+                        arg: 1,
+                        values: VALUES,
                     },
                 ),
                 (1002, Rule::Refuse(libc::ENOSYS)),
@@ -204,7 +293,7 @@ mod tests {
         let eperm = RET_ERRNO | libc::EPERM as u32;
         let arch = AUDIT_ARCH;
         for nr in 0..1100u32 {
-            let expected = if nr < 283 && nr >= 3 && (nr - 3) % 7 == 0 {
+            let expected = if (3..283).contains(&nr) && (nr - 3) % 7 == 0 {
                 eperm
             } else if nr == 1002 {
                 RET_ERRNO | libc::ENOSYS as u32
@@ -217,12 +306,9 @@ mod tests {
         }
         assert_eq!(run(&prog, 1000, arch, [0x11, 0, 0, 0, 0, 0]), RET_ALLOW);
         assert_eq!(run(&prog, 1000, arch, [0x1000_0011, 0, 0, 0, 0, 0]), eperm);
-        let inet = libc::AF_INET as u32;
-        let unix = libc::AF_UNIX as u32;
-        let sock = |domain, kind| run(&prog, 1001, arch, [domain, kind, 0, 0, 0, 0]);
-        assert_eq!(sock(inet, libc::SOCK_STREAM as u32 | 0x80000), RET_ALLOW);
-        assert_eq!(sock(inet, libc::SOCK_DGRAM as u32), eperm);
-        assert_eq!(sock(unix, libc::SOCK_STREAM as u32), eperm);
+        for (value, expected) in [(7, eperm), (9, eperm), (8, RET_ALLOW), (0, RET_ALLOW)] {
+            assert_eq!(run(&prog, 1001, arch, [0, value, 0, 0, 0, 0]), expected);
+        }
         assert_eq!(
             run(&prog, 5, 0x4000_0003, [0; 6]),
             RET_ERRNO | libc::ENOSYS as u32
@@ -232,6 +318,39 @@ mod tests {
                 run(&prog, 0x4000_0001, arch, [0; 6]),
                 RET_ERRNO | libc::ENOSYS as u32
             );
+        }
+    }
+
+    #[test]
+    fn the_sandbox_filter_is_short_and_refuses_what_it_says() {
+        let eperm = RET_ERRNO | libc::EPERM as u32;
+        for network_off in [false, true] {
+            let prog = filter(network_off);
+            // A binary search: the jump offsets fit, and few instructions run per call.
+            assert!(prog.len() < 255, "{}", prog.len());
+            let nr = |n: libc::c_long| n as u32;
+            let arch = AUDIT_ARCH;
+            assert_eq!(run(&prog, nr(libc::SYS_mount), arch, [0; 6]), eperm);
+            assert_eq!(run(&prog, nr(libc::SYS_read), arch, [0; 6]), RET_ALLOW);
+            let tiocsti = libc::TIOCSTI as u32;
+            assert_eq!(
+                run(&prog, nr(libc::SYS_ioctl), arch, [0, tiocsti, 0, 0, 0, 0]),
+                eperm
+            );
+            assert_eq!(
+                run(&prog, nr(libc::SYS_ioctl), arch, [0, 0x5401, 0, 0, 0, 0]),
+                RET_ALLOW
+            );
+            let newuser = libc::CLONE_NEWUSER as u32;
+            assert_eq!(
+                run(&prog, nr(libc::SYS_clone), arch, [newuser, 0, 0, 0, 0, 0]),
+                eperm
+            );
+            let unix = [libc::AF_UNIX as u32, 1, 0, 0, 0, 0];
+            let inet = [libc::AF_INET as u32, 1, 0, 0, 0, 0];
+            let expected = if network_off { eperm } else { RET_ALLOW };
+            assert_eq!(run(&prog, nr(libc::SYS_socket), arch, unix), expected);
+            assert_eq!(run(&prog, nr(libc::SYS_socket), arch, inet), RET_ALLOW);
         }
     }
 }
