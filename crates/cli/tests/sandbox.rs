@@ -718,6 +718,17 @@ fn limits_end_or_hamper_the_command_and_say_which() {
         let r = w.run(&["--max-cpu", "5", "--max-file-size", "1M"], "echo fine");
         assert_eq!(outcome(&r), "success", "{}", text(&r));
         assert_eq!(r["details"]["limit_hit"], Value::Null);
+        if user.name.is_some() {
+            // No cgroup for this user here: the limit is kept per process, and it says so.
+            let r = w.run(&["--max-memory", "100M"], "true");
+            assert_eq!(outcome(&r), "success", "{}", text(&r));
+            assert!(
+                r["details"]["warnings"][0]
+                    .as_str()
+                    .is_some_and(|w| w.contains("RLIMIT_AS")),
+                "{r}"
+            );
+        }
     }
 }
 

@@ -220,6 +220,7 @@ impl Tool {
             notes.push(Note::ProcessesStopped(exec.processes_stopped));
         }
         let mut warnings = capture.warnings.clone();
+        warnings.extend(exec.warnings.iter().cloned());
         if capture.view.truncated
             && let Some(e) = &self.runner.store_error
         {

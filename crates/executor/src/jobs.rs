@@ -64,7 +64,7 @@ pub enum JobError {
 #[non_exhaustive]
 pub enum NoInput {
     /// It has ended.
-    Ended(ExecOutcome),
+    Ended(Box<ExecOutcome>),
     /// Its input was closed (by an earlier `eof`).
     Closed,
     /// It stopped reading its input (the write failed with this reason).
@@ -334,7 +334,7 @@ impl Job {
         if let JobStatus::Finished(o) = &lock(&self.state).status {
             return Err(JobError::NoInput {
                 id: self.id.clone(),
-                why: NoInput::Ended(o.clone()),
+                why: NoInput::Ended(Box::new(o.clone())),
             });
         }
         let mut stdin = lock(&self.stdin);

@@ -136,6 +136,8 @@ pub struct ExecOutcome {
     pub containment: Option<GroupKind>,
     /// The resource limit that ended or hampered it, if one did.
     pub limit_hit: Option<LimitKind>,
+    /// Problems that did not stop it (a limit kept more loosely than asked).
+    pub warnings: Vec<String>,
 }
 
 impl ExecOutcome {
@@ -267,6 +269,7 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
     outcome.processes_stopped =
         containment::end_members(&group, None, spec.grace, supervised.termination);
     outcome.limit_hit = group.limit_hit(outcome.status);
+    outcome.warnings.clone_from(&group.limits.fallbacks);
     drop(spawned.sandbox.take());
     outcome.duration = start.elapsed();
     outcome

@@ -327,6 +327,7 @@ impl Session {
         self.read_buf = pump.take_buf();
         exec.status = Some(ExitStatus::Exited(report.code));
         exec.limit_hit = self.group.limit_hit(exec.status);
+        exec.warnings.clone_from(&self.group.limits.fallbacks);
         self.cwd = report.cwd;
         exec.duration = start.elapsed();
         SessionOutcome {

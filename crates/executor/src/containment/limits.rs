@@ -88,6 +88,8 @@ pub(crate) struct LimitGroup {
     /// lives through many commands, each told only of its own.
     reported: std::sync::Mutex<(u64, u64)>,
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
+    /// How a limit is kept more loosely than asked, where no cgroup could carry it.
+    pub(crate) fallbacks: Vec<String>,
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -201,7 +203,12 @@ impl LimitGroup {
             match make_cgroup("pids", &[("pids.max", n)]) {
                 Some(cg) => group.cgroups.push(cg),
                 // RLIMIT_NPROC counts the user's processes, and root is exempt from it.
-                None if !root => group.rlimits.push((libc::RLIMIT_NPROC, limit(n))),
+                None if !root => {
+                    group.rlimits.push((libc::RLIMIT_NPROC, limit(n)));
+                    group.fallbacks.push(
+                        "--max-procs counts all of this user's processes here (RLIMIT_NPROC): no cgroup pids controller could be used".to_owned(),
+                    );
+                }
                 None => {
                     return Err(
                         "--max-procs needs the cgroup `pids` controller, which is not available here; run without it".to_owned(),
@@ -217,7 +224,12 @@ impl LimitGroup {
             match make_cgroup("memory", &settings) {
                 Some(cg) => group.cgroups.push(cg),
                 // Per process, not per call: the nearest the kernel offers without a cgroup.
-                None => group.rlimits.push((libc::RLIMIT_AS, limit(n))),
+                None => {
+                    group.rlimits.push((libc::RLIMIT_AS, limit(n)));
+                    group.fallbacks.push(
+                        "--max-memory limits each process's address space here (RLIMIT_AS), not the call's memory: no cgroup memory controller could be used".to_owned(),
+                    );
+                }
             }
         }
         if let Some(cpu) = limits.cpu {
