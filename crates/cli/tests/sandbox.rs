@@ -809,21 +809,12 @@ fn benign_work_keeps_working_in_workspace_write() {
     }
 }
 
-#[test]
-fn sessions_and_jobs_run_in_the_sandbox_and_requests_only_tighten_it() {
-    let w = World::new(&users()[0]);
-    let file = w.outside.join("file");
-    let requests = [
-        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"exec","params":{"command":"export X=kept; touch in-session","session":"s"}}),
-        serde_json::json!({"jsonrpc":"2.0","id":2,"method":"exec","params":{"command":format!("echo $X; echo pwned > {}", file.display()),"session":"s"}}),
-        serde_json::json!({"jsonrpc":"2.0","id":3,"method":"exec","params":{"command":format!("echo pwned > {}", file.display()),"run_in_background":true}}),
-        serde_json::json!({"jsonrpc":"2.0","id":4,"method":"job_output","params":{"job_id":"1","wait_ms":10000}}),
-        serde_json::json!({"jsonrpc":"2.0","id":5,"method":"exec","params":{"command":"true","sandbox":"off"}}),
-        serde_json::json!({"jsonrpc":"2.0","id":6,"method":"exec","params":{"command":"touch tightened","sandbox":"read-only"}}),
-        serde_json::json!({"jsonrpc":"2.0","id":7,"method":"exec","params":{"command":"true","sandbox":"bogus"}}),
-    ];
+/// `agent-exec serve FLAGS` in the world's workspace: each request answered before the next is
+/// sent (the server runs requests concurrently), so a session's calls come in order.
+fn serve(w: &World, flags: &[&str], requests: &[Value]) -> std::collections::HashMap<i64, Value> {
     let mut child = Command::new(binary())
-        .args(["serve", "--sandbox", "workspace-write"])
+        .arg("serve")
+        .args(flags)
         .current_dir(&w.workspace)
         .env("HOME", &w.home)
         .env("AGENT_EXEC_ARTIFACTS", w.home.join("artifacts"))
@@ -843,10 +834,8 @@ fn sessions_and_jobs_run_in_the_sandbox_and_requests_only_tighten_it() {
             let _ = tx.send(line);
         }
     });
-    // One request at a time (the server runs requests concurrently): each answer before the
-    // next request, so the session's calls come in order.
     let mut answers = std::collections::HashMap::new();
-    for request in &requests {
+    for request in requests {
         writeln!(stdin, "{request}").unwrap();
         let line = rx
             .recv_timeout(Duration::from_mins(1))
@@ -856,6 +845,52 @@ fn sessions_and_jobs_run_in_the_sandbox_and_requests_only_tighten_it() {
     }
     drop(stdin);
     let _ = child.wait();
+    answers
+}
+
+#[test]
+fn a_sandboxed_sessions_rc_snapshot_runs_sandboxed() {
+    let w = World::new(&users()[0]);
+    let file = w.outside.join("file");
+    std::fs::write(
+        w.home.join(".bashrc"),
+        format!(
+            "greet() {{ echo hello from rc; }}\necho pwned > {} 2>/dev/null\n",
+            file.display()
+        ),
+    )
+    .unwrap();
+    let requests = [
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"exec","params":{"command":"greet","session":"s"}}),
+    ];
+    let answers = serve(
+        &w,
+        &["--sandbox", "workspace-write", "--rc-snapshot"],
+        &requests,
+    );
+    let result = &answers[&1]["result"];
+    assert!(
+        text(result).starts_with("hello from rc"),
+        "{}",
+        text(result)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "original\n");
+}
+
+#[test]
+fn sessions_and_jobs_run_in_the_sandbox_and_requests_only_tighten_it() {
+    let w = World::new(&users()[0]);
+    let file = w.outside.join("file");
+    let requests = [
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"exec","params":{"command":"export X=kept; touch in-session","session":"s"}}),
+        serde_json::json!({"jsonrpc":"2.0","id":2,"method":"exec","params":{"command":format!("echo $X; echo pwned > {}", file.display()),"session":"s"}}),
+        serde_json::json!({"jsonrpc":"2.0","id":3,"method":"exec","params":{"command":format!("echo pwned > {}", file.display()),"run_in_background":true}}),
+        serde_json::json!({"jsonrpc":"2.0","id":4,"method":"job_output","params":{"job_id":"1","wait_ms":10000}}),
+        serde_json::json!({"jsonrpc":"2.0","id":5,"method":"exec","params":{"command":"true","sandbox":"off"}}),
+        serde_json::json!({"jsonrpc":"2.0","id":6,"method":"exec","params":{"command":"touch tightened","sandbox":"read-only"}}),
+        serde_json::json!({"jsonrpc":"2.0","id":7,"method":"exec","params":{"command":"true","sandbox":"bogus"}}),
+    ];
+    let answers = serve(&w, &["--sandbox", "workspace-write"], &requests);
     let result = |id: i64| answers[&id]["result"].clone();
     assert_eq!(outcome(&result(1)), "success");
     assert!(w.workspace.join("in-session").exists());

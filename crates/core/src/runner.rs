@@ -189,7 +189,12 @@ impl Runner {
 
     /// The rc snapshot script, when enabled; made once (within `limit`), then reused. A
     /// failure is noted in `notes` by the call that tried.
-    fn rc_snapshot(&self, limit: Duration, notes: &mut Vec<Note>) -> Option<PathBuf> {
+    fn rc_snapshot(
+        &self,
+        limit: Duration,
+        sandbox: Option<&SandboxSpec>,
+        notes: &mut Vec<Note>,
+    ) -> Option<PathBuf> {
         if !self.config.sessions.rc_snapshot {
             return None;
         }
@@ -204,6 +209,7 @@ impl Runner {
                 &self.config.sessions.cache_dir,
                 limit,
                 self.session_config.containment,
+                sandbox,
             );
             *rc = match made {
                 Ok(path) => RcSnapshot::Made(path),
@@ -371,7 +377,7 @@ impl Runner {
             extra_env: plan.env.clone(),
             sandbox: plan.sandbox.clone(),
             limits: self.config.limits,
-            rc_snapshot: self.rc_snapshot(plan.timeout, notes),
+            rc_snapshot: self.rc_snapshot(plan.timeout, plan.sandbox.as_deref(), notes),
             ..self.session_config.clone()
         };
         let cwd = if slot.session.is_some() || slot.cwd.is_dir() {

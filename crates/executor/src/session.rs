@@ -512,12 +512,14 @@ impl Sink for Discard {
 ///
 /// The shell runs like any call (its own containment group, ended after `timeout`). The
 /// snapshot is written by the shell's own builtins to a file of ours, never taken from its
-/// output: what the rc prints is dropped, so it can never be executed later.
+/// output: what the rc prints is dropped, so it can never be executed later. With `sandbox`
+/// (the session's), the rc runs in it, with only `cache_dir` writable and the network off.
 pub fn rc_snapshot(
     shell: &Path,
     cache_dir: &Path,
     timeout: Duration,
     containment: Containment,
+    sandbox: Option<&crate::sandbox::SandboxSpec>,
 ) -> Result<PathBuf, RcSnapshotError> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -560,6 +562,18 @@ pub fn rc_snapshot(
     spec.timeout = Some(timeout);
     spec.grace = Duration::from_millis(200);
     spec.containment = containment;
+    // Sessions run sandboxed run `~/.bashrc` sandboxed too (a sandboxed command may have
+    // written it, when the workspace is the home): it may write only the snapshot.
+    spec.sandbox = sandbox.map(|s| {
+        std::sync::Arc::new(crate::sandbox::SandboxSpec {
+            mode: crate::sandbox::SandboxMode::WorkspaceWrite,
+            workspace: cache_dir.to_path_buf(),
+            writable: Vec::new(),
+            network: crate::sandbox::NetworkMode::Off,
+            allow_hosts: Vec::new(),
+            ..s.clone()
+        })
+    });
     let outcome = crate::oneshot::run(&spec, &mut Discard, &CancelToken::new());
     if let Some(e) = outcome.spawn_error {
         return Err(e.into());
