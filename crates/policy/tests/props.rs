@@ -173,6 +173,66 @@ proptest! {
     }
 }
 
+/// Code points past 255 where the parser's scanner looks for digits or letters (`{` then a
+/// character): these crashed the process before the parser saw only ASCII.
+#[test]
+fn wide_characters_where_the_scanner_looks_are_answered() {
+    let policy = strict();
+    for wide in [
+        '\u{10FFFF}',
+        '\u{E0000}',
+        '\u{1F600}',
+        '\u{3000}',
+        '\u{FF10}',
+        'é',
+    ] {
+        for template in [
+            "echo {W",
+            "a={W",
+            "echo {W..",
+            "{W",
+            "echo ${W}",
+            "cat <<W\nx\nW",
+            "echo $((W))",
+        ] {
+            let command = template.replace('W', &wide.to_string());
+            let v = policy.check(&command, &ctx());
+            assert!(!v.reason.is_empty(), "{command:?}");
+        }
+    }
+    // Words with such characters are still read as they are.
+    let v = Policy::permissive().check("rm -rf /tmp/café && rm -rf /", &ctx());
+    assert_eq!(v.decision, Decision::Deny);
+}
+
+/// Short but deeply nested commands are answered on a caller's small stack too (the policy
+/// moves them to a large one): a server thread must never overflow on a 2 KiB command.
+#[test]
+fn short_deep_nesting_is_answered_on_a_small_stack() {
+    let inputs = [
+        "(".repeat(2_000),
+        "$(".repeat(1_000),
+        "{ ".repeat(1_000),
+        "`".repeat(2_000),
+        "\"$(".repeat(600),
+        "$((".repeat(600),
+        "<(".repeat(1_000),
+    ];
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let policy = strict();
+            for s in &inputs {
+                assert!(s.len() <= 2048);
+                let v = policy.check(s, &ctx());
+                assert!(!v.reason.is_empty());
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
 #[test]
 fn deep_nesting_is_answered() {
     let inputs = [
