@@ -12,9 +12,8 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use agent_exec_executor::{
-    CancelToken, Containment, ExecSpec, NetworkMode, SandboxMode, SandboxSpec, run,
-};
+use agent_exec_benches::sandbox_spec;
+use agent_exec_executor::{CancelToken, Containment, ExecSpec, run};
 use agent_exec_sink::{OutputSink, SinkConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -23,23 +22,6 @@ fn agent_exec_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("bench path");
     let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
     dir.join("agent-exec")
-}
-
-/// The sandbox of the contract's defaults: workspace-write, network off, the default deny-read
-/// paths.
-fn sandbox_spec(workspace: &std::path::Path) -> std::sync::Arc<SandboxSpec> {
-    let home = PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
-    std::sync::Arc::new(SandboxSpec {
-        mode: SandboxMode::WorkspaceWrite,
-        workspace: workspace.to_path_buf(),
-        writable: Vec::new(),
-        deny_read: [".ssh", ".aws", ".gnupg", ".netrc"]
-            .iter()
-            .map(|p| home.join(p))
-            .collect(),
-        network: NetworkMode::Off,
-        allow_hosts: Vec::new(),
-    })
 }
 
 fn one_call(c: &mut Criterion) {

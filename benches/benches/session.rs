@@ -36,54 +36,37 @@ fn bench(c: &mut Criterion) {
     drop(stdin);
     let _ = bash.wait();
 
+    let cancel = CancelToken::new();
+    let mut round_trips = |name: &str, session: &mut Session| {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut sink = OutputSink::new(SinkConfig::default(), None);
+                let outcome = session.run(
+                    "true",
+                    &mut sink,
+                    Some(Duration::from_secs(10)),
+                    Duration::from_secs(1),
+                    DrainLimits::default(),
+                    &cancel,
+                );
+                black_box((outcome, sink.finish_capture().totals))
+            });
+        });
+    };
     let mut session =
         Session::start(&SessionConfig::default(), &std::env::temp_dir()).expect("session");
-    let cancel = CancelToken::new();
-    group.bench_function("agent_exec_session", |b| {
-        b.iter(|| {
-            let mut sink = OutputSink::new(SinkConfig::default(), None);
-            let outcome = session.run(
-                "true",
-                &mut sink,
-                Some(Duration::from_secs(10)),
-                Duration::from_secs(1),
-                DrainLimits::default(),
-                &cancel,
-            );
-            black_box((outcome, sink.finish_capture().totals))
-        });
-    });
+    round_trips("agent_exec_session", &mut session);
     session.close(Duration::from_secs(1));
 
     // The same warm round trip in a sandboxed session (the sandbox is set up once per shell):
     // target ≤ 1.1× the unsandboxed one.
     let workspace = tempfile::tempdir().expect("tempdir");
     let config = SessionConfig {
-        sandbox: Some(std::sync::Arc::new(agent_exec_executor::SandboxSpec {
-            mode: agent_exec_executor::SandboxMode::WorkspaceWrite,
-            workspace: workspace.path().to_path_buf(),
-            writable: Vec::new(),
-            deny_read: Vec::new(),
-            network: agent_exec_executor::NetworkMode::Off,
-            allow_hosts: Vec::new(),
-        })),
+        sandbox: Some(agent_exec_benches::sandbox_spec(workspace.path())),
         ..SessionConfig::default()
     };
     let mut sandboxed = Session::start(&config, workspace.path()).expect("sandboxed session");
-    group.bench_function("agent_exec_session_sandboxed", |b| {
-        b.iter(|| {
-            let mut sink = OutputSink::new(SinkConfig::default(), None);
-            let outcome = sandboxed.run(
-                "true",
-                &mut sink,
-                Some(Duration::from_secs(10)),
-                Duration::from_secs(1),
-                DrainLimits::default(),
-                &cancel,
-            );
-            black_box((outcome, sink.finish_capture().totals))
-        });
-    });
+    round_trips("agent_exec_session_sandboxed", &mut sandboxed);
     sandboxed.close(Duration::from_secs(1));
 
     group.bench_function("fresh_bash_c_true", |b| {

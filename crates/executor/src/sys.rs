@@ -172,3 +172,12 @@ pub(crate) fn environ_starts_with(pid: i32, prefix: &[u8]) -> bool {
 fn environ_any(pid: i32, wanted: impl Fn(&[u8]) -> bool) -> bool {
     fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(wanted))
 }
+
+/// Whether `name` is `<prefix><pid>` for a process that no longer exists: a directory an
+/// agent-exec process made for itself and left behind when it died.
+pub(crate) fn left_by_dead_process(name: &std::ffi::OsStr, prefix: &str) -> bool {
+    name.to_str()
+        .and_then(|n| n.strip_prefix(prefix))
+        .and_then(|p| p.parse::<u32>().ok())
+        .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+}

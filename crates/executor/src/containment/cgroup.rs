@@ -179,18 +179,9 @@ fn remove_stale(parent: &Path, version: Version) {
         return;
     };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("agent-exec-"))
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if Path::new(&format!("/proc/{pid}")).exists() {
-            continue;
+        if crate::sys::left_by_dead_process(&entry.file_name(), "agent-exec-") {
+            end_tree(&entry.path(), version, Duration::from_secs(1));
         }
-        end_tree(&entry.path(), version, Duration::from_secs(1));
     }
 }
 

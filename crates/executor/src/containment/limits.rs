@@ -97,12 +97,23 @@ static NEXT: AtomicU64 = AtomicU64::new(1);
 static PIDS: OnceLock<Option<PathBuf>> = OnceLock::new();
 static MEMORY: OnceLock<Option<PathBuf>> = OnceLock::new();
 
+/// Removes `dir` and the cgroups below it, trying `tries` times `pause` apart: their
+/// processes are ended, but a zombie not yet reaped by init can hold a v1 cgroup a moment.
+fn remove_emptied(dir: &Path, tries: u32, pause: Duration) {
+    for _ in 0..tries {
+        cgroup::remove_below(dir);
+        if fs::remove_dir(dir).is_ok() {
+            return;
+        }
+        std::thread::sleep(pause);
+    }
+}
+
 /// Removes this process's (empty) limit directories, at exit.
 pub(crate) fn cleanup() {
     for cell in [&PIDS, &MEMORY] {
         if let Some(Some(dir)) = cell.get() {
-            cgroup::remove_below(dir);
-            let _ = fs::remove_dir(dir);
+            remove_emptied(dir, 1, Duration::ZERO);
         }
     }
 }
@@ -117,13 +128,7 @@ pub(crate) fn remove_for(supervisor: i32) {
         else {
             continue;
         };
-        for _ in 0..100 {
-            cgroup::remove_below(&dir);
-            if fs::remove_dir(&dir).is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        remove_emptied(&dir, 100, Duration::from_millis(10));
     }
 }
 
@@ -135,15 +140,8 @@ fn base(controller: &'static str) -> Option<&'static Path> {
         // Directories of dead agent-exec processes: their members died with their
         // containment cgroups; only the empty directories are left.
         for entry in fs::read_dir(&parent).ok()?.flatten() {
-            let name = entry.file_name();
-            let dead = name
-                .to_str()
-                .and_then(|n| n.strip_prefix("agent-exec-"))
-                .and_then(|p| p.parse::<i32>().ok())
-                .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
-            if dead {
-                cgroup::remove_below(&entry.path());
-                let _ = fs::remove_dir(entry.path());
+            if crate::sys::left_by_dead_process(&entry.file_name(), "agent-exec-") {
+                remove_emptied(&entry.path(), 1, Duration::ZERO);
             }
         }
         let dir = parent.join(format!("agent-exec-{}", std::process::id()));
@@ -303,13 +301,7 @@ impl LimitGroup {
 
 impl Drop for LimitCgroup {
     fn drop(&mut self) {
-        // The call's processes are gone (ended with its containment group); a zombie not yet
-        // reaped by init can hold a v1 cgroup for a moment.
-        for _ in 0..50 {
-            if fs::remove_dir(&self.dir).is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        // The call's processes are gone, ended with its containment group.
+        remove_emptied(&self.dir, 50, Duration::from_millis(2));
     }
 }

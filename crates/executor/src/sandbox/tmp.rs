@@ -36,12 +36,7 @@ fn process_dir() -> std::io::Result<&'static Path> {
     }
     // Those of agent-exec processes that are gone.
     for entry in std::fs::read_dir(&parent)?.flatten() {
-        let dead = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-            .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
-        if dead {
+        if crate::sys::left_by_dead_process(&entry.file_name(), "") {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
