@@ -15,6 +15,9 @@ pub(crate) enum Origin {
     Captured,
     /// Run by `xargs` or `find -exec` with arguments only known at run time.
     Exec,
+    /// Run on another host or in a container (`ssh HOST CMD`, `docker exec`): its paths are
+    /// not this machine's, so the workspace restriction does not apply.
+    Remote,
 }
 
 /// The kind of one redirection.
@@ -36,6 +39,8 @@ pub(crate) struct Redir {
     /// The file descriptor written before the operator, if any.
     pub(crate) fd: Option<u32>,
     pub(crate) kind: RedirKind,
+    /// `>>`: the file is appended to, not replaced.
+    pub(crate) append: bool,
     /// The file (or the here-string word).
     pub(crate) target: Option<Word>,
 }
@@ -48,6 +53,8 @@ pub(crate) struct Cmd {
     pub(crate) unwrapped: Unwrapped,
     /// Environment names this command sets (`K=v cmd`, `env K=v`, `export K`).
     pub(crate) assigns: Vec<String>,
+    /// The values of the assignments written before the command or given to `env`.
+    pub(crate) env_values: Vec<(String, Word)>,
     pub(crate) redirects: Vec<Redir>,
     /// The directory it runs in.
     pub(crate) cwd: Cwd,

@@ -4,9 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::command::{Class, Cmd, Finding, Origin};
-use crate::flags::{find_expression_start, parse, spec_for};
-use crate::paths::{Target, classify, display, normalize};
+use tree_sitter::Node;
+
+use crate::command::{Class, Cmd, Finding, Origin, RedirKind};
+use crate::flags::{parse, spec_for};
+use crate::nested::find_starts;
+use crate::paths::{
+    Links, Target, classify, critical_file, display, in_system_tree, normalize, physical,
+};
 use crate::words::{Seg, Word};
 
 /// Devices a command may write to without harm.
@@ -45,22 +50,76 @@ const PARTITIONERS: &[&str] = &[
     "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "cgdisk",
 ];
 
+/// Programs that delete the paths `find -exec` hands them.
+const DELETERS: &[&str] = &[
+    "rm", "unlink", "rmdir", "shred", "truncate", "srm", "trash", "rimraf",
+];
+
+/// What the guard needs besides the command.
+pub(crate) struct Ctx<'a> {
+    pub(crate) home: &'a Path,
+    /// Symbolic links the line makes.
+    pub(crate) links: &'a Links,
+}
+
 /// Checks one command; `None` when the guard has nothing to say.
-pub(crate) fn check(cmd: &Cmd, home: &Path) -> Option<Finding> {
-    if let Some(f) = writes(cmd) {
+pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
+    if let Some(f) = writes(cmd, ctx) {
         return Some(f);
     }
     let program = cmd.program()?;
     let args = cmd.args();
     match program.as_str() {
-        "rm" => rm(cmd, args, home),
-        "find" => find(cmd, args, home),
-        "rsync" => rsync(cmd, args, home),
-        "chmod" | "chown" | "chgrp" => chmod(cmd, &program, args, home),
+        "rm" | "rimraf" | "del" | "trash" | "srm" | "unlink" | "rmdir" => {
+            rm(cmd, &program, args, ctx)
+        }
+        "find" => find(cmd, args, ctx),
+        "rsync" => rsync(cmd, args, ctx),
+        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => chmod(cmd, &program, args, ctx),
+        "mv" => mv(cmd, args, ctx),
+        "tar" | "bsdtar" | "zip" => archive_removing(cmd, &program, args, ctx),
+        "crontab" => args
+            .iter()
+            .any(|a| a.literal().is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('r')))
+            .then(|| {
+                Finding::deny(
+                    Class::Hardline,
+                    "hardline.crontab-remove",
+                    "`crontab -r` deletes every scheduled job of the user without a copy, which is never allowed (hardline guard). Edit the crontab with `crontab -e` or remove one line instead.",
+                )
+            }),
+        "docker" | "podman" | "nerdctl" => host_root_mount(args),
+        "dbus-send" | "busctl" | "gdbus" | "qdbus" => dbus_power(&program, args),
         "dd" => None,
+        "badblocks" => args
+            .iter()
+            .any(|a| a.is("-w") || a.is("-n"))
+            .then(|| device_tool(args, "badblocks -w", false))
+            .flatten(),
+        "cryptsetup" => args
+            .iter()
+            .any(|a| a.is("luksFormat") || a.is("erase") || a.is("luksErase") || a.is("reencrypt"))
+            .then(|| device_tool(args, "cryptsetup", false))
+            .flatten(),
+        "rtcwake" => {
+            let p = parse(args, &crate::flags::Spec { value_short: "mstdA", value_long: &["mode", "seconds", "time", "device", "adjfile", "date"], ..crate::flags::Spec::PLAIN });
+            p.value(&["-m", "--mode"])
+                .is_some_and(|m| !matches!(m, "no" | "on" | "show" | "disable"))
+                .then(|| power("rtcwake -m"))
+        }
+        "gzip" | "bzip2" | "xz" | "lzma" | "zstd" | "lz4" | "lzip" | "pigz" => {
+            compressor(cmd, &program, args, ctx)
+        }
         "shutdown" | "reboot" | "halt" | "poweroff" => Some(power(&program)),
         "init" | "telinit" => {
-            let level = args.iter().find(|a| !a.starts_with("-"))?.literal()?;
+            let level = args.iter().find(|a| !a.starts_with("-"))?;
+            let Some(level) = level.literal() else {
+                return Some(Finding::ask(
+                    Class::Unresolved,
+                    "unresolved.power",
+                    format!("`{program} {}` switches to a runlevel only known at run time, which could stop the machine, so it needs approval.", level.text()),
+                ));
+            };
             let harmless = matches!(
                 level.as_str(),
                 "q" | "Q" | "u" | "U" | "2" | "3" | "4" | "5"
@@ -74,14 +133,7 @@ pub(crate) fn check(cmd: &Cmd, home: &Path) -> Option<Finding> {
             .then(|| power("kexec -e")),
         "kill" => kill(args),
         "killall5" => Some(kill_finding("killall5 signals every process on the system")),
-        "pkill" | "killall" => {
-            let p = parse(args, &spec_for("kill"));
-            p.positionals
-                .iter()
-                .filter_map(|&i| args[i].literal())
-                .any(|t| t == "init" || t == "systemd" || t == "launchd")
-                .then(|| kill_finding("it kills PID 1 (init)"))
-        }
+        "pkill" | "killall" | "pgrep" => pkill(&program, args),
         p if p.starts_with("mkfs") || MKFS.contains(&p) => device_tool(args, p, false),
         p if PARTITIONERS.contains(&p) => device_tool(args, p, true),
         _ => None,
@@ -140,33 +192,53 @@ fn worst(found: Option<Finding>, next: Option<Finding>) -> Option<Finding> {
     }
 }
 
-fn rm(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
+fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
+    let home = ctx.home;
     let p = parse(args, &spec_for("rm"));
-    let recursive = p.has('r', "recursive");
+    let recursive =
+        p.has('r', "recursive") || matches!(program, "rimraf" | "del" | "trash" | "srm");
     let no_preserve = p.has_long("no-preserve-root");
     let mut found = None;
     if recursive || no_preserve {
         for &i in &p.positionals {
-            let t = classify(&args[i], &cmd.cwd, home);
+            let t = classify(&args[i], &cmd.cwd, home, ctx.links);
             found = worst(
                 found,
                 delete_finding("recursive-delete", "recursive deletion", &args[i], &t, home),
             );
         }
-        // A dynamic word may hide more flags; a dynamic flag word next to `/` is still `/`.
-    } else if cmd.origin == Origin::Exec && p.positionals.iter().any(|&i| !args[i].is_static()) {
+        return found;
+    }
+    // Without `-r`: a critical system file (`rm /etc/passwd`), or a system directory.
+    for &i in &p.positionals {
+        found = worst(
+            found,
+            system_file(cmd, &args[i], &format!("`{program}`"), ctx),
+        );
+    }
+    if found.is_some() {
+        return found;
+    }
+    let unknown_target = p.positionals.iter().any(|&i| {
+        !args[i].is_static()
+            && !matches!(
+                classify(&args[i], &cmd.cwd, ctx.home, ctx.links),
+                Target::Safe
+            )
+    });
+    if cmd.origin == Origin::Exec && unknown_target {
         found = Some(Finding::ask(
             Class::Unresolved,
             "unresolved.xargs",
             "`rm` gets file names only known at run time (from xargs or find), so it needs approval. List the files explicitly or use `find ... -delete` on a project directory.",
         ));
-    } else if args.iter().any(|a| !a.is_static()) {
+    } else if args.iter().any(|a| !a.is_static() && !a.starts_temp()) {
         // `rm $FLAGS /`: the flags are unknown, so the targets matter as if recursive.
         for &i in &p.positionals {
             if !args[i].is_static() {
                 continue;
             }
-            let t = classify(&args[i], &cmd.cwd, home);
+            let t = classify(&args[i], &cmd.cwd, home, ctx.links);
             if matches!(t, Target::Root | Target::Home | Target::System(_)) {
                 found = worst(
                     found,
@@ -185,22 +257,232 @@ fn rm(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
     found
 }
 
-fn find(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
-    if !args.iter().any(|a| a.is("-delete")) {
+/// The absolute paths a word may name from the command's directory, lexically and through
+/// symbolic links; `None` when it is only known at run time.
+fn target_paths(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Vec<PathBuf>> {
+    if !word.is_static() {
         return None;
     }
-    let first_expr = find_expression_start(args);
-    let starts: Vec<Word> = if first_expr == 0 {
-        vec![Word::lit(".")]
+    let text = word_path(word);
+    let bases: Vec<PathBuf> = if text.starts_with('/') {
+        vec![PathBuf::from("/")]
     } else {
-        args[..first_expr].to_vec()
+        cmd.cwd.options.clone()
+    };
+    let mut out = Vec::new();
+    for base in bases {
+        out.push(normalize(&base, Path::new(&text)));
+        out.push(physical(&base, &text, ctx.links, true));
+    }
+    Some(out)
+}
+
+/// Deleting, moving or truncating a critical system file, or a system directory itself.
+fn system_file(cmd: &Cmd, word: &Word, what: &str, ctx: &Ctx<'_>) -> Option<Finding> {
+    let paths = target_paths(cmd, word, ctx)?;
+    let hit = paths.iter().find(|p| critical_file(p))?;
+    Some(Finding::deny(
+        Class::Hardline,
+        "hardline.system-file",
+        format!(
+            "{what} on the system path {} (`{}`) would break the machine, which is never allowed (hardline guard). Work on a copy inside the project instead.",
+            display(hit, ctx.home),
+            word.text()
+        ),
+    ))
+}
+
+/// `gzip FILE` replaces the file with `FILE.gz`: on a critical file, or recursively on a
+/// protected directory, that is a deletion.
+fn compressor(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
+    let p = parse(
+        args,
+        &crate::flags::Spec {
+            value_short: "S",
+            value_long: &["suffix"],
+            aliases: &[
+                ("recursive", 'r'),
+                ("keep", 'k'),
+                ("stdout", 'c'),
+                ("to-stdout", 'c'),
+                ("list", 'l'),
+                ("test", 't'),
+                ("decompress", 'd'),
+            ],
+            ..crate::flags::Spec::PLAIN
+        },
+    );
+    if ['k', 'c', 'l', 't'].iter().any(|c| p.shorts.contains(c)) {
+        return None;
+    }
+    let mut found = None;
+    for &i in &p.positionals {
+        let f = if p.shorts.contains(&'r') {
+            let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
+            delete_finding(
+                "recursive-delete",
+                &format!("recursive `{program}`"),
+                &args[i],
+                &t,
+                ctx.home,
+            )
+        } else {
+            system_file(cmd, &args[i], &format!("`{program}`"), ctx)
+        };
+        found = worst(found, f);
+    }
+    found
+}
+
+/// `mv` of `/`, the home directory, a system directory or a critical file.
+fn mv(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
+    let p = parse(args, &spec_for("mv"));
+    let sources: Vec<usize> = if p.value(&["-t", "--target-directory"]).is_some() {
+        p.positionals.clone()
+    } else {
+        let n = p.positionals.len().saturating_sub(1);
+        p.positionals[..n].to_vec()
     };
     let mut found = None;
-    for s in &starts {
-        let t = classify(s, &cmd.cwd, home);
+    for i in sources {
+        let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
+        let f = match t {
+            Target::Root | Target::Home | Target::System(_) => {
+                delete_finding("move", "moving", &args[i], &t, ctx.home).map(|mut f| {
+                    f.rule = "hardline.move-system".into();
+                    f
+                })
+            }
+            _ => system_file(cmd, &args[i], "`mv`", ctx),
+        };
+        found = worst(found, f);
+    }
+    found
+}
+
+/// `tar --remove-files`, `zip -m`: the archived paths are deleted afterwards.
+fn archive_removing(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
+    let p = parse(args, &spec_for(program));
+    let removes = if program == "zip" {
+        p.shorts.contains(&'m') || p.has_long("move")
+    } else {
+        p.has_long("remove-files")
+    };
+    if !removes {
+        return None;
+    }
+    // tar's archive (`-f X`) and zip's first operand are written, not removed.
+    let skip = usize::from(program == "zip");
+    let mut found = None;
+    for &i in p.positionals.iter().skip(skip) {
+        let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
         found = worst(
             found,
-            delete_finding("find-delete", "`find -delete`", s, &t, home),
+            delete_finding(
+                "recursive-delete",
+                &format!("deletion by `{program}`"),
+                &args[i],
+                &t,
+                ctx.home,
+            ),
+        );
+    }
+    found
+}
+
+/// `docker run -v /:/host`: the host's root mounted writable into a container.
+fn host_root_mount(args: &[Word]) -> Option<Finding> {
+    let mut sources = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let Some(t) = a.literal() else { continue };
+        let value = match t.as_str() {
+            "-v" | "--volume" | "--mount" => args.get(i + 1).and_then(Word::literal),
+            _ => t
+                .strip_prefix("--volume=")
+                .or_else(|| t.strip_prefix("--mount="))
+                .or_else(|| t.strip_prefix("-v"))
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned),
+        };
+        let Some(v) = value else { continue };
+        if v.contains("type=") || v.contains("source=") || v.contains("src=") {
+            let read_only = v
+                .split(',')
+                .any(|kv| kv == "readonly" || kv == "ro" || kv == "readonly=true");
+            let src = v.split(',').find_map(|kv| {
+                kv.strip_prefix("source=")
+                    .or_else(|| kv.strip_prefix("src="))
+            });
+            if let Some(src) = src
+                && !read_only
+            {
+                sources.push(src.to_owned());
+            }
+        } else {
+            let parts: Vec<&str> = v.split(':').collect();
+            let read_only = parts
+                .get(2)
+                .is_some_and(|o| o.split(',').any(|x| x == "ro"));
+            if parts.len() >= 2 && !read_only {
+                sources.push(parts[0].to_owned());
+            }
+        }
+    }
+    // `-v "$DIR":/data`: a host directory only known at run time, mounted writable.
+    for (i, a) in args.iter().enumerate() {
+        let value = if a.is("-v") || a.is("--volume") {
+            args.get(i + 1)
+        } else {
+            None
+        };
+        if let Some(v) = value
+            && v.starts_dynamic()
+            && !v.starts_temp()
+            && !v.text().contains(":ro")
+        {
+            return Some(Finding::ask(
+                Class::Unresolved,
+                "unresolved.mount-source",
+                format!(
+                    "the container mounts the host directory `{}`, only known at run time, writable; it could be `/`, so it needs approval.",
+                    v.text()
+                ),
+            ));
+        }
+    }
+    let root = sources.iter().find(|s| {
+        s.starts_with('/') && normalize(Path::new("/"), Path::new(s)) == Path::new("/")
+    })?;
+    Some(Finding::deny(
+        Class::Hardline,
+        "hardline.host-root-mount",
+        format!(
+            "mounting the host's root (`{root}`) writable into a container hands it every file on the machine, which is never allowed (hardline guard). Mount the project directory instead, or add `:ro`."
+        ),
+    ))
+}
+
+/// `find START … -delete` and `find START … -exec rm {} +` act on everything under the start
+/// path, whatever the filters.
+fn find(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
+    let deletes = args.iter().any(|a| a.is("-delete"))
+        || args.windows(2).any(|w| {
+            ["-exec", "-execdir", "-ok", "-okdir"]
+                .iter()
+                .any(|e| w[0].is(e))
+                && crate::unwrap::program_name(&w[1])
+                    .is_some_and(|p| DELETERS.contains(&p.as_str()))
+        });
+    if !deletes {
+        return None;
+    }
+    let (starts, _) = find_starts(args);
+    let mut found = None;
+    for s in &starts {
+        let t = classify(s, &cmd.cwd, ctx.home, ctx.links);
+        found = worst(
+            found,
+            delete_finding("find-delete", "deletion by `find`", s, &t, ctx.home),
         );
     }
     found.map(|mut f| {
@@ -212,23 +494,48 @@ fn find(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
     })
 }
 
-fn rsync(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
+fn rsync(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
+    let home = ctx.home;
     let p = parse(args, &spec_for("rsync"));
-    let deletes = p
-        .longs
-        .iter()
-        .any(|l| l.starts_with("del") || l == "remove-source-files");
+    let deletes = p.longs.iter().any(|l| l.starts_with("del"));
     if !deletes {
         return None;
     }
     let dest = &args[*p.positionals.last()?];
     let text = dest.text();
-    if let Some((host, _)) = text.split_once(':')
+    if let Some((host, path)) = text.split_once(':')
         && !host.contains('/')
     {
-        return None; // Remote destination.
+        // A remote destination: its root, its home (`host:`), or a top system directory.
+        let path = path.trim_start_matches(':');
+        let remote = if path.is_empty() || path == "~" || path.starts_with("~/") && path.len() <= 2
+        {
+            Some(Target::Home)
+        } else if path.starts_with('/') {
+            let p = normalize(Path::new("/"), Path::new(path));
+            match crate::paths::protected(&p, home) {
+                Target::Root => Some(Target::Root),
+                Target::System(s) if p.components().count() <= 2 => Some(Target::System(s)),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        return remote.and_then(|t| {
+            delete_finding(
+                "rsync-delete",
+                "`rsync --delete` to a remote host",
+                dest,
+                &t,
+                home,
+            )
+            .map(|mut f| {
+                f.rule = "hardline.rsync-delete".into();
+                f
+            })
+        });
     }
-    let t = classify(dest, &cmd.cwd, home);
+    let t = classify(dest, &cmd.cwd, home, ctx.links);
     delete_finding("rsync-delete", "`rsync --delete`", dest, &t, home).map(|mut f| {
         if f.class == Class::Hardline {
             f.rule = "hardline.rsync-delete".into();
@@ -237,15 +544,49 @@ fn rsync(cmd: &Cmd, args: &[Word], home: &Path) -> Option<Finding> {
     })
 }
 
-fn chmod(cmd: &Cmd, program: &str, args: &[Word], home: &Path) -> Option<Finding> {
+fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
+    let home = ctx.home;
     let p = parse(args, &spec_for(program));
+    let skip = usize::from(!p.longs.iter().any(|l| l == "reference"));
+    // `chattr +i /etc/passwd` (and `setfacl`) on system files, recursive or not.
+    let attributes = matches!(program, "chattr" | "setfacl");
+    if attributes {
+        let mut found = None;
+        for &i in p.positionals.iter().skip(usize::from(program == "setfacl")) {
+            if args[i].starts_with("+") || args[i].starts_with("=") {
+                continue;
+            }
+            let t = classify(&args[i], &cmd.cwd, home, ctx.links);
+            let f = match t {
+                Target::Root | Target::System(_) => Some(t),
+                _ => target_paths(cmd, &args[i], ctx)
+                    .filter(|ps| ps.iter().any(|p| critical_file(p) || in_system_tree(p)))
+                    .map(|_| Target::System(args[i].text())),
+            };
+            if let Some(t) = f {
+                found = worst(
+                    found,
+                    delete_finding(
+                        "recursive-chmod",
+                        &format!("`{program}`"),
+                        &args[i],
+                        &t,
+                        home,
+                    ),
+                );
+            }
+        }
+        return found.map(|mut f| {
+            f.rule = "hardline.recursive-chmod".into();
+            f
+        });
+    }
     if !p.has('R', "recursive") {
         return None;
     }
-    let skip = usize::from(!p.longs.iter().any(|l| l == "reference"));
     let mut found = None;
     for &i in p.positionals.iter().skip(skip) {
-        let t = classify(&args[i], &cmd.cwd, home);
+        let t = classify(&args[i], &cmd.cwd, home, ctx.links);
         let t = if t == Target::Home { Target::Safe } else { t };
         found = worst(
             found,
@@ -278,6 +619,19 @@ fn power(what: &str) -> Finding {
 
 fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
     let p = parse(args, &spec_for("systemctl"));
+    if let [v, unit, ..] = p.positionals.as_slice()
+        && args[*v].is("isolate")
+        && !args[*unit].is_static()
+    {
+        return Some(Finding::ask(
+            Class::Unresolved,
+            "unresolved.power",
+            format!(
+                "`systemctl isolate {}` switches to a target only known at run time, which could stop the machine, so it needs approval.",
+                args[*unit].text()
+            ),
+        ));
+    }
     let mut ops = p.positionals.iter().filter_map(|&i| args[i].literal());
     let verb = ops.next()?;
     let power_verbs = [
@@ -286,6 +640,9 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
         "halt",
         "kexec",
         "soft-reboot",
+        "suspend",
+        "hibernate",
+        "hybrid-sleep",
         "suspend-then-hibernate",
     ];
     if power_verbs.contains(&verb.as_str())
@@ -293,23 +650,75 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
     {
         return Some(power(&format!("{program} {verb}")));
     }
-    if matches!(verb.as_str(), "isolate" | "start") {
-        let targets = [
-            "poweroff.target",
-            "reboot.target",
-            "halt.target",
-            "kexec.target",
-            "rescue.target",
-            "emergency.target",
-            "poweroff",
-            "reboot",
-            "halt",
-        ];
-        if let Some(t) = ops.find(|t| targets.contains(&t.as_str())) {
-            return Some(power(&format!("{program} {verb} {t}")));
-        }
+    if matches!(
+        verb.as_str(),
+        "isolate" | "start" | "restart" | "reload-or-restart" | "try-restart" | "enable"
+    ) && program == "systemctl"
+        && let Some(t) = ops.find(|t| power_unit(t))
+    {
+        return Some(power(&format!("{program} {verb} {t}")));
     }
     None
+}
+
+/// Units that stop or restart the machine when started (`reboot.target`, `runlevel0.target`,
+/// `systemd-poweroff.service`, `ctrl-alt-del.target` …).
+fn power_unit(unit: &str) -> bool {
+    let name = unit
+        .strip_suffix(".target")
+        .or_else(|| unit.strip_suffix(".service"))
+        .unwrap_or(unit);
+    let name = name.strip_prefix("systemd-").unwrap_or(name);
+    matches!(
+        name,
+        "poweroff"
+            | "reboot"
+            | "halt"
+            | "kexec"
+            | "shutdown"
+            | "final"
+            | "exit"
+            | "rescue"
+            | "emergency"
+            | "ctrl-alt-del"
+            | "soft-reboot"
+            | "suspend"
+            | "hibernate"
+            | "hybrid-sleep"
+            | "suspend-then-hibernate"
+            | "sleep"
+            | "runlevel0"
+            | "runlevel1"
+            | "runlevel6"
+    )
+}
+
+/// `dbus-send`/`busctl`/`gdbus` calls on logind's power methods.
+fn dbus_power(program: &str, args: &[Word]) -> Option<Finding> {
+    let texts: Vec<String> = args.iter().map(Word::text).collect();
+    let logind = texts.iter().any(|t| t.contains("login1"));
+    let systemd_start = texts.iter().any(|t| t.contains("systemd1"))
+        && texts
+            .iter()
+            .any(|t| t.contains("StartUnit") || t.contains("Isolate"))
+        && texts.iter().any(|t| power_unit(t));
+    const METHODS: &[&str] = &[
+        "PowerOff",
+        "Reboot",
+        "Halt",
+        "KExec",
+        "Suspend",
+        "Hibernate",
+        "HybridSleep",
+        "SuspendThenHibernate",
+        "SoftReboot",
+        "ScheduleShutdown",
+    ];
+    let method = texts
+        .iter()
+        .filter_map(|t| t.rsplit(['.', ' ']).next())
+        .any(|m| METHODS.contains(&m));
+    ((logind && method) || systemd_start).then(|| power(&format!("{program} … login1 power call")))
 }
 
 fn kill_finding(why: &str) -> Finding {
@@ -322,6 +731,24 @@ fn kill_finding(why: &str) -> Finding {
     )
 }
 
+/// A process ID as `kill` reads it (`01`, `-0001` and `+1` are numbers too).
+fn pid(text: &str) -> Option<i64> {
+    let (sign, digits) = match text.strip_prefix('-') {
+        Some(d) => (-1, d),
+        None => (1, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let trimmed = digits.trim_start_matches('0');
+    let value: i64 = if trimmed.is_empty() {
+        0
+    } else {
+        trimmed.parse().ok()?
+    };
+    Some(sign * value)
+}
+
 fn kill(args: &[Word]) -> Option<Finding> {
     let texts: Vec<String> = args.iter().map(Word::text).collect();
     let mut i = 0;
@@ -330,7 +757,7 @@ fn kill(args: &[Word]) -> Option<Finding> {
         Some("-s" | "-n" | "--signal") => i = 2,
         Some("--") => {}
         Some(t) if t.starts_with('-') && t.len() > 1 => {
-            if texts.len() == 1 && t == "-1" {
+            if texts.len() == 1 && pid(t) == Some(-1) {
                 return Some(kill_finding("`kill -1` targets every process"));
             }
             i = 1;
@@ -341,14 +768,95 @@ fn kill(args: &[Word]) -> Option<Finding> {
         i += 1;
     }
     for t in texts.iter().skip(i) {
-        if t == "-1" {
-            return Some(kill_finding("PID -1 means every process"));
-        }
-        if t == "1" {
-            return Some(kill_finding("PID 1 is init"));
+        match pid(t) {
+            Some(-1) => return Some(kill_finding("PID -1 means every process")),
+            Some(1) => return Some(kill_finding("PID 1 is init")),
+            _ => {}
         }
     }
     None
+}
+
+/// `pkill`/`killall` with a pattern that matches every process (`.`, `''`, `.*`), `-v`
+/// (everything that does not match), or init by name.
+fn pkill(program: &str, args: &[Word]) -> Option<Finding> {
+    if program == "pgrep" {
+        return None;
+    }
+    let spec = crate::flags::Spec {
+        value_short: if program == "killall" {
+            "sunoy"
+        } else {
+            "gGPstuUFn"
+        },
+        value_long: &[
+            "signal",
+            "group",
+            "parent",
+            "session",
+            "terminal",
+            "euid",
+            "uid",
+            "pidfile",
+            "ns",
+            "nslist",
+            "cgroup",
+            "older",
+            "runstates",
+        ],
+        ..crate::flags::Spec::PLAIN
+    };
+    let p = parse(args, &spec);
+    let regex = program == "pkill" || p.shorts.contains(&'r') || p.has_long("regexp");
+    // `pkill -U 0`, `killall -u root`: every process of root, init included.
+    let root_user = ["-u", "-U", "--uid", "--euid", "--user"]
+        .iter()
+        .filter_map(|o| p.value(&[o]))
+        .any(|u| u.split(',').any(|u| u == "0" || u == "root"));
+    if root_user && p.positionals.is_empty() {
+        return Some(kill_finding(
+            "it signals every process of root, init included",
+        ));
+    }
+    let mut patterns: Vec<String> = Vec::new();
+    for &i in &p.positionals {
+        match args[i].literal() {
+            Some(t) => patterns.push(t),
+            None => {
+                return Some(Finding::ask(
+                    Class::Unresolved,
+                    "unresolved.kill-pattern",
+                    format!(
+                        "`{program}` with the pattern `{}`, only known at run time, could match every process, so it needs approval.",
+                        args[i].text()
+                    ),
+                ));
+            }
+        }
+    }
+    if p.positionals.is_empty() {
+        return None;
+    }
+    for t in &patterns {
+        if matches!(t.as_str(), "init" | "systemd" | "launchd") {
+            return Some(kill_finding("it kills PID 1 (init)"));
+        }
+        if regex && matches_everything(t) {
+            return Some(kill_finding(&format!(
+                "the pattern `{t}` matches every process"
+            )));
+        }
+    }
+    None
+}
+
+/// A process-name regex that matches any name (and so every process).
+fn matches_everything(pattern: &str) -> bool {
+    const PROBES: &[&str] = &["systemd", "sshd", "bash", "x", "1", "kworker/0:1", "Z"];
+    match regex::Regex::new(pattern) {
+        Ok(re) => PROBES.iter().all(|p| re.is_match(p)),
+        Err(_) => pattern.is_empty(),
+    }
 }
 
 fn device_tool(args: &[Word], program: &str, partitioner: bool) -> Option<Finding> {
@@ -378,7 +886,7 @@ fn device_tool(args: &[Word], program: &str, partitioner: bool) -> Option<Findin
                 ),
             ));
         }
-        if a.starts_dynamic() {
+        if a.starts_dynamic() || (!a.is_static() && a.text().starts_with("/dev/")) {
             return Some(Finding::ask(
                 Class::Unresolved,
                 "unresolved.device-format",
@@ -392,86 +900,345 @@ fn device_tool(args: &[Word], program: &str, partitioner: bool) -> Option<Findin
     None
 }
 
-/// A device node that is not one of the harmless ones.
-fn is_device(word: &Word) -> bool {
-    let text = word_path(word);
-    let p = normalize(Path::new("/"), Path::new(&text));
-    let s = p.to_string_lossy();
-    text.starts_with("/dev/")
+/// A device node that is not one of the harmless ones (`path` absolute and normalised).
+fn is_device_path(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s.starts_with("/dev/")
         && !SAFE_DEVICES.contains(&s.as_ref())
         && !SAFE_DEVICE_DIRS.iter().any(|d| s.starts_with(d))
-        && s != "/dev"
+}
+
+/// A word naming a device node, after normalisation (`//dev/sda`, `/./dev/sda`).
+fn is_device(word: &Word) -> bool {
+    let text = word_path(word);
+    text.starts_with('/')
+        && word.is_static()
+        && is_device_path(&normalize(Path::new("/"), Path::new(&text)))
 }
 
 fn word_path(word: &Word) -> String {
     word.segs
         .iter()
         .map(|s| match s {
-            Seg::Lit(t) | Seg::Glob(t) | Seg::Dyn(t) => t.as_str(),
+            Seg::Lit(t) | Seg::Glob(t) | Seg::Dyn(t) | Seg::Temp(t) => t.as_str(),
             Seg::Home => "~",
         })
         .collect()
 }
 
-/// Writes to block devices and to `/proc/sysrq-trigger`: redirections, `tee`, `dd of=`,
-/// `cp`/`mv`/`install` destinations, `shred`.
-fn writes(cmd: &Cmd) -> Option<Finding> {
-    let mut targets: Vec<&Word> = Vec::new();
-    targets.extend(cmd.redirects.iter().filter_map(|r| match r.kind {
-        crate::command::RedirKind::Out => r.target.as_ref(),
-        _ => None,
-    }));
+/// How a command writes a file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WriteKind {
+    /// Replaces the content (`>`, `dd of=`, `cp SRC DEST`, `tee`, `shred`).
+    Overwrite,
+    /// Leaves it empty (`: >`, `truncate -s0`, `cp /dev/null`).
+    Truncate,
+    /// Adds to it (`>>`).
+    Append,
+}
+
+/// Writes to block devices, `/proc/sysrq-trigger` and critical system files: redirections,
+/// `tee`, `dd of=`, `cp`/`mv`/`install` destinations, `shred`, `truncate`.
+fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
+    let mut targets: Vec<(Word, WriteKind)> = Vec::new();
     let program = cmd.program();
     let args = cmd.args();
-    let mut owned: Vec<Word> = Vec::new();
-    match program.as_deref() {
-        Some("tee" | "shred" | "truncate") => {
-            targets.extend(args.iter().filter(|a| !a.starts_with("-")));
+    // A redirection alone (`> f`, `: > f`) or after a command that prints nothing truncates.
+    let prints_nothing = matches!(program.as_deref(), None | Some(":" | "true" | "false"))
+        || (program.as_deref() == Some("cat") && args.iter().any(|a| a.is("/dev/null")));
+    for r in &cmd.redirects {
+        if r.kind != RedirKind::Out {
+            continue;
         }
-        Some("dd") => {
-            for a in args {
-                if let Some(t) = a.literal()
-                    && let Some(of) = t.strip_prefix("of=")
+        let Some(t) = &r.target else { continue };
+        let kind = if r.append {
+            WriteKind::Append
+        } else if prints_nothing {
+            WriteKind::Truncate
+        } else {
+            WriteKind::Overwrite
+        };
+        targets.push((t.clone(), kind));
+    }
+    match program.as_deref() {
+        Some("tee" | "shred") => {
+            let append = args.iter().any(|a| a.is("-a") || a.is("--append"));
+            targets.extend(args.iter().filter(|a| !a.starts_with("-")).map(|a| {
+                (
+                    a.clone(),
+                    if append {
+                        WriteKind::Append
+                    } else {
+                        WriteKind::Overwrite
+                    },
+                )
+            }));
+        }
+        // In-place edits rewrite their files.
+        Some("sed")
+            if args.iter().any(|a| {
+                a.literal().is_some_and(|t| {
+                    t.starts_with("--in-place")
+                        || (t.starts_with('-')
+                            && !t.starts_with("--")
+                            && t[1..]
+                                .chars()
+                                .take_while(|c| !matches!(c, 'e' | 'f' | 'l'))
+                                .any(|c| c == 'i'))
+                })
+            }) =>
+        {
+            let p = parse(args, &spec_for("sed"));
+            let skip = usize::from(p.value(&["-e", "--expression", "-f", "--file"]).is_none());
+            targets.extend(
+                p.positionals
+                    .iter()
+                    .skip(skip)
+                    .map(|&i| (args[i].clone(), WriteKind::Overwrite)),
+            );
+        }
+        Some("perl")
+            if args.iter().any(|a| {
+                a.literal().is_some_and(|t| {
+                    t.starts_with('-')
+                        && !t.starts_with("--")
+                        && t[1..]
+                            .chars()
+                            .take_while(|c| !matches!(c, 'e' | 'E' | 'M' | 'm' | 'I'))
+                            .any(|c| c == 'i')
+                })
+            }) =>
+        {
+            let p = parse(
+                args,
+                &crate::flags::Spec {
+                    value_short: "eEIMm",
+                    ..crate::flags::Spec::PLAIN
+                },
+            );
+            targets.extend(
+                p.positionals
+                    .iter()
+                    .map(|&i| (args[i].clone(), WriteKind::Overwrite)),
+            );
+        }
+        Some("sort") => {
+            let p = parse(
+                args,
+                &crate::flags::Spec {
+                    value_short: "oTSkt",
+                    value_long: &[
+                        "output",
+                        "temporary-directory",
+                        "buffer-size",
+                        "key",
+                        "field-separator",
+                    ],
+                    ..crate::flags::Spec::PLAIN
+                },
+            );
+            if let Some(o) = p.value(&["-o", "--output"]) {
+                targets.push((Word::lit(o), WriteKind::Overwrite));
+            }
+        }
+        Some("find") => {
+            for w in args.windows(2) {
+                if ["-fprint", "-fprint0", "-fprintf", "-fls"]
+                    .iter()
+                    .any(|o| w[0].is(o))
                 {
-                    owned.push(Word::lit(of));
+                    targets.push((w[1].clone(), WriteKind::Overwrite));
                 }
             }
         }
-        Some(p @ ("cp" | "mv" | "install" | "ln")) => {
-            let p = parse(args, &spec_for(p));
-            if let Some(&last) = p.positionals.last() {
-                targets.push(&args[last]);
+        Some("truncate") => {
+            let spec = crate::flags::Spec {
+                value_short: "sr",
+                value_long: &["size", "reference"],
+                ..crate::flags::Spec::PLAIN
+            };
+            let p = parse(args, &spec);
+            targets.extend(
+                p.positionals
+                    .iter()
+                    .map(|&i| (args[i].clone(), WriteKind::Truncate)),
+            );
+        }
+        Some("dd") => {
+            for a in args.iter().filter(|a| a.text().starts_with("of=")) {
+                let mut w = a.clone();
+                if let Some(Seg::Lit(first)) = w.segs.first_mut() {
+                    *first = first["of=".len()..].to_owned();
+                }
+                w.segs.retain(|s| !matches!(s, Seg::Lit(t) if t.is_empty()));
+                targets.push((w, WriteKind::Overwrite));
             }
-            if let Some(t) = p.value(&["-t", "--target-directory"]) {
-                owned.push(Word::lit(t));
+        }
+        Some(p @ ("cp" | "mv" | "install" | "ln")) => {
+            let parsed = parse(args, &spec_for(p));
+            let from_null = parsed
+                .positionals
+                .first()
+                .is_some_and(|&i| args[i].is("/dev/null"));
+            let kind = if from_null {
+                WriteKind::Truncate
+            } else {
+                WriteKind::Overwrite
+            };
+            if let Some(&last) = parsed.positionals.last() {
+                targets.push((args[last].clone(), kind));
+            }
+            if let Some(t) = parsed.value(&["-t", "--target-directory"]) {
+                targets.push((Word::lit(t), kind));
             }
         }
         _ => {}
     }
-    targets.extend(owned.iter());
-    for t in targets {
-        let text = word_path(t);
-        let path: PathBuf = match cmd.cwd.exact() {
-            Some(cwd) => normalize(cwd, Path::new(&text)),
-            None => normalize(Path::new("/"), Path::new(&text)),
-        };
-        if path == Path::new("/proc/sysrq-trigger") {
-            return Some(Finding::deny(
-                Class::Hardline,
-                "hardline.sysrq",
-                "writing to /proc/sysrq-trigger can crash or reboot the machine at once, which is never allowed (hardline guard).",
-            ));
+    for (t, kind) in targets {
+        let text = word_path(&t);
+        if !t.is_static() {
+            // `of=/dev/$DISK`: a device only known at run time.
+            let fixed: String = t
+                .segs
+                .iter()
+                .map_while(|s| match s {
+                    Seg::Lit(x) => Some(x.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let dir = normalize(Path::new("/"), Path::new(&fixed));
+            let device_dir = dir == Path::new("/dev") || is_device_path(&dir.join("x"));
+            let dd_unknown =
+                program.as_deref() == Some("dd") && t.starts_dynamic() && !t.starts_temp();
+            if (fixed.starts_with('/') && device_dir) || dd_unknown {
+                return Some(Finding::ask(
+                    Class::Unresolved,
+                    "unresolved.device-write",
+                    format!(
+                        "the write target `{}` is a device only known at run time and could be a disk, so it needs approval. Write the device path literally.",
+                        t.text()
+                    ),
+                ));
+            }
+            continue;
         }
-        if text.starts_with("/dev/") && is_device(t) {
-            return Some(Finding::deny(
-                Class::Hardline,
-                "hardline.device-write",
-                format!(
-                    "writing to the device `{}` would overwrite a disk, which is never allowed (hardline guard). Write to a regular file instead.",
-                    t.text()
-                ),
-            ));
+        let Some(paths) = target_paths(cmd, &t, ctx) else {
+            continue;
+        };
+        for path in paths {
+            if path == Path::new("/proc/sysrq-trigger") {
+                return Some(Finding::deny(
+                    Class::Hardline,
+                    "hardline.sysrq",
+                    "writing to /proc/sysrq-trigger can crash or reboot the machine at once, which is never allowed (hardline guard).",
+                ));
+            }
+            if is_device_path(&path) && (kind != WriteKind::Append || text.starts_with("/dev/sd")) {
+                return Some(Finding::deny(
+                    Class::Hardline,
+                    "hardline.device-write",
+                    format!(
+                        "writing to the device `{}` would overwrite a disk, which is never allowed (hardline guard). Write to a regular file instead.",
+                        t.text()
+                    ),
+                ));
+            }
+            let system = critical_file(&path)
+                || (kind == WriteKind::Truncate
+                    && in_system_tree(&path)
+                    && !path.starts_with("/proc")
+                    && !path.starts_with("/sys"));
+            if system {
+                let what = match kind {
+                    WriteKind::Truncate => "truncating",
+                    WriteKind::Append => "appending to",
+                    WriteKind::Overwrite => "overwriting",
+                };
+                return Some(Finding::deny(
+                    Class::Hardline,
+                    "hardline.system-file",
+                    format!(
+                        "{what} the system file {} (`{}`) would break the machine, which is never allowed (hardline guard). Work on a copy inside the project instead.",
+                        path.display(),
+                        t.text()
+                    ),
+                ));
+            }
         }
     }
     None
+}
+
+/// A shell function that calls itself in a pipeline or in the background: a fork bomb.
+pub(crate) fn fork_bomb(body: Node<'_>, src: &str, name: &str) -> Option<Finding> {
+    if name.is_empty() {
+        return None;
+    }
+    let mut calls = 0;
+    let mut piped = false;
+    let mut background = false;
+    let mut stack = vec![(body, false)];
+    let mut seen = 0;
+    while let Some((node, in_pipe)) = stack.pop() {
+        seen += 1;
+        if seen > 10_000 {
+            break;
+        }
+        if node.kind() == "&" {
+            background = true;
+        }
+        if node.kind() == "command"
+            && node
+                .child_by_field_name("name")
+                .is_some_and(|n| src.get(n.byte_range()) == Some(name))
+        {
+            calls += 1;
+            piped |= in_pipe;
+        }
+        let pipe = in_pipe || node.kind() == "pipeline";
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            stack.push((child, pipe));
+        }
+    }
+    (calls > 0 && (piped || background)).then(|| {
+        Finding::deny(
+            Class::Hardline,
+            "hardline.fork-bomb",
+            format!(
+                "function `{name}` calls itself in a pipeline or in the background: that is a fork bomb and is never allowed (hardline guard)."
+            ),
+        )
+    })
+}
+
+/// Inline code that forks in a loop (`while True: os.fork()`, `fork while 1`).
+pub(crate) fn fork_loop(code: &str) -> Option<Finding> {
+    let has_word = |w: &str| {
+        code.match_indices(w).any(|(i, _)| {
+            let before = code[..i].chars().next_back();
+            let after = code[i + w.len()..].chars().next();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let forks = has_word("fork") || has_word("pcntl_fork");
+    let loops = [
+        "while",
+        "for",
+        "loop",
+        "until",
+        "times",
+        "setInterval",
+        "repeat",
+    ]
+    .iter()
+    .any(|w| has_word(w));
+    (forks && loops).then(|| {
+        Finding::deny(
+            Class::Hardline,
+            "hardline.fork-bomb",
+            "the inline code forks in a loop: that is a fork bomb and is never allowed (hardline guard).",
+        )
+    })
 }

@@ -71,6 +71,7 @@ mod config;
 mod fallback;
 mod flags;
 mod hardline;
+mod inline;
 mod intercept;
 mod nested;
 mod parse;
@@ -143,9 +144,19 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Compiles a configuration; errors name the bad rule.
-    pub fn new(config: PolicyConfig) -> Result<Policy, ConfigError> {
+    /// Compiles a configuration; errors name the bad rule. Relative workspace and readable
+    /// roots are made absolute here, against the process's working directory, so a request's
+    /// own `cwd` cannot move them.
+    pub fn new(mut config: PolicyConfig) -> Result<Policy, ConfigError> {
         let rules = rules::Compiled::new(&config.rules, config.allowlist_mode)?;
+        let base = std::env::current_dir().unwrap_or_else(|_| "/".into());
+        for root in config
+            .workspace_roots
+            .iter_mut()
+            .chain(config.extra_readable_roots.iter_mut())
+        {
+            *root = paths::normalize(&base, root);
+        }
         Ok(Policy { config, rules })
     }
 
@@ -230,9 +241,13 @@ impl Policy {
     fn decide(&self, walker: Walker, ctx: &Context<'_>) -> Verdict {
         let home = paths::home_path(ctx.home);
         let analysis = walker.out;
+        let guard = hardline::Ctx {
+            home: &home,
+            links: &analysis.links,
+        };
         let mut findings: Vec<Finding> = analysis.findings;
         for cmd in &analysis.rough {
-            if let Some(f) = hardline::check(cmd, &home)
+            if let Some(f) = hardline::check(cmd, &guard)
                 && f.class == Class::Hardline
             {
                 findings.push(f);
@@ -250,9 +265,14 @@ impl Policy {
                 ctx.cwd,
             )
         });
+        if let Some(roots) = &roots
+            && let Some(f) = workspace::check_cwd(ctx.cwd, roots)
+        {
+            findings.push(f);
+        }
         let mut allowed_by: Option<String> = None;
         for cmd in &analysis.cmds {
-            findings.extend(self.check_cmd(cmd, &home, ctx, roots.as_ref(), &mut allowed_by));
+            findings.extend(self.check_cmd(cmd, &guard, ctx, roots.as_ref(), &mut allowed_by));
         }
         let commands: Vec<String> = analysis
             .cmds
@@ -289,13 +309,13 @@ impl Policy {
     fn check_cmd(
         &self,
         cmd: &Cmd,
-        home: &Path,
+        guard: &hardline::Ctx<'_>,
         ctx: &Context<'_>,
         roots: Option<&workspace::Roots>,
         allowed_by: &mut Option<String>,
     ) -> Vec<Finding> {
         let mut out = Vec::new();
-        if let Some(f) = hardline::check(cmd, home) {
+        if let Some(f) = hardline::check(cmd, guard) {
             out.push(f);
         }
         let rule = self.rules.check(cmd);
@@ -318,7 +338,7 @@ impl Policy {
             }
         }
         if let Some(roots) = roots
-            && let Some(f) = workspace::check(cmd, roots, ctx.home)
+            && let Some(f) = workspace::check(cmd, roots, ctx.home, guard.links)
         {
             out.push(f);
         }

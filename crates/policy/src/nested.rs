@@ -1,33 +1,20 @@
-//! Commands that run other commands: `bash -c`, `eval`, `trap`, `alias`, shells fed a script
-//! on standard input, `xargs`, `find -exec`, `watch`, `su -c`, git's `-c alias.X=!CMD`.
+//! Commands that run other commands: `bash -c`, `eval`, `trap`, `alias`, shells and
+//! interpreters fed a script, `xargs`, `find -exec`, `parallel`, `watch`, `su -c`, `ssh HOST
+//! CMD`, `docker exec`, git settings and environment variables that git or a shell runs.
+//!
+//! Discovery is a pure function of one command and its placement: [`follow`] says what the
+//! command runs; the walker applies it (`Walker::apply`), so this module never walks.
 
-use crate::command::{Class, Cmd, Finding, Origin, RedirKind};
-use crate::flags::find_expression_start;
-use crate::unwrap::program_name;
-use crate::walk::{Io, Stdin, Walker, Written};
+use crate::command::{Class, Cmd, Finding, RedirKind};
+use crate::flags::{canonical_long, find_expression_start};
+use crate::inline::CodeLang;
+use crate::unwrap::{is_assignment, program_name};
+use crate::walk::{Io, Stdin};
 use crate::words::{Seg, Word, ansi_c};
 
 /// Shells whose `-c` string and standard input are bash-like scripts.
 pub(crate) const SHELLS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "fish", "posh",
-];
-
-/// Interpreters that run a script read from standard input when given no script.
-const INTERPRETERS: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "perl",
-    "ruby",
-    "node",
-    "nodejs",
-    "php",
-    "lua",
-    "tclsh",
-    "osascript",
-    "pwsh",
-    "deno",
-    "bun",
 ];
 
 /// Tests that filter what `find` matches.
@@ -74,634 +61,1097 @@ const GIT_SHELL_KEYS: &[&str] = &[
     "core.sshcommand",
     "core.fsmonitor",
     "core.askpass",
+    "core.hookspath",
     "sequence.editor",
     "diff.external",
     "gpg.program",
     "credential.helper",
 ];
 
-impl Walker {
-    /// Follows the commands `cmd` runs.
-    pub(crate) fn nested(&mut self, cmd: &Cmd, io: &Io) {
-        if let Some(split) = &cmd.unwrapped.split_string {
-            self.run_string(split, io, true, "env -S");
+/// Environment variables whose value a program runs as a shell command (git, ssh, sudo,
+/// man, an interactive shell).
+const EXEC_VARS: &[&str] = &[
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "MANPAGER",
+    "PROMPT_COMMAND",
+];
+
+/// Environment variables naming a file a shell sources at start.
+const SOURCED_VARS: &[&str] = &["BASH_ENV", "ENV"];
+
+/// Where a followed command runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// On this machine.
+    Here,
+    /// On another host or in a container: its paths, home and working directory are not ours.
+    Remote,
+}
+
+/// What a script is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lang {
+    Shell,
+    Code(CodeLang),
+    /// A makefile: its recipe lines run in a shell.
+    Make,
+    /// A crontab: each entry's command runs in a shell later.
+    Crontab,
+}
+
+/// One thing a command runs.
+#[derive(Clone, Debug)]
+pub(crate) enum Follow {
+    /// A script in a word: walked when static, asked about when only known at run time.
+    String {
+        word: Word,
+        what: String,
+        io: Io,
+        place: Place,
+        /// In a child shell (`bash -c`), so `cd` does not leak out; `eval` runs in this one.
+        scoped: bool,
+        /// The positional parameters the script sees (`bash -c 'rm -rf "$1"' _ /`).
+        positional: Option<Vec<Word>>,
+    },
+    /// A file run as a script: followed when it was written earlier on the line or is a
+    /// process substitution whose output is known, asked about when it is generated.
+    File { word: Word, lang: Lang },
+    /// A command run with these words by another program (`xargs`, `find -exec`, `docker
+    /// exec`).
+    Exec { words: Vec<Word>, place: Place },
+    /// Code in another language, known statically.
+    Code { text: String, lang: CodeLang },
+    /// Text to split roughly for the hardline guard only (string literals of inline code).
+    Rough(String),
+    /// A reason to ask (or deny) found while looking.
+    Finding(Finding),
+}
+
+impl Follow {
+    fn script(text: &str, what: &str) -> Follow {
+        Follow::String {
+            word: Word::lit(text),
+            what: what.to_owned(),
+            io: Io::default(),
+            place: Place::Here,
+            scoped: true,
+            positional: None,
         }
-        let Some(program) = cmd.program() else {
-            return;
+    }
+
+    pub(crate) fn string(word: Word, what: &str, io: &Io) -> Follow {
+        Follow::String {
+            word,
+            what: what.to_owned(),
+            io: io.clone(),
+            place: Place::Here,
+            scoped: true,
+            positional: None,
+        }
+    }
+}
+
+/// What `cmd` runs, placed as `io` says.
+pub(crate) fn follow(cmd: &Cmd, io: &Io) -> Vec<Follow> {
+    let mut out = Vec::new();
+    if let Some(split) = &cmd.unwrapped.split_string {
+        out.push(Follow::string(split.clone(), "env -S", io));
+    }
+    for (name, value) in &cmd.env_values {
+        out.extend(exec_var(name, value));
+    }
+    // Wrappers that take a command string (`runuser root -c '…'`), at any level.
+    for level in 0..cmd.unwrapped.levels.len() {
+        let words = cmd.level(level);
+        let Some(name) = words.first().and_then(program_name) else {
+            continue;
         };
-        if let Some(first) = cmd.argv().first()
-            && first.text().contains('/')
+        let args = words.get(1..).unwrap_or(&[]);
+        let string_opts: &[&str] = match name.as_str() {
+            "su" | "runuser" | "sg" | "flock" | "script" => &["-c", "--command"],
+            "nix-shell" => &["--run", "--command"],
+            _ => continue,
+        };
+        if let Some(s) = option_value(args, string_opts) {
+            out.push(Follow::string(s, &name, io));
+        } else if name == "sg"
+            && let Some(s) = args.get(1)
         {
-            self.run_written(first, cmd);
+            // `sg GROUP 'command'`.
+            out.push(Follow::string(s.clone(), "sg", io));
         }
-        let args = cmd.args();
-        let program = program.as_str();
-        if SHELLS.contains(&program) {
-            self.shell(cmd, args, io);
-        } else if INTERPRETERS.iter().any(|i| program.starts_with(i)) {
-            self.interpreter(cmd, args, io, program);
+    }
+    let Some(program) = cmd.program() else {
+        return out;
+    };
+    if let Some(first) = cmd.argv().first()
+        && first.text().contains('/')
+    {
+        out.push(Follow::File {
+            word: first.clone(),
+            lang: Lang::Shell,
+        });
+    }
+    let args = cmd.args();
+    let program = program.as_str();
+    if SHELLS.contains(&program) {
+        shell(cmd, args, io, &mut out);
+    } else if let Some(lang) = CodeLang::of(program) {
+        interpreter(cmd, args, io, lang, &mut out);
+    }
+    match program {
+        "eval" => {
+            if args.iter().all(Word::is_static) {
+                out.push(Follow::String {
+                    word: Word::lit(&crate::command::join(args)),
+                    what: "eval".into(),
+                    io: io.clone(),
+                    place: Place::Here,
+                    scoped: false,
+                    positional: None,
+                });
+            } else {
+                out.push(unresolved(
+                    "unresolved.eval",
+                    "`eval` runs a string only known at run time, so it needs approval. Run the command directly instead.",
+                ));
+            }
         }
-        match program {
-            "eval" => {
-                if args.iter().all(Word::is_static) {
-                    let joined = crate::command::join(args);
-                    self.walk_script(&joined, io);
-                } else {
-                    self.finding(unresolved(
-                        "unresolved.eval",
-                        "`eval` runs a string only known at run time, so it needs approval. Run the command directly instead.",
-                    ));
-                }
+        "source" | "." => {
+            if let Some(script) = args.first() {
+                out.push(Follow::File {
+                    word: script.clone(),
+                    lang: Lang::Shell,
+                });
             }
-            "source" | "." => {
-                if let Some(script) = args.first() {
-                    self.run_written(script, cmd);
-                }
-                if let Some(script) = args.first()
-                    && generated(script)
-                {
-                    self.finding(unresolved(
-                        "unresolved.generated-script",
-                        "`source` reads a script generated at run time, so it needs approval. Save the script to a file and review it first.",
-                    ));
-                }
+        }
+        "trap" => {
+            let mut rest = args;
+            if rest.first().is_some_and(|w| w.is("--")) {
+                rest = &rest[1..];
             }
-            "trap" => {
-                let mut rest = args;
-                if rest.first().is_some_and(|w| w.is("--")) {
-                    rest = &rest[1..];
-                }
-                if let Some(action) = rest.first()
-                    && !(action.is("-") || action.is("-l") || action.is("-p"))
-                    && rest.len() > 1
-                {
-                    self.run_string(action, &Io::default(), true, "trap");
-                }
+            if let Some(action) = rest.first()
+                && !(action.is("-") || action.is("-l") || action.is("-p"))
+                && rest.len() > 1
+            {
+                out.push(Follow::string(action.clone(), "trap", &Io::default()));
             }
-            "alias" => {
-                for a in args {
-                    if let Some(t) = a.literal() {
+        }
+        "alias" => {
+            for a in args {
+                match a.literal() {
+                    Some(t) => {
                         if let Some((_, value)) = t.split_once('=') {
-                            self.walk_scoped(value, &Io::default());
+                            out.push(Follow::script(value, "alias"));
                         }
-                    } else {
-                        self.finding(unresolved(
-                            "unresolved.alias",
-                            "the alias is only known at run time, so it needs approval.",
+                    }
+                    None => out.push(unresolved(
+                        "unresolved.alias",
+                        "the alias is only known at run time, so it needs approval.",
+                    )),
+                }
+            }
+        }
+        "at" | "batch" => match option_value(args, &["-f"]) {
+            Some(file) => out.push(Follow::File {
+                word: file,
+                lang: Lang::Shell,
+            }),
+            None if !args.iter().any(|a| a.is("-l") || a.is("-r") || a.is("-c")) => {
+                stdin_script(cmd, io, Lang::Shell, program, &mut out);
+            }
+            None => {}
+        },
+        "xargs" => out.extend(xargs(cmd, args, io)),
+        "find" => out.extend(find_exec(args)),
+        "parallel" => out.extend(parallel(cmd, args, io)),
+        "tar" | "bsdtar" => tar_commands(args, io, &mut out),
+        "sed" | "gsed" => sed_commands(args, &mut out),
+        "make" | "gmake" => {
+            let p = crate::flags::parse(
+                args,
+                &crate::flags::Spec {
+                    value_short: "fCIjlo",
+                    value_long: &["file", "makefile", "directory"],
+                    ..crate::flags::Spec::PLAIN
+                },
+            );
+            if let Some(f) = p.value(&["-f", "--file", "--makefile"]) {
+                out.push(Follow::File {
+                    word: Word::lit(f),
+                    lang: Lang::Make,
+                });
+            }
+            for (i, a) in args.iter().enumerate() {
+                if (a.is("-f") || a.is("--file"))
+                    && args.get(i + 1).is_some_and(|w| w.text().starts_with("<("))
+                {
+                    out.push(Follow::File {
+                        word: args[i + 1].clone(),
+                        lang: Lang::Make,
+                    });
+                }
+            }
+        }
+        "crontab" => {
+            let ops: Vec<&Word> = args
+                .iter()
+                .filter(|a| !a.starts_with("-") || a.is("-"))
+                .collect();
+            match ops.as_slice() {
+                [w] if w.is("-") => {
+                    if let Input::Text(t) = input(cmd, io) {
+                        out.push(Follow::script(
+                            &embedded_commands(&t, Lang::Crontab),
+                            "crontab",
                         ));
-                    }
-                }
-            }
-            "xargs" => self.xargs(cmd, args, io),
-            "find" => self.find_exec(cmd, args),
-            "git" => self.git_config(args),
-            "watch" => self.watch(cmd, args),
-            "su" | "runuser" | "flock" | "script" => {
-                if let Some(s) = option_value(args, &["-c", "--command"]) {
-                    self.run_string(&s, io, true, program);
-                }
-            }
-            "hyperfine" => {
-                let mut i = 0;
-                while i < args.len() {
-                    let a = &args[i];
-                    if a.starts_with("-") {
-                        let takes_cmd = [
-                            "-p",
-                            "--prepare",
-                            "-c",
-                            "--cleanup",
-                            "-s",
-                            "--setup",
-                            "--conclude",
-                        ]
-                        .iter()
-                        .any(|o| a.is(o));
-                        if takes_cmd && let Some(v) = args.get(i + 1) {
-                            self.run_string(v, io, true, "hyperfine");
-                        }
-                        if !a.text().contains('=') && takes_value_hyperfine(a) {
-                            i += 1;
-                        }
                     } else {
-                        self.run_string(a, io, true, "hyperfine");
+                        out.push(unresolved("unresolved.generated-script", "`crontab -` installs jobs read at run time, so it needs approval. Write the crontab to a file, review it, then install it."));
                     }
-                    i += 1;
+                }
+                [w] => out.push(Follow::File {
+                    word: (*w).clone(),
+                    lang: Lang::Crontab,
+                }),
+                _ => {}
+            }
+        }
+        "git" => git(args, &mut out),
+        "watch" => watch(args, &mut out),
+        "hyperfine" => hyperfine(args, io, &mut out),
+        "ssh" => ssh(args, &mut out),
+        "docker" | "podman" | "nerdctl" | "kubectl" | "oc" => container(args, &mut out),
+        _ => {}
+    }
+    out
+}
+
+/// An environment assignment whose value something will run (`GIT_SSH_COMMAND='…'`).
+pub(crate) fn exec_var(name: &str, value: &Word) -> Option<Follow> {
+    if EXEC_VARS.contains(&name) {
+        return Some(Follow::String {
+            word: value.clone(),
+            what: name.to_owned(),
+            io: Io::default(),
+            place: Place::Here,
+            scoped: true,
+            positional: None,
+        });
+    }
+    SOURCED_VARS.contains(&name).then(|| Follow::File {
+        word: value.clone(),
+        lang: Lang::Shell,
+    })
+}
+
+fn unresolved(rule: &str, reason: impl Into<String>) -> Follow {
+    Follow::Finding(Finding::ask(Class::Unresolved, rule, reason))
+}
+
+fn shell(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
+    let mut has_c = false;
+    let mut from_stdin = false;
+    let mut i = 0;
+    while i < args.len() {
+        let Some(t) = args[i].literal() else { break };
+        if t == "--" || t == "-" {
+            i += 1;
+            from_stdin |= t == "-";
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            if matches!(long, "rcfile" | "init-file") {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+            if t.starts_with('-') {
+                has_c |= t.contains('c');
+                from_stdin |= t.contains('s');
+            }
+            if t.ends_with('o') || t.ends_with('O') {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    match args.get(i) {
+        Some(script) if has_c => out.push(Follow::String {
+            word: script.clone(),
+            what: "shell -c".into(),
+            io: io.clone(),
+            place: Place::Here,
+            scoped: true,
+            // `$0` is the word after the script; `$1`… the rest.
+            positional: Some(args.get(i + 2..).unwrap_or(&[]).to_vec()),
+        }),
+        // `sh -s ARGS`: the script comes from standard input; the words are its arguments.
+        _ if from_stdin => stdin_script(cmd, io, Lang::Shell, "shell", out),
+        Some(file) if file.is("/dev/stdin") => stdin_script(cmd, io, Lang::Shell, "shell", out),
+        Some(file) => out.push(Follow::File {
+            word: file.clone(),
+            lang: Lang::Shell,
+        }),
+        None if !has_c => stdin_script(cmd, io, Lang::Shell, "shell", out),
+        None => {}
+    }
+}
+
+/// Where a command's standard input comes from.
+enum Input {
+    Text(String),
+    Word(Word),
+    File(Word),
+    Unknown,
+    Terminal,
+}
+
+fn input(cmd: &Cmd, io: &Io) -> Input {
+    if let Some(r) = cmd.here_input() {
+        return match (&r.kind, &r.target) {
+            (RedirKind::HereDoc(body), _) => Input::Text(body.clone()),
+            (_, Some(word)) => match word.literal() {
+                Some(t) => Input::Text(t + "\n"),
+                None => Input::Word(word.clone()),
+            },
+            _ => Input::Terminal,
+        };
+    }
+    if let Some(file) = cmd
+        .redirects
+        .iter()
+        .rev()
+        .find(|r| r.kind == RedirKind::In && r.fd.is_none_or(|fd| fd == 0))
+        .and_then(|r| r.target.clone())
+    {
+        return Input::File(file);
+    }
+    match &io.stdin {
+        Some(Stdin::Text(t)) => Input::Text(t.clone()),
+        Some(Stdin::Unknown) => Input::Unknown,
+        None if io.piped_in => Input::Unknown,
+        None => Input::Terminal,
+    }
+}
+
+/// A shell or interpreter reading its script from standard input.
+fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow>) {
+    match (input(cmd, io), lang) {
+        (Input::Text(t), Lang::Shell) => out.push(Follow::script(&t, what)),
+        (Input::Text(t), Lang::Code(l)) => out.push(Follow::Code { text: t, lang: l }),
+        (Input::Word(w), Lang::Shell) => out.push(Follow::string(w, what, &Io::default())),
+        (Input::Word(w), Lang::Code(_)) => out.push(unresolved(
+            "unresolved.inline-code",
+            format!(
+                "`{what}` runs code only known at run time (`{}`), so it needs approval. Write the code out literally.",
+                w.text()
+            ),
+        )),
+        (Input::File(w), lang) => out.push(Follow::File { word: w, lang }),
+        (Input::Unknown, Lang::Shell) => out.push(unresolved(
+            "unresolved.pipe-to-shell",
+            "a script generated at run time is piped into a shell, so it needs approval. Save it to a file, review it, then run the file.",
+        )),
+        (Input::Unknown, Lang::Code(_)) => out.push(unresolved(
+            "unresolved.pipe-to-interpreter",
+            format!(
+                "a script generated at run time is piped into `{what}`, so it needs approval. Save it to a file, review it, then run the file."
+            ),
+        )),
+        (Input::Text(t), l @ (Lang::Make | Lang::Crontab)) => {
+            out.push(Follow::script(&embedded_commands(&t, l), what));
+        }
+        (Input::Terminal, _) | (_, Lang::Make | Lang::Crontab) => {}
+    }
+}
+
+fn interpreter(cmd: &Cmd, args: &[Word], io: &Io, lang: CodeLang, out: &mut Vec<Follow>) {
+    let program = cmd.program().unwrap_or_default();
+    if lang == CodeLang::Awk {
+        // The program is `-f FILE` or the first operand.
+        let p = crate::flags::parse(args, &crate::flags::spec_for("awk"));
+        if let Some(file) = p.value(&["-f", "--file"]) {
+            out.push(Follow::File {
+                word: Word::lit(file),
+                lang: Lang::Code(lang),
+            });
+        } else if let Some(&first) = p.positionals.first() {
+            code_word(&args[first], lang, &program, out);
+        }
+        return;
+    }
+    let mut code = Vec::new();
+    let mut i = 0;
+    let mut operand = None;
+    while i < args.len() {
+        let Some(t) = args[i].literal() else {
+            operand = Some(i);
+            break;
+        };
+        if t == "--" {
+            operand = (i + 1 < args.len()).then_some(i + 1);
+            break;
+        }
+        if t == "-" || !t.starts_with('-') {
+            operand = Some(i);
+            break;
+        }
+        if t.starts_with("--") {
+            let (name, inline) = t
+                .split_once('=')
+                .map_or((t.as_str(), None), |(n, v)| (n, Some(v)));
+            if lang.code_options().contains(&name) {
+                match inline {
+                    Some(v) => code.push(Word::lit(v)),
+                    None => {
+                        if let Some(v) = args.get(i + 1) {
+                            code.push(v.clone());
+                        }
+                        i += 1;
+                    }
                 }
             }
+            i += 1;
+            continue;
+        }
+        // A short cluster: `-c CODE`, `-Ie CODE`, `-eCODE`; `-m MODULE` ends the options.
+        let cluster: Vec<char> = t.chars().skip(1).collect();
+        let mut consumed_next = false;
+        for (k, c) in cluster.iter().enumerate() {
+            let opt = format!("-{c}");
+            if lang.code_options().contains(&opt.as_str()) {
+                let rest: String = cluster[k + 1..].iter().collect();
+                if rest.is_empty() {
+                    if let Some(v) = args.get(i + 1) {
+                        code.push(v.clone());
+                    }
+                    consumed_next = true;
+                } else {
+                    code.push(Word::lit(&rest));
+                }
+                break;
+            }
+            if *c == 'm' && lang == CodeLang::Python {
+                return;
+            }
+        }
+        i += 1 + usize::from(consumed_next);
+    }
+    if !code.is_empty() {
+        for w in &code {
+            code_word(w, lang, &program, out);
+        }
+        return;
+    }
+    match operand.map(|o| &args[o]) {
+        Some(w) if w.is("-") || w.is("/dev/stdin") => {
+            stdin_script(cmd, io, Lang::Code(lang), &program, out);
+        }
+        Some(w) => out.push(Follow::File {
+            word: w.clone(),
+            lang: Lang::Code(lang),
+        }),
+        None => stdin_script(cmd, io, Lang::Code(lang), &program, out),
+    }
+}
+
+fn code_word(word: &Word, lang: CodeLang, program: &str, out: &mut Vec<Follow>) {
+    match word.literal() {
+        Some(text) => out.push(Follow::Code { text, lang }),
+        None => out.push(unresolved(
+            "unresolved.inline-code",
+            format!(
+                "`{program}` runs code only known at run time (`{}`), so it needs approval. Write the code out literally.",
+                word.text()
+            ),
+        )),
+    }
+}
+
+fn xargs(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
+    let mut replace: Option<String> = None;
+    let mut from_file = false;
+    let mut delimiter: Option<char> = None;
+    let mut i = 0;
+    const LONGS: &[&str] = &[
+        "arg-file",
+        "delimiter",
+        "eof",
+        "exit",
+        "interactive",
+        "max-args",
+        "max-chars",
+        "max-lines",
+        "max-procs",
+        "no-run-if-empty",
+        "null",
+        "open-tty",
+        "process-slot-var",
+        "replace",
+        "show-limits",
+        "verbose",
+    ];
+    while i < args.len() {
+        let Some(t) = args[i].literal() else { break };
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = long.split_once('=').unwrap_or((long, ""));
+            let name = canonical_long(name, LONGS);
+            let takes_value = matches!(
+                name,
+                "arg-file"
+                    | "delimiter"
+                    | "max-lines"
+                    | "max-args"
+                    | "max-procs"
+                    | "max-chars"
+                    | "process-slot-var"
+                    | "eof"
+            );
+            let value = if value.is_empty() && takes_value {
+                i += 1;
+                args.get(i).and_then(Word::literal).unwrap_or_default()
+            } else {
+                value.to_owned()
+            };
+            match name {
+                "replace" => replace = Some(if value.is_empty() { "{}".into() } else { value }),
+                "arg-file" => from_file = true,
+                "null" => delimiter = Some('\0'),
+                "delimiter" => delimiter = ansi_c(&value).chars().next(),
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        let chars: Vec<char> = t.chars().skip(1).collect();
+        for (k, &c) in chars.iter().enumerate() {
+            let rest: String = chars[k + 1..].iter().collect();
+            let mut value = || {
+                if rest.is_empty() {
+                    i += 1;
+                    args.get(i).and_then(Word::literal).unwrap_or_default()
+                } else {
+                    rest.clone()
+                }
+            };
+            match c {
+                'I' => {
+                    replace = Some(value());
+                    break;
+                }
+                'i' => {
+                    replace = Some(if rest.is_empty() { "{}".into() } else { rest });
+                    break;
+                }
+                '0' => delimiter = Some('\0'),
+                'd' => {
+                    delimiter = ansi_c(&value()).chars().next();
+                    break;
+                }
+                'a' => {
+                    from_file = true;
+                    value();
+                    break;
+                }
+                'n' | 'L' | 'P' | 's' | 'E' => {
+                    value();
+                    break;
+                }
+                'e' | 'l' => break,
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    let inner: Vec<Word> = if i < args.len() {
+        args[i..].to_vec()
+    } else {
+        vec![Word::lit("echo")]
+    };
+    // Items from a known source (`echo / | xargs rm -rf`, `xargs rm -rf <<< /`) are
+    // substituted as xargs splits them: on the delimiter, on lines with `-I`, else on blanks.
+    let text = match (input(cmd, io), from_file) {
+        (Input::Text(t), false) => Some(t),
+        _ => None,
+    };
+    let items: Option<Vec<String>> = text.map(|t| {
+        let items: Vec<String> = match (delimiter, &replace) {
+            (Some(d), _) => t.split(d).map(str::to_owned).collect(),
+            (None, Some(_)) => t.lines().map(|l| l.trim_start().to_owned()).collect(),
+            (None, None) => t.split_whitespace().map(str::to_owned).collect(),
+        };
+        items
+            .into_iter()
+            .filter(|s| !s.is_empty() && s != "\n")
+            .map(|s| s.strip_suffix('\n').map(str::to_owned).unwrap_or(s))
+            .take(16)
+            .collect()
+    });
+    let commands: Vec<Vec<Word>> = match (&replace, items) {
+        (Some(r), Some(items)) => items
+            .iter()
+            .map(|item| {
+                inner
+                    .iter()
+                    .map(|w| substitute(w, r, &Word::lit(item)))
+                    .collect()
+            })
+            .collect(),
+        (Some(r), None) => vec![
+            inner
+                .iter()
+                .map(|w| substitute(w, r, &Word::dynamic("…")))
+                .collect(),
+        ],
+        (None, Some(items)) => {
+            let mut v = inner.clone();
+            v.extend(items.iter().map(|t| Word::lit(t)));
+            vec![v]
+        }
+        (None, None) => {
+            let mut v = inner.clone();
+            v.push(Word::dynamic("…"));
+            vec![v]
+        }
+    };
+    commands
+        .into_iter()
+        .map(|words| Follow::Exec {
+            words,
+            place: Place::Here,
+        })
+        .collect()
+}
+
+/// `find`'s start paths (after `-H`, `-L`, `-P`, `-D …`, `-O…`) and where its expression
+/// begins.
+pub(crate) fn find_starts(args: &[Word]) -> (Vec<Word>, usize) {
+    let mut i = 0;
+    while let Some(t) = args.get(i).and_then(Word::literal) {
+        match t.as_str() {
+            "-H" | "-L" | "-P" => i += 1,
+            "-D" => i += 2,
+            o if o.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    let rest = args.get(i..).unwrap_or(&[]);
+    let end = i + find_expression_start(rest);
+    let mut starts: Vec<Word> = args[i..end].to_vec();
+    if starts.is_empty() {
+        starts.push(Word::lit("."));
+    }
+    (starts, end)
+}
+
+fn find_exec(args: &[Word]) -> Vec<Follow> {
+    let (starts, first_expr) = find_starts(args);
+    let filtered = args[first_expr..]
+        .iter()
+        .any(|a| FIND_FILTERS.iter().any(|f| a.is(f)));
+    let mut out = Vec::new();
+    let mut i = first_expr;
+    while i < args.len() {
+        let is_exec = ["-exec", "-execdir", "-ok", "-okdir"]
+            .iter()
+            .any(|e| args[i].is(e));
+        if !is_exec {
+            i += 1;
+            continue;
+        }
+        let from = i + 1;
+        let mut end = from;
+        while end < args.len() && !(args[end].is(";") || args[end].is("+")) {
+            end += 1;
+        }
+        let inner = &args[from..end.min(args.len())];
+        for start in starts.iter().take(4) {
+            // The first match is the start path itself; with filters, something below it.
+            let found = if filtered {
+                let mut w = start.clone();
+                if !w.text().ends_with('/') {
+                    w.segs.push(Seg::Lit("/".into()));
+                }
+                w.segs.push(Seg::Dyn("{}".into()));
+                w
+            } else {
+                start.clone()
+            };
+            let words: Vec<Word> = inner.iter().map(|w| substitute(w, "{}", &found)).collect();
+            if !words.is_empty() {
+                out.push(Follow::Exec {
+                    words,
+                    place: Place::Here,
+                });
+            }
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// The shell commands inside a makefile's recipes or a crontab's entries.
+pub(crate) fn embedded_commands(text: &str, lang: Lang) -> String {
+    let mut out = String::new();
+    for line in text.lines().take(4096) {
+        let command = match lang {
+            Lang::Make => line
+                .strip_prefix('\t')
+                .map(|l| l.trim_start_matches(['@', '-', '+'])),
+            Lang::Crontab => {
+                let l = line.trim_start();
+                if l.is_empty()
+                    || l.starts_with('#')
+                    || is_assignment(l.split_whitespace().next().unwrap_or("")).is_some()
+                {
+                    None
+                } else {
+                    let fields = if l.starts_with('@') { 1 } else { 5 };
+                    let mut rest = l;
+                    for _ in 0..fields {
+                        rest = rest.trim_start();
+                        rest = rest.find(char::is_whitespace).map_or("", |i| &rest[i..]);
+                    }
+                    Some(rest.trim_start())
+                }
+            }
+            _ => Some(line),
+        };
+        if let Some(c) = command {
+            out.push_str(c);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// tar's options whose value is a command: `--to-command`, `--checkpoint-action=exec=`,
+/// `--use-compress-program` (`-I`), `--info-script` (`-F`), `--new-volume-script`.
+fn tar_commands(args: &[Word], io: &Io, out: &mut Vec<Follow>) {
+    for (i, a) in args.iter().enumerate() {
+        let Some(t) = a.literal() else { continue };
+        let (name, inline) = match t.split_once('=') {
+            Some((n, v)) => (n.to_owned(), Some(v.to_owned())),
+            None => (t.clone(), None),
+        };
+        let long = name
+            .strip_prefix("--")
+            .map(|n| canonical_long(n, crate::flags::spec_for("tar").longs));
+        let takes_command = matches!(
+            long,
+            Some(
+                "to-command"
+                    | "use-compress-program"
+                    | "info-script"
+                    | "new-volume-script"
+                    | "rsh-command"
+                    | "rmt-command"
+            )
+        ) || (long.is_none() && matches!(name.as_str(), "-I" | "-F"));
+        let value = match inline {
+            Some(v) => Some(Word::lit(&v)),
+            None if takes_command => args.get(i + 1).cloned(),
+            None => None,
+        };
+        match (long, value) {
+            (Some("checkpoint-action"), Some(v)) => {
+                if let Some(cmd) = v
+                    .literal()
+                    .and_then(|t| t.strip_prefix("exec=").map(str::to_owned))
+                {
+                    out.push(Follow::string(
+                        Word::lit(&cmd),
+                        "tar --checkpoint-action",
+                        io,
+                    ));
+                }
+            }
+            (_, Some(v)) if takes_command => out.push(Follow::string(v, "tar", io)),
             _ => {}
         }
     }
+}
 
-    /// Follows a script file written earlier on the same line.
-    fn run_written(&mut self, file: &Word, cmd: &Cmd) {
-        match self.written_script(file, &cmd.cwd) {
-            Some(Written::Known(script)) => self.walk_scoped(&script, &Io::default()),
-            Some(Written::Unknown) => self.finding(unresolved(
-                "unresolved.generated-script",
-                format!(
-                    "`{}` is written earlier in the same command with content only known at run time and then run, so it needs approval. Write the script in one step, review it, then run it.",
-                    file.text()
-                ),
-            )),
-            None => {}
+/// sed's `e COMMAND` runs a command; `s/…/…/e` runs the pattern space (only known at run
+/// time).
+fn sed_commands(args: &[Word], out: &mut Vec<Follow>) {
+    let p = crate::flags::parse(args, &crate::flags::spec_for("sed"));
+    let mut scripts: Vec<String> = p
+        .values
+        .iter()
+        .filter(|(k, _)| k == "-e" || k == "--expression")
+        .map(|(_, v)| v.clone())
+        .collect();
+    if scripts.is_empty()
+        && p.value(&["-f", "--file"]).is_none()
+        && let Some(&first) = p.positionals.first()
+    {
+        scripts.extend(args[first].literal());
+    }
+    for script in scripts {
+        for statement in script.split(['\n', ';']) {
+            let st = statement.trim_start().trim_start_matches(|c: char| {
+                c.is_ascii_digit() || matches!(c, ',' | '$' | ' ' | '!')
+            });
+            if let Some(cmd) = st.strip_prefix('e').filter(|r| r.starts_with([' ', '\t'])) {
+                out.push(Follow::script(cmd.trim(), "sed e"));
+            } else if let Some(rest) = st.strip_prefix('s')
+                && let Some(delim) = rest.chars().next()
+                && rest
+                    .split(delim)
+                    .nth(3)
+                    .is_some_and(|flags| flags.contains('e'))
+            {
+                out.push(unresolved(
+                    "unresolved.shell-string",
+                    "`sed s///e` runs the edited text as a command, only known at run time, so it needs approval.",
+                ));
+            }
         }
     }
+}
 
-    /// Walks a script in its own scope (a child shell: `cd` does not leak out).
-    pub(crate) fn walk_scoped(&mut self, script: &str, io: &Io) {
-        let scope = self.save();
-        self.walk_script(script, io);
-        self.restore(scope);
-    }
-
-    /// Runs the string a command passes to a shell; asks when it is not static.
-    fn run_string(&mut self, word: &Word, io: &Io, scoped: bool, what: &str) {
-        match word.literal() {
-            Some(script) => {
-                if scoped {
-                    self.walk_scoped(&script, io);
-                } else {
-                    self.walk_script(&script, io);
-                }
-            }
-            None => self.finding(unresolved(
-                "unresolved.shell-string",
-                format!(
-                    "`{what}` runs a command string only known at run time (`{}`), so it needs approval. Write the command out literally.",
-                    word.text()
-                ),
-            )),
-        }
-    }
-
-    fn shell(&mut self, cmd: &Cmd, args: &[Word], io: &Io) {
-        let mut has_c = false;
-        let mut i = 0;
-        while i < args.len() {
-            let a = &args[i];
-            let Some(t) = a.literal() else { break };
-            if t == "--" || t == "-" {
-                i += 1;
-                break;
-            }
-            if t.starts_with("--") {
-                if t == "--rcfile" || t == "--init-file" {
-                    i += 1;
-                }
-                i += 1;
-                continue;
-            }
-            if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
-                if t.contains('c') && t.starts_with('-') {
-                    has_c = true;
-                }
-                if t.ends_with('o') || t.ends_with('O') {
-                    i += 1;
-                }
-                i += 1;
-                continue;
-            }
+/// GNU parallel: `parallel CMD ::: ARGS`, `parallel 'CMD {}' ::: ARGS`; without `:::`, the
+/// arguments are the lines of standard input.
+fn parallel(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
+    let mut i = 0;
+    while let Some(t) = args.get(i).and_then(Word::literal) {
+        if !t.starts_with('-') || t == ":::" || t == "::::" {
             break;
         }
-        match args.get(i) {
-            Some(script) if has_c => self.run_string(script, io, true, "shell -c"),
-            Some(file) => {
-                self.run_written(file, cmd);
-                let stdin_file = file.is("/dev/stdin") || file.is("-");
-                if stdin_file {
-                    self.stdin_script(cmd, io, "shell");
-                } else if generated(file) {
-                    self.finding(unresolved(
-                        "unresolved.generated-script",
-                        "a shell runs a script generated at run time, so it needs approval. Save the script to a file and review it first.",
-                    ));
-                }
-            }
-            None if !has_c => self.stdin_script(cmd, io, "shell"),
-            None => {}
-        }
+        let takes_value = matches!(
+            t.as_str(),
+            "-j" | "--jobs"
+                | "-S"
+                | "--sshlogin"
+                | "--joblog"
+                | "-a"
+                | "--arg-file"
+                | "-d"
+                | "--delimiter"
+                | "-I"
+                | "--results"
+                | "--timeout"
+                | "--tmpdir"
+                | "-n"
+                | "--max-args"
+                | "--colsep"
+                | "-C"
+        );
+        i += 1 + usize::from(takes_value);
     }
-
-    /// A shell reading its script from standard input.
-    fn stdin_script(&mut self, cmd: &Cmd, io: &Io, what: &str) {
-        if let Some(r) = cmd.here_input() {
-            match (&r.kind, &r.target) {
-                (RedirKind::HereDoc(body), _) => self.walk_scoped(&body.clone(), &Io::default()),
-                (_, Some(word)) => self.run_string(word, &Io::default(), true, what),
-                _ => {}
-            }
-            return;
-        }
-        if cmd.stdin_redirected() {
-            return;
-        }
-        match &io.stdin {
-            Some(Stdin::Text(t)) => {
-                let t = t.clone();
-                self.walk_scoped(&t, &Io::default());
-            }
-            Some(Stdin::Unknown) => self.finding(unresolved(
-                "unresolved.pipe-to-shell",
-                "a script generated at run time is piped into a shell, so it needs approval. Save it to a file, review it, then run the file.",
-            )),
-            None if io.piped_in => self.finding(unresolved(
-                "unresolved.pipe-to-shell",
-                "a script generated at run time is piped into a shell, so it needs approval. Save it to a file, review it, then run the file.",
-            )),
-            None => {}
-        }
-    }
-
-    fn interpreter(&mut self, cmd: &Cmd, args: &[Word], io: &Io, program: &str) {
-        if let Some(code) =
-            option_value(args, &["-c", "-e", "-E", "--eval"]).and_then(|w| w.literal())
-        {
-            self.code_literals(&code);
-        }
-        let has_script = args
+    let rest = args.get(i..).unwrap_or(&[]);
+    let sep = rest
+        .iter()
+        .position(|w| w.is(":::") || w.is("::::") || w.is(":::+"));
+    let (template, sources) = match sep {
+        Some(s) => (&rest[..s], Some(&rest[s..])),
+        None => (rest, None),
+    };
+    let items: Vec<Word> = match sources {
+        Some(src) if src.first().is_some_and(|w| w.is(":::") || w.is(":::+")) => src
             .iter()
-            .any(|a| !a.starts_with("-") || a.is("-c") || a.is("-e") || a.is("-m"))
-            || args
-                .iter()
-                .any(|a| a.starts_with("-e") || a.starts_with("-c"));
-        let reads_stdin = args.iter().all(|a| a.starts_with("-")) || args.iter().any(|a| a.is("-"));
-        if has_script && !reads_stdin {
-            return;
-        }
-        if cmd.stdin_redirected() {
-            return;
-        }
-        if io.piped_in && !matches!(io.stdin, Some(Stdin::Text(_))) {
-            self.finding(unresolved(
-                "unresolved.pipe-to-interpreter",
-                format!(
-                    "a script generated at run time is piped into `{program}`, so it needs approval. Save it to a file, review it, then run the file."
-                ),
-            ));
-        }
-    }
-
-    fn xargs(&mut self, cmd: &Cmd, args: &[Word], io: &Io) {
-        let mut replace: Option<String> = None;
-        let mut from_file = false;
-        let mut i = 0;
-        while i < args.len() {
-            let Some(t) = args[i].literal() else { break };
-            if t == "--" {
-                i += 1;
-                break;
-            }
-            if !t.starts_with('-') || t == "-" {
-                break;
-            }
-            if let Some(long) = t.strip_prefix("--") {
-                let (name, value) = long.split_once('=').unwrap_or((long, ""));
-                match name {
-                    "replace" => {
-                        replace = Some(if value.is_empty() {
-                            "{}".into()
-                        } else {
-                            value.into()
-                        });
-                    }
-                    "arg-file" => from_file = true,
-                    _ => {}
-                }
-                if value.is_empty()
-                    && matches!(
-                        name,
-                        "arg-file"
-                            | "delimiter"
-                            | "max-lines"
-                            | "max-args"
-                            | "max-procs"
-                            | "max-chars"
-                            | "process-slot-var"
-                            | "eof"
-                    )
-                {
-                    if name == "arg-file" {
-                        from_file = true;
-                    }
-                    i += 1;
-                }
-                i += 1;
-                continue;
-            }
-            let chars: Vec<char> = t.chars().skip(1).collect();
-            for (k, &c) in chars.iter().enumerate() {
-                let rest: String = chars[k + 1..].iter().collect();
-                match c {
-                    'I' => {
-                        if rest.is_empty() {
-                            replace = args.get(i + 1).and_then(Word::literal);
-                            i += 1;
-                        } else {
-                            replace = Some(rest);
-                        }
-                        break;
-                    }
-                    'i' => {
-                        replace = Some(if rest.is_empty() { "{}".into() } else { rest });
-                        break;
-                    }
-                    'a' | 'd' | 'n' | 'L' | 'P' | 's' | 'E' => {
-                        if c == 'a' {
-                            from_file = true;
-                        }
-                        if rest.is_empty() {
-                            i += 1;
-                        }
-                        break;
-                    }
-                    'e' | 'l' => break,
-                    _ => {}
-                }
-            }
-            i += 1;
-        }
-        let inner: Vec<Word> = if i < args.len() {
-            args[i..].to_vec()
-        } else {
-            vec![Word::lit("echo")]
-        };
-        // Items from a known source (`echo / | xargs rm -rf`) are substituted as written.
-        let items: Option<Vec<String>> = match (&io.stdin, from_file) {
-            (Some(Stdin::Text(t)), false) => {
-                Some(t.split_whitespace().take(16).map(str::to_owned).collect())
-            }
-            _ => None,
-        };
-        let commands: Vec<Vec<Word>> = match (&replace, items) {
-            (Some(r), Some(items)) => items
-                .iter()
-                .map(|item| {
-                    inner
-                        .iter()
-                        .map(|w| substitute(w, r, &Word::lit(item)))
-                        .collect()
-                })
+            .skip(1)
+            .filter(|w| !w.is(":::") && !w.is(":::+"))
+            .take(16)
+            .cloned()
+            .collect(),
+        _ => match input(cmd, io) {
+            Input::Text(t) => t
+                .lines()
+                .filter(|l| !l.is_empty())
+                .take(16)
+                .map(Word::lit)
                 .collect(),
-            (Some(r), None) => vec![
-                inner
-                    .iter()
-                    .map(|w| substitute(w, r, &Word::dynamic("…")))
-                    .collect(),
-            ],
-            (None, Some(items)) => {
-                let mut v = inner.clone();
-                v.extend(items.iter().map(|t| Word::lit(t)));
-                vec![v]
+            _ => vec![Word::dynamic("…")],
+        },
+    };
+    // A template of one word is a command line (`parallel 'rm -rf {}' ::: /`).
+    let template: Vec<Word> = match template {
+        [one] => match one.literal() {
+            Some(t) => t.split_whitespace().map(Word::lit).collect(),
+            None => vec![one.clone()],
+        },
+        _ => template.to_vec(),
+    };
+    if template.is_empty() {
+        return Vec::new();
+    }
+    items
+        .iter()
+        .map(|item| {
+            let has_placeholder = template.iter().any(|w| w.text().contains("{}"));
+            let mut words: Vec<Word> = template.iter().map(|w| substitute(w, "{}", item)).collect();
+            if !has_placeholder {
+                words.push(item.clone());
             }
-            (None, None) => {
-                let mut v = inner.clone();
-                v.push(Word::dynamic("…"));
-                vec![v]
+            Follow::Exec {
+                words,
+                place: Place::Here,
             }
+        })
+        .collect()
+}
+
+fn git(args: &[Word], out: &mut Vec<Follow>) {
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let Some(t) = a.literal() else { break };
+        if !t.starts_with('-') {
+            break;
+        }
+        let value = if t == "-c" {
+            i += 1;
+            args.get(i).cloned()
+        } else {
+            t.strip_prefix("-c")
+                .filter(|v| v.contains('='))
+                .map(Word::lit)
         };
-        for words in commands {
-            self.exec_child(cmd, words);
-        }
-    }
-
-    /// Records a command run by another program (`xargs`, `find -exec`).
-    fn exec_child(&mut self, parent: &Cmd, words: Vec<Word>) {
-        let saved = std::mem::replace(&mut self.cwd, parent.cwd.clone());
-        let scope = self.save();
-        self.emit(words, Vec::new(), Vec::new(), &Io::default(), Origin::Exec);
-        self.restore(scope);
-        self.cwd = saved;
-    }
-
-    fn find_exec(&mut self, cmd: &Cmd, args: &[Word]) {
-        let first_expr = find_expression_start(args);
-        let mut starts: Vec<Word> = args[..first_expr].to_vec();
-        if starts.is_empty() {
-            starts.push(Word::lit("."));
-        }
-        let filtered = args[first_expr..]
-            .iter()
-            .any(|a| FIND_FILTERS.iter().any(|f| a.is(f)));
-        let mut i = first_expr;
-        while i < args.len() {
-            let is_exec = ["-exec", "-execdir", "-ok", "-okdir"]
-                .iter()
-                .any(|e| args[i].is(e));
-            if !is_exec {
-                i += 1;
-                continue;
-            }
-            let from = i + 1;
-            let mut end = from;
-            while end < args.len() && !(args[end].is(";") || args[end].is("+")) {
-                end += 1;
-            }
-            let inner = &args[from..end.min(args.len())];
-            for start in starts.iter().take(4) {
-                // The first match is the start path itself; with filters, something below it.
-                let found = if filtered {
-                    let mut w = start.clone();
-                    if !w.text().ends_with('/') {
-                        w.segs.push(Seg::Lit("/".into()));
-                    }
-                    w.segs.push(Seg::Dyn("{}".into()));
-                    w
-                } else {
-                    start.clone()
-                };
-                let words: Vec<Word> = inner.iter().map(|w| substitute(w, "{}", &found)).collect();
-                if !words.is_empty() {
-                    self.exec_child(cmd, words);
-                }
-            }
-            i = end + 1;
-        }
-    }
-
-    fn git_config(&mut self, args: &[Word]) {
-        let mut i = 0;
-        while i < args.len() {
-            let a = &args[i];
-            let Some(t) = a.literal() else { break };
-            if !t.starts_with('-') {
-                break;
-            }
-            let value = if t == "-c" {
-                i += 1;
-                args.get(i).cloned()
-            } else {
-                t.strip_prefix("-c")
-                    .filter(|v| v.contains('='))
-                    .map(Word::lit)
-            };
-            if matches!(
-                t.as_str(),
-                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env"
-            ) {
-                i += 1;
-            }
-            if let Some(v) = value {
-                self.git_setting(&v);
-            }
+        if matches!(
+            t.as_str(),
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env"
+        ) {
             i += 1;
         }
+        if let Some(v) = value {
+            git_setting(&v, None, out);
+        }
+        i += 1;
     }
+    // `git config [--global …] KEY VALUE` stores what a later git runs.
+    if args.get(i).is_some_and(|w| w.is("config")) {
+        let rest: Vec<&Word> = args[i + 1..]
+            .iter()
+            .filter(|w| !w.starts_with("-"))
+            .collect();
+        if let [key, value, ..] = rest.as_slice() {
+            git_setting(key, Some(value), out);
+        }
+    }
+}
 
-    fn git_setting(&mut self, setting: &Word) {
-        let Some(t) = setting.literal() else {
+/// A git setting (`KEY=VALUE`, or `KEY` and `VALUE` apart) whose value git runs.
+fn git_setting(setting: &Word, value: Option<&Word>, out: &mut Vec<Follow>) {
+    let (key, value): (String, Word) = match (setting.literal(), value) {
+        (Some(k), Some(v)) => (k, v.clone()),
+        (Some(t), None) => match t.split_once('=') {
+            Some((k, v)) => (k.to_owned(), Word::lit(v)),
+            None => return,
+        },
+        (None, _) => {
             if setting.text().to_ascii_lowercase().starts_with("alias.") {
-                self.finding(unresolved(
+                out.push(unresolved(
                     "unresolved.git-alias",
                     "a git alias is only known at run time, so it needs approval.",
                 ));
             }
             return;
-        };
-        let Some((key, value)) = t.split_once('=') else {
-            return;
-        };
-        let key = key.to_ascii_lowercase();
-        let shell_value = if key.starts_with("alias.") {
-            value.strip_prefix('!')
-        } else if GIT_SHELL_KEYS.contains(&key.as_str())
+        }
+    };
+    let key = key.to_ascii_lowercase();
+    let runs = if key.starts_with("alias.") {
+        value.text().starts_with('!') || !value.is_static()
+    } else {
+        GIT_SHELL_KEYS.contains(&key.as_str())
             || key.starts_with("pager.")
             || key.ends_with(".textconv")
             || (key.starts_with("filter.")
                 && [".clean", ".smudge", ".process"]
                     .iter()
                     .any(|s| key.ends_with(s)))
-        {
-            Some(value.strip_prefix('!').unwrap_or(value))
-        } else {
-            None
-        };
-        if let Some(script) = shell_value {
-            self.walk_scoped(script, &Io::default());
-        }
+    };
+    if !runs {
+        return;
     }
+    let mut script = value;
+    if let Some(Seg::Lit(first)) = script.segs.first_mut()
+        && let Some(rest) = first.strip_prefix('!')
+    {
+        *first = rest.to_owned();
+    }
+    out.push(Follow::String {
+        word: script,
+        what: format!("git {key}"),
+        io: Io::default(),
+        place: Place::Here,
+        scoped: true,
+        positional: None,
+    });
+}
 
-    fn watch(&mut self, cmd: &Cmd, args: &[Word]) {
-        let mut i = 0;
-        let mut exec = false;
-        while i < args.len() {
-            let Some(t) = args[i].literal() else { break };
-            if t == "--" {
-                i += 1;
-                break;
-            }
-            if !t.starts_with('-') {
-                break;
-            }
-            if t == "-x" || t == "--exec" {
-                exec = true;
-            }
-            if matches!(
-                t.as_str(),
-                "-n" | "--interval" | "-d" | "-q" | "--equexit" | "-s" | "--shell"
-            ) && !t.contains('=')
-            {
-                // `-d` takes an optional attached value only.
-                if t != "-d" {
-                    i += 1;
-                }
-            }
+fn watch(args: &[Word], out: &mut Vec<Follow>) {
+    let mut i = 0;
+    let mut exec = false;
+    while i < args.len() {
+        let Some(t) = args[i].literal() else { break };
+        if t == "--" {
             i += 1;
-        }
-        let rest = args.get(i..).unwrap_or(&[]);
-        if rest.is_empty() {
-            return;
-        }
-        if exec {
-            self.exec_child(cmd, rest.to_vec());
-        } else {
-            let joined = Word {
-                segs: rest
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(k, w)| {
-                        let mut s = if k > 0 {
-                            vec![Seg::Lit(" ".into())]
-                        } else {
-                            Vec::new()
-                        };
-                        s.extend(w.segs.iter().cloned());
-                        s
-                    })
-                    .collect(),
-            };
-            self.run_string(&joined, &Io::default(), true, "watch");
-        }
-    }
-}
-
-impl Walker {
-    /// Inline code that starts processes (`os.system("rm -rf /")`): its string literals, alone
-    /// and joined, go to the hardline guard.
-    fn code_literals(&mut self, code: &str) {
-        const MARKERS: &[&str] = &[
-            "system",
-            "popen",
-            "subprocess",
-            "exec",
-            "spawn",
-            "`",
-            "check_output",
-            "Command",
-        ];
-        if !MARKERS.iter().any(|m| code.contains(m)) {
-            return;
-        }
-        let literals = string_literals(code);
-        for l in &literals {
-            self.add_rough_text(l);
-        }
-        if literals.len() > 1 {
-            self.add_rough_text(&literals.join(" "));
-        }
-    }
-}
-
-/// The contents of '...', "..." and `...` literals in program code.
-fn string_literals(code: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut chars = code.chars();
-    while let Some(c) = chars.next() {
-        if !matches!(c, '\'' | '"' | '`') {
-            continue;
-        }
-        let mut s = String::new();
-        while let Some(d) = chars.next() {
-            if d == '\\' {
-                if let Some(e) = chars.next() {
-                    s.push(e);
-                }
-            } else if d == c {
-                break;
-            } else {
-                s.push(d);
-            }
-        }
-        out.push(s);
-        if out.len() > 64 {
             break;
         }
+        if !t.starts_with('-') {
+            break;
+        }
+        if t == "--exec" || (!t.starts_with("--") && t.contains('x')) {
+            exec = true;
+        }
+        if matches!(
+            t.as_str(),
+            "-n" | "--interval" | "-q" | "--equexit" | "-s" | "--shell"
+        ) {
+            i += 1;
+        }
+        i += 1;
     }
-    out
+    let rest = args.get(i..).unwrap_or(&[]);
+    if rest.is_empty() {
+        return;
+    }
+    if exec {
+        out.push(Follow::Exec {
+            words: rest.to_vec(),
+            place: Place::Here,
+        });
+    } else {
+        out.push(Follow::string(joined(rest), "watch", &Io::default()));
+    }
 }
 
-fn unresolved(rule: &str, reason: impl Into<String>) -> Finding {
-    Finding::ask(Class::Unresolved, rule, reason)
-}
-
-/// A script path that is produced at run time (`<(curl ...)`, `/dev/fd/N`).
-fn generated(word: &Word) -> bool {
-    let t = word.text();
-    t.starts_with("<(") || t.starts_with("/dev/fd/") || t == "/dev/stdin"
-}
-
-fn takes_value_hyperfine(opt: &Word) -> bool {
-    [
+fn hyperfine(args: &[Word], io: &Io, out: &mut Vec<Follow>) {
+    const TAKES_COMMAND: &[&str] = &[
+        "-p",
+        "--prepare",
+        "-c",
+        "--cleanup",
+        "-s",
+        "--setup",
+        "--conclude",
+    ];
+    const TAKES_VALUE: &[&str] = &[
         "-w",
         "--warmup",
         "-m",
@@ -710,13 +1160,6 @@ fn takes_value_hyperfine(opt: &Word) -> bool {
         "--max-runs",
         "-r",
         "--runs",
-        "-p",
-        "--prepare",
-        "-c",
-        "--cleanup",
-        "-s",
-        "--setup",
-        "--conclude",
         "-P",
         "--parameter-scan",
         "-D",
@@ -737,12 +1180,193 @@ fn takes_value_hyperfine(opt: &Word) -> bool {
         "-u",
         "--time-unit",
         "--sort",
-    ]
-    .iter()
-    .any(|o| opt.is(o))
+    ];
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a.starts_with("-") {
+            if TAKES_COMMAND.iter().any(|o| a.is(o))
+                && let Some(v) = args.get(i + 1)
+            {
+                out.push(Follow::string(v.clone(), "hyperfine", io));
+                i += 1;
+            } else if TAKES_VALUE.iter().any(|o| a.is(o)) {
+                i += 1;
+            }
+        } else {
+            out.push(Follow::string(a.clone(), "hyperfine", io));
+        }
+        i += 1;
+    }
 }
 
-/// The value of the first of `names` (`-c X`, `-cX`, `--command=X`, `--command X`).
+/// `ssh [OPTIONS] HOST [COMMAND …]`: the words after the host are joined and run by the
+/// remote user's shell.
+fn ssh(args: &[Word], out: &mut Vec<Follow>) {
+    const VALUE: &str = "BbcDEeFIiJLlmOoPpQRSWw";
+    let mut i = 0;
+    while let Some(t) = args.get(i).and_then(Word::literal) {
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t.len() < 2 {
+            break;
+        }
+        let takes = t
+            .chars()
+            .skip(1)
+            .position(|c| VALUE.contains(c))
+            .is_some_and(|k| k + 2 == t.len());
+        i += 1 + usize::from(takes);
+    }
+    let rest = args.get(i + 1..).unwrap_or(&[]);
+    if rest.is_empty() {
+        return;
+    }
+    out.push(Follow::String {
+        word: joined(rest),
+        what: "ssh".into(),
+        io: Io::default(),
+        place: Place::Remote,
+        scoped: true,
+        positional: None,
+    });
+}
+
+/// `docker exec [OPTIONS] CONTAINER CMD…`, `docker run [OPTIONS] IMAGE [CMD…]`, `docker
+/// compose exec|run SERVICE CMD…`, `kubectl exec POD -- CMD…` (and podman, nerdctl, oc).
+fn container(args: &[Word], out: &mut Vec<Follow>) {
+    const VALUE: &[&str] = &[
+        "-e",
+        "--env",
+        "-u",
+        "--user",
+        "-w",
+        "--workdir",
+        "--env-file",
+        "-v",
+        "--volume",
+        "--mount",
+        "-p",
+        "--publish",
+        "--name",
+        "--network",
+        "--net",
+        "--entrypoint",
+        "-l",
+        "--label",
+        "--platform",
+        "-m",
+        "--memory",
+        "--cpus",
+        "--hostname",
+        "-h",
+        "--add-host",
+        "--device",
+        "--cap-add",
+        "--cap-drop",
+        "--security-opt",
+        "--ulimit",
+        "--pull",
+        "--restart",
+        "--log-driver",
+        "--log-opt",
+        "--tmpfs",
+        "--shm-size",
+        "--dns",
+        "--ipc",
+        "--pid",
+        "--userns",
+        "--gpus",
+        "--runtime",
+        "-c",
+        "--container",
+        "-n",
+        "--namespace",
+        "--context",
+        "--kubeconfig",
+        "-f",
+        "--file",
+        "--project-name",
+        "--detach-keys",
+        "--stop-signal",
+        "--health-cmd",
+        "--cgroupns",
+        "--group-add",
+        "--volumes-from",
+        "--link",
+        "--expose",
+        "--label-file",
+        "--cidfile",
+        "--init-path",
+    ];
+    let Some(mut sub) = args.iter().position(|w| !w.starts_with("-")) else {
+        return;
+    };
+    let mut verb = args[sub].literal().unwrap_or_default();
+    if verb == "compose" || verb == "container" {
+        let Some(next) = args[sub + 1..].iter().position(|w| !w.starts_with("-")) else {
+            return;
+        };
+        sub += 1 + next;
+        verb = args[sub].literal().unwrap_or_default();
+    }
+    if !matches!(verb.as_str(), "exec" | "run") {
+        return;
+    }
+    let rest = &args[sub + 1..];
+    let mut i = 0;
+    let mut target_seen = false;
+    while i < rest.len() {
+        let Some(t) = rest[i].literal() else {
+            if target_seen {
+                break;
+            }
+            target_seen = true;
+            i += 1;
+            continue;
+        };
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            let takes = !t.contains('=') && VALUE.contains(&t.as_str());
+            i += 1 + usize::from(takes);
+            continue;
+        }
+        if target_seen {
+            break;
+        }
+        // `kubectl exec POD -- CMD`, and the old `kubectl exec POD CMD`, alike.
+        target_seen = true;
+        i += 1;
+    }
+    let words = rest.get(i..).unwrap_or(&[]).to_vec();
+    if words.is_empty() {
+        return;
+    }
+    out.push(Follow::Exec {
+        words,
+        place: Place::Remote,
+    });
+}
+
+/// Words joined by spaces into one word (dynamic parts kept).
+fn joined(words: &[Word]) -> Word {
+    let mut out = Word::default();
+    for (k, w) in words.iter().enumerate() {
+        if k > 0 {
+            out.segs.push(Seg::Lit(" ".into()));
+        }
+        out.segs.extend(w.segs.iter().cloned());
+    }
+    out
+}
+
+/// The value of the first of `names` (`-c X`, `-cX` for `-c` alone, `--command=X`,
+/// `--command X`, a cluster ending in the option: `-lc X`).
 fn option_value(args: &[Word], names: &[&str]) -> Option<Word> {
     for (i, a) in args.iter().enumerate() {
         let Some(t) = a.literal() else { continue };
@@ -762,7 +1386,6 @@ fn option_value(args: &[Word], names: &[&str]) -> Option<Word> {
                 && !t.starts_with("--")
                 && t.ends_with(&name[1..])
             {
-                // A cluster ending in the option: `-lc 'cmd'`.
                 return args.get(i + 1).cloned();
             }
         }
@@ -789,6 +1412,18 @@ fn substitute(word: &Word, pattern: &str, with: &Word) -> Word {
         }
     }
     out
+}
+
+/// The environment assignments written before a command or given to `env`, with values.
+pub(crate) fn env_words(words: &[Word], start: usize) -> Vec<(String, Word)> {
+    words[..start.min(words.len())]
+        .iter()
+        .filter_map(|w| {
+            let t = w.literal()?;
+            let name = is_assignment(&t)?;
+            Some((name.to_owned(), Word::lit(&t[name.len() + 1..])))
+        })
+        .collect()
 }
 
 /// What a command writes to standard output (a pipe), when that is known statically.

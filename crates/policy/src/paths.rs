@@ -1,6 +1,7 @@
 //! Paths: lexical resolution against the tracked working directory, and which directories are
 //! too important to delete.
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 use crate::words::{Seg, Word};
@@ -55,6 +56,151 @@ const SYSTEM_PARENTS: &[&str] = &[
 
 /// Directories whose direct children are users' home directories.
 const HOME_PARENTS: &[&str] = &["/home", "/Users"];
+
+/// Trees that are system at any depth: deleting, moving or truncating anything in them
+/// breaks the machine (`/usr/lib/python3`, `/var/lib/dpkg/info`, `/boot/grub`). `/usr/local`
+/// below its direct children belongs to the administrator's own installs.
+const SYSTEM_TREES: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/etc",
+    "/proc",
+    "/sys",
+    "/var/lib/dpkg",
+    "/var/lib/apt",
+    "/var/lib/rpm",
+    "/var/lib/pacman",
+    "/var/lib/systemd",
+    "/nix/store",
+    "/System",
+    "/Library",
+];
+
+/// Files whose loss or truncation locks everyone out or stops the machine from booting.
+const CRITICAL_FILES: &[&str] = &[
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "/etc/fstab",
+    "/etc/crypttab",
+    "/etc/sudoers",
+    "/etc/inittab",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.cache",
+    "/etc/nsswitch.conf",
+    "/etc/login.defs",
+    "/etc/os-release",
+    "/etc/machine-id",
+];
+
+/// Trees whose every file is critical in the sense of [`CRITICAL_FILES`].
+const CRITICAL_TREES: &[&str] = &[
+    "/boot",
+    "/bin",
+    "/sbin",
+    "/usr/bin",
+    "/usr/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/usr/lib",
+    "/usr/lib32",
+    "/usr/lib64",
+    "/usr/libexec",
+    "/var/lib/dpkg",
+    "/var/lib/rpm",
+    "/etc/pam.d",
+    "/etc/sudoers.d",
+    "/etc/security",
+];
+
+/// Inside a system tree at any depth (see [`SYSTEM_TREES`]).
+pub(crate) fn in_system_tree(path: &Path) -> bool {
+    if path.starts_with("/usr/local") {
+        return false;
+    }
+    SYSTEM_TREES.iter().any(|t| path.starts_with(t))
+}
+
+/// A file the system cannot lose or have truncated (see [`CRITICAL_FILES`]).
+pub(crate) fn critical_file(path: &Path) -> bool {
+    CRITICAL_FILES.iter().any(|f| path == Path::new(f))
+        || CRITICAL_TREES
+            .iter()
+            .any(|t| path.starts_with(t) && path != Path::new(t))
+}
+
+/// The target of a link the line makes to a path only known at run time.
+pub(crate) const DYNAMIC_LINK: &str = "/\0dynamic";
+
+/// Symbolic links made earlier on the line: link → target.
+pub(crate) type Links = HashMap<PathBuf, PathBuf>;
+
+/// Resolves `text` against `base` as the kernel would: symbolic links (those on the file
+/// system, dangling ones included, and those the line makes) are followed component by
+/// component, and `..` climbs from where a link led. The last component is followed only
+/// when `follow_last` (a trailing `/`, or more path after it). Nothing is required to exist.
+pub(crate) fn physical(base: &Path, text: &str, links: &Links, follow_last: bool) -> PathBuf {
+    let joined = if text.starts_with('/') {
+        PathBuf::from(text)
+    } else {
+        base.join(text)
+    };
+    let follow_last = follow_last || text.ends_with('/') || text.ends_with("/.");
+    let mut pending: Vec<std::ffi::OsString> = joined
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut out = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            out.pop();
+            continue;
+        }
+        out.push(&part);
+        let last = pending.is_empty();
+        if last && !follow_last {
+            break;
+        }
+        let target = links.get(&out).cloned().or_else(|| {
+            std::fs::symlink_metadata(&out)
+                .ok()
+                .filter(|m| m.file_type().is_symlink())
+                .and_then(|_| std::fs::read_link(&out).ok())
+        });
+        let Some(target) = target else { continue };
+        hops += 1;
+        if hops > 40 {
+            break;
+        }
+        out.pop();
+        if target.is_absolute() {
+            out = PathBuf::from("/");
+        }
+        for c in target.components().rev() {
+            match c {
+                Component::Normal(n) => pending.push(n.to_os_string()),
+                Component::ParentDir => pending.push("..".into()),
+                _ => {}
+            }
+        }
+    }
+    out
+}
 
 /// The directories a relative path may be relative to: usually one, several after a `cd`
 /// that may or may not have run, none known after `cd $X`.
@@ -169,15 +315,19 @@ fn path_text(segs: &[Seg]) -> String {
     let mut s = String::new();
     for seg in segs {
         match seg {
-            Seg::Lit(t) | Seg::Glob(t) | Seg::Dyn(t) => s.push_str(t),
+            Seg::Lit(t) | Seg::Glob(t) | Seg::Dyn(t) | Seg::Temp(t) => s.push_str(t),
             Seg::Home => s.push_str(UNKNOWN_HOME),
         }
     }
     s
 }
 
-/// Classifies what a destructive command aimed at `word` could reach.
-pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path) -> Target {
+/// Classifies what a destructive command aimed at `word` could reach, lexically and through
+/// symbolic links.
+pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path, links: &Links) -> Target {
+    if word.starts_temp() {
+        return Target::Safe;
+    }
     if word.starts_dynamic() {
         return Target::Unknown(format!(
             "`{}` is only known at run time and could expand to /",
@@ -199,18 +349,18 @@ pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path) -> Target {
         cwd.options.iter().map(PathBuf::as_path).collect()
     };
     for base in bases {
-        result = result.worst(classify_in(word, base, home));
+        result = result.worst(classify_in(word, base, home, links));
     }
     result
 }
 
-fn classify_in(word: &Word, base: &Path, home: &Path) -> Target {
+fn classify_in(word: &Word, base: &Path, home: &Path, links: &Links) -> Target {
     // The text up to the first dynamic part; glob characters kept.
     let mut prefix = String::new();
     let mut dynamic = false;
     for seg in &word.segs {
         match seg {
-            Seg::Dyn(_) => {
+            Seg::Dyn(_) | Seg::Temp(_) => {
                 dynamic = true;
                 break;
             }
@@ -219,15 +369,23 @@ fn classify_in(word: &Word, base: &Path, home: &Path) -> Target {
         }
     }
     if word.has_glob() {
-        return classify_glob(word, base, home);
+        return classify_glob(word, base, home, links);
     }
     if dynamic {
         // `dir/$X`: anything below `dir` (or `dir` itself when `$X` is empty).
-        let dir = if prefix.ends_with('/') {
-            normalize(base, Path::new(&prefix))
+        let dir_text = if prefix.ends_with('/') {
+            prefix.clone()
         } else {
-            let p = normalize(base, Path::new(&prefix));
-            p.parent().map_or(p.clone(), Path::to_path_buf)
+            prefix
+                .rfind('/')
+                .map_or(String::new(), |i| prefix[..=i].to_owned())
+        };
+        let lexical = normalize(base, Path::new(&dir_text));
+        let real = physical(base, &dir_text, links, true);
+        let dir = if protected(&lexical, home) == Target::Safe {
+            real
+        } else {
+            lexical
         };
         return match protected(&dir, home) {
             Target::Safe => Target::Safe,
@@ -238,17 +396,24 @@ fn classify_in(word: &Word, base: &Path, home: &Path) -> Target {
             )),
         };
     }
-    protected(&normalize(base, Path::new(&prefix)), home)
+    let real = physical(base, &prefix, links, false);
+    if real.starts_with(DYNAMIC_LINK) {
+        return Target::Unknown(format!(
+            "`{}` goes through a symbolic link whose target is only known at run time",
+            word.text()
+        ));
+    }
+    protected(&normalize(base, Path::new(&prefix)), home).worst(protected(&real, home))
 }
 
 /// A glob: what the directory holding the first glob component could lose.
-fn classify_glob(word: &Word, base: &Path, home: &Path) -> Target {
+fn classify_glob(word: &Word, base: &Path, home: &Path, links: &Links) -> Target {
     // Split the word into path components, noting which hold glob characters.
     let mut comps: Vec<(String, bool)> = vec![(String::new(), false)];
     let mut leading_slash = false;
     for (i, seg) in word.segs.iter().enumerate() {
         let (t, glob) = match seg {
-            Seg::Lit(t) | Seg::Dyn(t) => (t.as_str(), false),
+            Seg::Lit(t) | Seg::Dyn(t) | Seg::Temp(t) => (t.as_str(), false),
             Seg::Glob(t) => (t.as_str(), true),
             Seg::Home => (UNKNOWN_HOME, false),
         };
@@ -275,7 +440,12 @@ fn classify_glob(word: &Word, base: &Path, home: &Path) -> Target {
     if leading_slash && !dir_text.starts_with('/') {
         dir_text.insert(0, '/');
     }
-    let dir = normalize(base, Path::new(&dir_text));
+    let lexical = normalize(base, Path::new(&dir_text));
+    let dir = if lexical == Path::new("/") || protected(&lexical, home) != Target::Safe {
+        lexical
+    } else {
+        physical(base, &dir_text, links, true)
+    };
     let pattern = &comps[first_glob].0;
     let last = comps[first_glob + 1..].iter().all(|c| c.0.is_empty());
     let match_all = pattern.chars().all(|c| matches!(c, '*' | '?' | '.'));
@@ -313,8 +483,12 @@ pub(crate) fn protected(path: &Path, home: &Path) -> Target {
     if path == Path::new("/") {
         return Target::Root;
     }
-    if path == home {
+    // The caller's home, or a home only known on the other side (`ssh`, a container).
+    if path == home || path == Path::new(UNKNOWN_HOME) {
         return Target::Home;
+    }
+    if in_system_tree(path) {
+        return Target::System(path.to_string_lossy().into_owned());
     }
     let s = path.to_string_lossy();
     if let Some(name) = s.strip_prefix('/')
@@ -448,6 +622,33 @@ mod tests {
     }
 
     #[test]
+    fn physical_paths_follow_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("e")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/dangling", root.join("d")).unwrap();
+        let none = Links::new();
+        assert_eq!(
+            physical(&root, "e/passwd", &none, false),
+            Path::new("/etc/passwd")
+        );
+        assert_eq!(physical(&root, "e/../x", &none, false), Path::new("/x"));
+        assert_eq!(physical(&root, "e", &none, false), root.join("e"));
+        assert_eq!(physical(&root, "e/", &none, false), Path::new("/etc"));
+        assert_eq!(
+            physical(&root, "d", &none, true),
+            Path::new("/nonexistent/dangling")
+        );
+        let mut made = Links::new();
+        made.insert(root.join("x"), PathBuf::from("/"));
+        assert_eq!(physical(&root, "x/", &made, false), Path::new("/"));
+        assert_eq!(
+            physical(Path::new("/"), "/proc/self/root/", &none, false),
+            Path::new("/")
+        );
+    }
+
+    #[test]
     fn globs() {
         assert!(glob_match("*", "usr"));
         assert!(glob_match("u*", "usr"));
@@ -461,11 +662,17 @@ mod tests {
     fn classifies() {
         let home = Path::new("/home/u");
         let cwd = Cwd::known(PathBuf::from("/work/p"));
-        let c = |w: &str| classify(&Word::lit(w), &cwd, home);
+        let links = Links::new();
+        let c = |w: &str| classify(&Word::lit(w), &cwd, home, &links);
         assert_eq!(c("/"), Target::Root);
         assert_eq!(c("/home/u"), Target::Home);
         assert_eq!(c("/usr"), Target::System("/usr".into()));
         assert_eq!(c("/usr/lib"), Target::System("/usr/lib".into()));
+        assert_eq!(
+            c("/usr/lib/python3/dist-packages"),
+            Target::System("/usr/lib/python3/dist-packages".into())
+        );
+        assert_eq!(c("/usr/local/lib/node_modules/x"), Target::Safe);
         assert_eq!(c("/tmp/x"), Target::Safe);
         assert_eq!(c("node_modules"), Target::Safe);
         assert_eq!(c("../../.."), Target::Root);

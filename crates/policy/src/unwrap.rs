@@ -1,6 +1,7 @@
 //! Wrappers: programs that run another program given in their arguments (`sudo`, `env`,
 //! `timeout`, `nice`, ...). Unwrapping finds the program that really runs.
 
+use crate::flags::canonical_long;
 use crate::words::Word;
 
 /// The word a program name resolves to, without its directory (`/usr/bin/sudo` → `sudo`).
@@ -24,9 +25,13 @@ struct Wrapper {
     chdir: &'static [&'static str],
     /// The wrapper runs the command with other privileges.
     privileged: bool,
+    /// A subcommand that must follow the name for the rest to be a command (`poetry run`,
+    /// `pnpm exec`); empty when the name alone wraps.
+    sub: &'static [&'static str],
 }
 
 const W: Wrapper = Wrapper {
+    sub: &[],
     names: &[],
     value_opts: &[],
     stop_opts: &[],
@@ -243,6 +248,126 @@ const WRAPPERS: &[Wrapper] = &[
         ..W
     },
     Wrapper {
+        names: &["setpriv"],
+        value_opts: &[
+            "--reuid",
+            "--regid",
+            "--ruid",
+            "--euid",
+            "--rgid",
+            "--egid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--landlock-access",
+            "--landlock-rule",
+        ],
+        stop_opts: &["-d", "--dump", "--help", "--version"],
+        privileged: true,
+        ..W
+    },
+    Wrapper {
+        names: &["nsenter"],
+        value_opts: &["-t", "--target", "-S", "--setuid", "-G", "--setgid"],
+        stop_opts: &["--help", "--version"],
+        privileged: true,
+        ..W
+    },
+    Wrapper {
+        names: &[
+            "poetry",
+            "pdm",
+            "hatch",
+            "rye",
+            "uv",
+            "pipenv",
+            "pixi",
+            "conda",
+            "mamba",
+            "micromamba",
+        ],
+        value_opts: &[
+            "-n",
+            "--name",
+            "-p",
+            "--prefix",
+            "--cwd",
+            "--with",
+            "--python",
+            "--project",
+            "--directory",
+            "--package",
+            "--extra",
+            "--group",
+            "--env-file",
+            "--index",
+            "-e",
+            "--env",
+            "--environment",
+        ],
+        chdir: &["--cwd", "--directory"],
+        sub: &["run"],
+        ..W
+    },
+    Wrapper {
+        names: &["npm", "pnpm", "yarn", "bun", "mise", "rtx"],
+        value_opts: &[
+            "-p",
+            "--package",
+            "-c",
+            "--call",
+            "-w",
+            "--workspace",
+            "-C",
+            "--cd",
+        ],
+        chdir: &["-C", "--cd"],
+        sub: &["exec", "dlx", "x"],
+        ..W
+    },
+    Wrapper {
+        names: &["bundle"],
+        sub: &["exec"],
+        ..W
+    },
+    Wrapper {
+        names: &["direnv"],
+        sub: &["exec"],
+        skip: 1,
+        ..W
+    },
+    Wrapper {
+        names: &["npx", "pnpx", "bunx", "uvx", "pipx"],
+        value_opts: &[
+            "-p",
+            "--package",
+            "-c",
+            "--call",
+            "--from",
+            "--with",
+            "--python",
+        ],
+        ..W
+    },
+    Wrapper {
+        names: &["doppler", "op", "infisical", "dotenvx"],
+        value_opts: &["-p", "--project", "-c", "--config", "--env-file", "-f"],
+        sub: &["run"],
+        ..W
+    },
+    Wrapper {
+        names: &["aws-vault"],
+        value_opts: &["-d", "--duration", "-t", "--mfa-token", "--region"],
+        sub: &["exec"],
+        skip: 1,
+        ..W
+    },
+    Wrapper {
         names: &["xvfb-run"],
         value_opts: &[
             "-n",
@@ -315,6 +440,22 @@ const WRAPPERS: &[Wrapper] = &[
     },
 ];
 
+impl Wrapper {
+    /// The long options the wrapper's lists name, without `--`, for abbreviations.
+    fn longs(&self) -> Vec<&'static str> {
+        let mut longs: Vec<&'static str> = self
+            .value_opts
+            .iter()
+            .chain(self.stop_opts)
+            .chain(self.chdir)
+            .filter_map(|o| o.strip_prefix("--"))
+            .collect();
+        longs.sort_unstable();
+        longs.dedup();
+        longs
+    }
+}
+
 fn wrapper(name: &str) -> Option<&'static Wrapper> {
     WRAPPERS.iter().find(|w| w.names.contains(&name))
 }
@@ -332,6 +473,9 @@ pub(crate) struct Unwrapped {
     pub(crate) chdir: Option<Word>,
     /// `env -S STRING`: the string, re-split by env as a command line.
     pub(crate) split_string: Option<Word>,
+    /// Every wrapper option's value, by option (`strace -o /tmp/trace`): paths among them
+    /// are checked like the command's own.
+    pub(crate) option_values: Vec<(String, Word)>,
 }
 
 impl Unwrapped {
@@ -364,7 +508,14 @@ pub(crate) fn unwrap(words: &[Word]) -> Unwrapped {
         let Some(spec) = wrapper(&name) else {
             break;
         };
-        match inner_start(words, idx + 1, spec, &mut u) {
+        let mut from = idx + 1;
+        if !spec.sub.is_empty() {
+            match words.get(from).and_then(Word::literal) {
+                Some(sub) if spec.sub.contains(&sub.as_str()) => from += 1,
+                _ => break,
+            }
+        }
+        match inner_start(words, from, spec, &mut u) {
             Some(next) if next < words.len() => {
                 if spec.privileged {
                     u.privileged.push(u.levels.len() - 1);
@@ -410,9 +561,10 @@ fn inner_start(words: &[Word], mut j: usize, spec: &Wrapper, u: &mut Unwrapped) 
             }
             if let Some(long) = text.strip_prefix("--") {
                 let (name, inline) = match long.split_once('=') {
-                    Some((n, v)) => (format!("--{n}"), Some(v.to_owned())),
-                    None => (text.clone(), None),
+                    Some((n, v)) => (n, Some(v.to_owned())),
+                    None => (long, None),
                 };
+                let name = format!("--{}", canonical_long(name, &spec.longs()));
                 if spec.stop_opts.contains(&name.as_str()) {
                     return None;
                 }
@@ -460,6 +612,9 @@ fn inner_start(words: &[Word], mut j: usize, spec: &Wrapper, u: &mut Unwrapped) 
 }
 
 fn note_value(spec: &Wrapper, opt: &str, value: Option<Word>, u: &mut Unwrapped) {
+    if let Some(v) = &value {
+        u.option_values.push((opt.to_owned(), v.clone()));
+    }
     if spec.chdir.contains(&opt) {
         u.chdir = value;
     } else if spec.names.contains(&"env") && (opt == "-S" || opt == "--split-string") {

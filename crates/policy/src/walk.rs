@@ -5,11 +5,14 @@ use std::path::{Path, PathBuf};
 
 use tree_sitter::Node;
 
+use std::collections::HashMap;
+
 use crate::command::{Class, Cmd, Finding, Origin, Redir, RedirKind};
-use crate::paths::{Cwd, normalize};
+use crate::nested::{Follow, Lang, Place};
+use crate::paths::{Cwd, UNKNOWN_HOME, normalize};
 use crate::unwrap::unwrap;
-use crate::words::{self, Env, Vars, Word};
-use crate::{fallback, parse};
+use crate::words::{self, Env, Val, Vars, Word};
+use crate::{fallback, inline, parse};
 
 /// Scripts inside scripts (`bash -c "eval '...'"`) deeper than this are not followed.
 const MAX_SCRIPT_DEPTH: u32 = 12;
@@ -28,6 +31,8 @@ pub(crate) struct Analysis {
     /// Commands guessed from text the parser could not make sense of; used for the hardline
     /// guard only.
     pub(crate) rough: Vec<Cmd>,
+    /// Symbolic links the line makes (`ln -s / x`): link path → target, both absolute.
+    pub(crate) links: HashMap<PathBuf, PathBuf>,
 }
 
 /// A file written earlier on the same line.
@@ -49,7 +54,7 @@ pub(crate) enum Stdin {
 }
 
 /// How a node is placed.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Io {
     pub(crate) piped_in: bool,
     pub(crate) piped_out: bool,
@@ -59,6 +64,7 @@ pub(crate) struct Io {
 
 pub(crate) struct Scope {
     cwd: Cwd,
+    oldcwd: Cwd,
     vars: Vars,
 }
 
@@ -66,7 +72,11 @@ pub(crate) struct Scope {
 pub(crate) struct Walker {
     pub(crate) home: Option<String>,
     pub(crate) cwd: Cwd,
+    /// The directory before the last `cd` (`~-`, `$OLDPWD`).
+    oldcwd: Cwd,
     pub(crate) vars: Vars,
+    /// Greater than zero inside commands that run on another host or in a container.
+    remote: u32,
     /// Greater than zero where a statement may or may not run.
     pub(crate) conditional: u32,
     script_depth: u32,
@@ -76,7 +86,9 @@ pub(crate) struct Walker {
     gave_up: bool,
     /// Files written earlier on the line, with their content when it is known statically
     /// (`echo 'rm -rf /' > x.sh && bash x.sh`).
-    pub(crate) written: std::collections::HashMap<PathBuf, Option<String>>,
+    pub(crate) written: HashMap<PathBuf, Option<String>>,
+    /// What each process substitution (`<(echo …)`, by its source text) prints, when known.
+    procsubs: HashMap<String, Option<String>>,
     pub(crate) out: Analysis,
 }
 
@@ -85,13 +97,16 @@ impl Walker {
         Walker {
             home: home.map(|h| h.to_string_lossy().into_owned()),
             cwd: Cwd::known(normalize(Path::new("/"), cwd)),
+            oldcwd: Cwd::unknown(),
             vars: Vars::new(),
+            remote: 0,
             conditional: 0,
             script_depth: 0,
             node_depth: 0,
             steps: 0,
             gave_up: false,
-            written: std::collections::HashMap::new(),
+            written: HashMap::new(),
+            procsubs: HashMap::new(),
             out: Analysis::default(),
         }
     }
@@ -99,12 +114,14 @@ impl Walker {
     pub(crate) fn save(&self) -> Scope {
         Scope {
             cwd: self.cwd.clone(),
+            oldcwd: self.oldcwd.clone(),
             vars: self.vars.clone(),
         }
     }
 
     pub(crate) fn restore(&mut self, scope: Scope) {
         self.cwd = scope.cwd;
+        self.oldcwd = scope.oldcwd;
         self.vars = scope.vars;
     }
 
@@ -152,9 +169,19 @@ impl Walker {
         }
     }
 
-    /// Records the commands of a rough split of `text` for the hardline guard.
-    pub(crate) fn add_rough_text(&mut self, text: &str) {
-        self.add_rough(text);
+    /// A command with no words, placed here (what an assignment's follow-ups hang on).
+    fn bare_cmd(&self) -> Cmd {
+        Cmd {
+            words: Vec::new(),
+            unwrapped: unwrap(&[]),
+            assigns: Vec::new(),
+            env_values: Vec::new(),
+            redirects: Vec::new(),
+            cwd: self.cwd.clone(),
+            origin: Origin::Direct,
+            piped_in: false,
+            piped_out: false,
+        }
     }
 
     fn add_rough(&mut self, text: &str) {
@@ -166,6 +193,7 @@ impl Walker {
                 unwrapped,
                 assigns: Vec::new(),
                 redirects: Vec::new(),
+                env_values: Vec::new(),
                 cwd: self.cwd.clone(),
                 origin: Origin::Direct,
                 piped_in: false,
@@ -174,16 +202,13 @@ impl Walker {
         }
     }
 
-    pub(crate) fn env(&self) -> (Option<String>, Option<String>) {
-        let pwd = self.cwd.exact().map(|p| p.to_string_lossy().into_owned());
-        (self.home.clone(), pwd)
-    }
-
     pub(crate) fn resolve(&self, node: Node<'_>, src: &str) -> Vec<Word> {
-        let (home, pwd) = self.env();
+        let pwd = self.cwd.exact().map(|p| p.to_string_lossy());
+        let oldpwd = self.oldcwd.exact().map(|p| p.to_string_lossy());
         let env = Env {
-            home: home.as_deref(),
+            home: self.home.as_deref(),
             pwd: pwd.as_deref(),
+            oldpwd: oldpwd.as_deref(),
             vars: &self.vars,
         };
         words::resolve(node, src, &env)
@@ -226,15 +251,21 @@ impl Walker {
                     captured: true,
                     ..Io::default()
                 };
-                self.walk_children(node, src, &inner);
+                let mut printed = None;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    printed = self.walk(child, src, &inner);
+                }
                 self.restore(scope);
+                if node.kind() == "process_substitution" {
+                    self.procsubs.insert(text(node, src).to_owned(), printed);
+                }
             }
             "function_definition" => self.walk_function(node, src),
-            "if_statement"
-            | "while_statement"
-            | "for_statement"
-            | "c_style_for_statement"
-            | "case_statement" => self.walk_compound(node, src, io),
+            "for_statement" => self.walk_for(node, src, io),
+            "if_statement" | "while_statement" | "c_style_for_statement" | "case_statement" => {
+                self.walk_compound(node, src, io);
+            }
             "variable_assignment" => self.walk_assignment(node, src),
             "declaration_command" | "unset_command" => self.walk_declaration(node, src, io),
             "comment" => {}
@@ -372,7 +403,17 @@ impl Walker {
                 }
                 None
             }
-            None => None,
+            // `> /etc/passwd` alone truncates the file like any other write.
+            None => {
+                for &r in &redirect_nodes {
+                    self.walk_subs(r, src);
+                }
+                let redirects = self.redirects(&redirect_nodes, src);
+                if !redirects.is_empty() {
+                    self.emit(Vec::new(), Vec::new(), redirects, &body_io, Origin::Direct);
+                }
+                None
+            }
         };
         match continuation {
             Some((pipe, true)) => {
@@ -416,13 +457,18 @@ impl Walker {
             self.walk_subs(r, src);
         }
         let mut words: Vec<Word> = Vec::new();
-        let mut assigns: Vec<String> = Vec::new();
+        let mut assigns: Vec<(String, Word)> = Vec::new();
         let mut redirect_nodes: Vec<Node<'_>> = Vec::new();
         for (field, child) in fields(node) {
             match (field, child.kind()) {
                 (_, "variable_assignment") => {
                     if let Some(name) = child.child_by_field_name("name") {
-                        assigns.push(text(name, src).to_owned());
+                        let value = child
+                            .child_by_field_name("value")
+                            .map(|v| self.resolve(v, src))
+                            .and_then(|w| w.into_iter().next())
+                            .unwrap_or_default();
+                        assigns.push((text(name, src).to_owned(), value));
                     }
                 }
                 (Some("name"), _) => {
@@ -477,6 +523,7 @@ impl Walker {
                             out.push(Redir {
                                 fd,
                                 kind: kind.clone(),
+                                append: op.contains(">>"),
                                 target: Some(w),
                             });
                         }
@@ -491,6 +538,7 @@ impl Walker {
                     out.push(Redir {
                         fd,
                         kind: RedirKind::HereDoc(body),
+                        append: false,
                         target: None,
                     });
                 }
@@ -502,6 +550,7 @@ impl Walker {
                     out.push(Redir {
                         fd,
                         kind: RedirKind::HereString,
+                        append: false,
                         target: word,
                     });
                 }
@@ -511,25 +560,42 @@ impl Walker {
         out
     }
 
+    /// Walks a script in its own scope (a child shell: `cd` does not leak out).
+    pub(crate) fn walk_scoped(&mut self, script: &str, io: &Io) {
+        let scope = self.save();
+        self.walk_script(script, io);
+        self.restore(scope);
+    }
+
     /// Records one simple command and follows what it runs.
     pub(crate) fn emit(
         &mut self,
         words: Vec<Word>,
-        mut assigns: Vec<String>,
+        assigns: Vec<(String, Word)>,
         redirects: Vec<Redir>,
         io: &Io,
         origin: Origin,
     ) -> Option<String> {
         let unwrapped = unwrap(&words);
-        assigns.extend(unwrapped.env_assigns.iter().cloned());
+        let mut env_values = assigns;
+        env_values.extend(crate::nested::env_words(&words, unwrapped.start()));
+        let mut names: Vec<String> = env_values.iter().map(|(n, _)| n.clone()).collect();
+        names.extend(unwrapped.env_assigns.iter().cloned());
+        names.dedup();
         let mut cwd = self.cwd.clone();
         if let Some(dir) = &unwrapped.chdir {
             cwd = self.cd_target(Some(dir));
         }
+        let origin = if self.remote > 0 {
+            Origin::Remote
+        } else {
+            origin
+        };
         let cmd = Cmd {
             words,
             unwrapped,
-            assigns,
+            assigns: names,
+            env_values,
             redirects,
             cwd,
             origin,
@@ -552,25 +618,263 @@ impl Walker {
         match program.as_deref() {
             Some("cd" | "pushd") => {
                 let target = cmd.args().iter().find(|w| !w.starts_with("-") || w.is("-"));
+                // `CDPATH=/ cd usr` searches CDPATH for the directory.
+                let saved = cmd
+                    .env_values
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == "CDPATH")
+                    .map(|(_, v)| {
+                        let val = v.literal().map_or(Val::Unknown, Val::Str);
+                        self.vars.insert("CDPATH".into(), val)
+                    });
                 let new = self.cd_target(target);
+                if let Some(old) = saved {
+                    match old {
+                        Some(v) => self.vars.insert("CDPATH".into(), v),
+                        None => self.vars.remove("CDPATH"),
+                    };
+                }
                 self.set_cwd(new);
             }
             Some("popd") => self.set_cwd(Cwd::unknown()),
+            Some("set") => self.set_positional(cmd.args()),
+            Some("ln") => self.record_link(&cmd),
             _ => {}
         }
         self.out.cmds.push(cmd.clone());
-        self.record_writes(&cmd);
-        self.nested(&cmd, io);
+        self.record_writes(&cmd, io);
+        let follows = crate::nested::follow(&cmd, io);
+        // What the command runs sees its prefix assignments (`x=/ bash -c 'rm -rf "$x"'`).
+        let saved: Vec<(String, Option<Val>)> = cmd
+            .env_values
+            .iter()
+            .map(|(name, value)| {
+                let val = value.literal().map_or(Val::Unknown, Val::Str);
+                (name.clone(), self.vars.insert(name.clone(), val))
+            })
+            .collect();
+        self.apply(&cmd, follows);
+        for (name, old) in saved.into_iter().rev() {
+            match old {
+                Some(v) => self.vars.insert(name, v),
+                None => self.vars.remove(&name),
+            };
+        }
         crate::nested::static_output(&cmd)
     }
 
-    /// Remembers what a command writes into files through redirections.
-    fn record_writes(&mut self, cmd: &Cmd) {
+    /// `set -- a b`, `set a b`: the positional parameters.
+    fn set_positional(&mut self, args: &[Word]) {
+        let mut rest = args;
+        match rest.first() {
+            Some(w) if w.is("--") => rest = &rest[1..],
+            Some(w) if w.starts_with("-") || w.starts_with("+") || !w.is_static() => return,
+            Some(_) => {}
+            None => return,
+        }
+        let value = if self.conditional > 0 {
+            Val::Unknown
+        } else {
+            rest.iter()
+                .map(Word::literal)
+                .collect::<Option<Vec<String>>>()
+                .map_or(Val::Unknown, Val::List)
+        };
+        self.vars.insert("@".into(), value);
+    }
+
+    /// `ln -s TARGET LINK`: remembered so later paths through `LINK` resolve.
+    fn record_link(&mut self, cmd: &Cmd) {
         let Some(cwd) = cmd.cwd.exact().map(Path::to_path_buf) else {
             return;
         };
+        let args = cmd.args();
+        let p = crate::flags::parse(args, &crate::flags::spec_for("ln"));
+        if !p.has('s', "symbolic") {
+            return;
+        }
+        let ops: Vec<String> = p
+            .positionals
+            .iter()
+            .map(|&i| {
+                args[i]
+                    .literal()
+                    .unwrap_or_else(|| crate::paths::DYNAMIC_LINK.to_owned())
+            })
+            .collect();
+        let (target, link) = match ops.as_slice() {
+            [target] => {
+                let name = Path::new(target).file_name().map(PathBuf::from);
+                (target.clone(), name.unwrap_or_default())
+            }
+            [target, link] => (target.clone(), PathBuf::from(link)),
+            _ => return,
+        };
+        let mut link = normalize(&cwd, &link);
+        if link.is_dir() && !link.is_symlink() {
+            link = link.join(Path::new(&target).file_name().unwrap_or_default());
+        }
+        let base = link.parent().map_or(cwd.clone(), Path::to_path_buf);
+        self.out
+            .links
+            .insert(link, normalize(&base, Path::new(&target)));
+    }
+
+    /// Follows what a command runs.
+    pub(crate) fn apply(&mut self, cmd: &Cmd, follows: Vec<Follow>) {
+        for f in follows {
+            match f {
+                Follow::String {
+                    word,
+                    what,
+                    io,
+                    place,
+                    scoped,
+                    positional,
+                } => match word.literal() {
+                    Some(script) => self.in_place(place, |w| {
+                        let saved = positional.map(|args| {
+                            let list = args
+                                .iter()
+                                .map(Word::literal)
+                                .collect::<Option<Vec<String>>>()
+                                .map_or(Val::Unknown, Val::List);
+                            w.vars.insert("@".into(), list)
+                        });
+                        if scoped {
+                            w.walk_scoped(&script, &io);
+                        } else {
+                            w.walk_script(&script, &io);
+                        }
+                        match saved {
+                            Some(Some(v)) => {
+                                w.vars.insert("@".into(), v);
+                            }
+                            Some(None) => {
+                                w.vars.remove("@");
+                            }
+                            None => {}
+                        }
+                    }),
+                    None => self.finding(Finding::ask(
+                        Class::Unresolved,
+                        "unresolved.shell-string",
+                        format!(
+                            "`{what}` runs a command string only known at run time (`{}`), so it needs approval. Write the command out literally.",
+                            word.text()
+                        ),
+                    )),
+                },
+                Follow::File { word, lang } => self.run_file(&word, lang, cmd),
+                Follow::Exec { words, place } => {
+                    self.in_place(place, |w| w.exec_child(cmd, words));
+                }
+                Follow::Code { text, lang } => self.run_code(&text, lang, cmd),
+                Follow::Rough(text) => self.add_rough(&text),
+                Follow::Finding(f) => self.finding(f),
+            }
+        }
+    }
+
+    /// Runs `f` where the followed command runs: on another host or in a container, the home
+    /// directory and working directory are that side's, and no variable carries over.
+    fn in_place(&mut self, place: Place, f: impl FnOnce(&mut Walker)) {
+        if place == Place::Here {
+            f(self);
+            return;
+        }
+        let scope = self.save();
+        let home = self.home.take();
+        self.cwd = Cwd::known(PathBuf::from(UNKNOWN_HOME));
+        self.oldcwd = Cwd::unknown();
+        self.vars = Vars::new();
+        self.remote += 1;
+        f(self);
+        self.remote -= 1;
+        self.home = home;
+        self.restore(scope);
+    }
+
+    fn run_code(&mut self, text: &str, lang: inline::CodeLang, cmd: &Cmd) {
+        if self.script_depth >= MAX_SCRIPT_DEPTH {
+            self.too_complex("nested too deeply (code inside code)");
+            return;
+        }
+        self.script_depth += 1;
+        let follows = inline::analyse(text, lang);
+        self.apply(cmd, follows);
+        self.script_depth -= 1;
+    }
+
+    /// A file run as a script: written earlier on the line, a process substitution, or a
+    /// descriptor only known at run time.
+    fn run_file(&mut self, file: &Word, lang: Lang, cmd: &Cmd) {
+        let text = file.text();
+        let content = if text.starts_with("<(") {
+            match self.procsubs.get(&text) {
+                Some(Some(out)) => Some(Written::Known(out.clone())),
+                _ => Some(Written::Unknown),
+            }
+        } else if text.starts_with("/dev/fd/") || text == "/dev/stdin" {
+            Some(Written::Unknown)
+        } else {
+            self.written_script(file, &cmd.cwd)
+        };
+        match (content, lang) {
+            (Some(Written::Known(script)), Lang::Shell) => {
+                self.walk_scoped(&script, &Io::default());
+            }
+            (Some(Written::Known(text)), Lang::Make | Lang::Crontab) => {
+                let script = crate::nested::embedded_commands(&text, lang);
+                self.walk_scoped(&script, &Io::default());
+            }
+            (Some(Written::Known(code)), Lang::Code(l)) => self.run_code(&code, l, cmd),
+            (Some(Written::Unknown), _) => self.finding(Finding::ask(
+                Class::Unresolved,
+                "unresolved.generated-script",
+                format!(
+                    "`{text}` is a script generated at run time (written earlier in the same command, or a process substitution) and then run, so it needs approval. Write the script in one step, review it, then run it."
+                ),
+            )),
+            (None, _) => {}
+        }
+    }
+
+    /// Records a command run by another program (`xargs`, `find -exec`).
+    fn exec_child(&mut self, parent: &Cmd, words: Vec<Word>) {
+        let saved = std::mem::replace(&mut self.cwd, parent.cwd.clone());
+        let scope = self.save();
+        self.emit(words, Vec::new(), Vec::new(), &Io::default(), Origin::Exec);
+        self.restore(scope);
+        self.cwd = saved;
+    }
+
+    /// Remembers what a command writes into files through redirections and `tee`.
+    fn record_writes(&mut self, cmd: &Cmd, io: &Io) {
+        let Some(cwd) = cmd.cwd.exact().map(Path::to_path_buf) else {
+            return;
+        };
+        let mut files: Vec<(&Word, Option<String>)> = Vec::new();
         let text = crate::nested::static_text(cmd);
         for target in cmd.stdout_files() {
+            files.push((target, text.clone()));
+        }
+        if cmd.program().as_deref() == Some("tee") {
+            let input = match (&io.stdin, cmd.here_input()) {
+                (_, Some(r)) => match (&r.kind, &r.target) {
+                    (RedirKind::HereDoc(body), _) => Some(body.clone()),
+                    (_, Some(w)) => w.literal().map(|t| t + "\n"),
+                    _ => None,
+                },
+                (Some(Stdin::Text(t)), None) => Some(t.clone()),
+                _ => None,
+            };
+            for a in cmd.args().iter().filter(|a| !a.starts_with("-")) {
+                files.push((a, input.clone()));
+            }
+        }
+        for (target, text) in files {
             let Some(t) = target.literal() else { continue };
             let path = normalize(&cwd, Path::new(&t));
             let entry = self
@@ -597,9 +901,10 @@ impl Walker {
 
     fn set_cwd(&mut self, new: Cwd) {
         if self.conditional > 0 {
+            self.oldcwd.union(self.cwd.clone());
             self.cwd.union(new);
         } else {
-            self.cwd = new;
+            self.oldcwd = std::mem::replace(&mut self.cwd, new);
         }
     }
 
@@ -611,7 +916,10 @@ impl Walker {
                 None => Cwd::known(PathBuf::from(crate::paths::UNKNOWN_HOME)),
             };
         };
-        if word.is("-") || word.starts_with("+") {
+        if word.is("-") {
+            return self.oldcwd.clone();
+        }
+        if word.starts_with("+") {
             return Cwd::unknown();
         }
         let Some(t) = word.literal() else {
@@ -642,6 +950,21 @@ impl Walker {
             out.options.push(normalize(Path::new("/"), Path::new(&t)));
             out.unknown = false;
         }
+        // CDPATH, when the line sets it, is searched for a plain relative name.
+        if !t.starts_with('/') && !t.starts_with('.') {
+            match self.vars.get("CDPATH") {
+                Some(Val::Str(list)) => {
+                    for dir in list.split(':').filter(|d| !d.is_empty()) {
+                        let p = normalize(Path::new("/"), &Path::new(dir).join(&t));
+                        if !out.options.contains(&p) {
+                            out.options.push(p);
+                        }
+                    }
+                }
+                Some(_) => out.unknown = true,
+                None => {}
+            }
+        }
         out
     }
 
@@ -651,16 +974,9 @@ impl Walker {
             .map(|n| text(n, src).to_owned())
             .unwrap_or_default();
         if let Some(body) = node.child_by_field_name("body")
-            && !name.is_empty()
-            && is_fork_bomb(body, src, &name)
+            && let Some(f) = crate::hardline::fork_bomb(body, src, &name)
         {
-            self.finding(Finding::deny(
-                Class::Hardline,
-                "hardline.fork-bomb",
-                format!(
-                    "function `{name}` calls itself in a pipeline or in the background: that is a fork bomb and is never allowed (hardline guard)."
-                ),
-            ));
+            self.finding(f);
         }
         let scope = self.save();
         self.conditional += 1;
@@ -686,7 +1002,7 @@ impl Walker {
                 self.conditional += 1;
             }
             if let Some(v) = &loop_var {
-                self.vars.insert(v.clone(), None);
+                self.vars.insert(v.clone(), Val::Unknown);
             }
             self.walk(child, src, io);
             if !first_run {
@@ -706,18 +1022,83 @@ impl Walker {
         }
         let appending = operator(node, src) == "+=";
         let resolved = match value {
-            None => Some(String::new()),
-            Some(v) if v.kind() == "array" => None,
+            None => Val::Str(String::new()),
+            Some(v) if v.kind() == "array" => {
+                let items: Option<Vec<String>> = named_children(v)
+                    .into_iter()
+                    .flat_map(|item| self.resolve(item, src))
+                    .map(|w| w.literal())
+                    .collect();
+                items.map_or(Val::Unknown, Val::List)
+            }
             Some(v) => {
                 let words = self.resolve(v, src);
                 match words.as_slice() {
-                    [w] => w.literal(),
-                    _ => None,
+                    [w] if w.starts_temp() && w.segs.len() == 1 => Val::Temp,
+                    [w] => w.literal().map_or(Val::Unknown, Val::Str),
+                    [] => Val::Str(String::new()),
+                    _ => Val::Unknown,
                 }
             }
         };
+        if let Some(v) = value {
+            let words = self.resolve(v, src);
+            if let Some(f) = words
+                .first()
+                .and_then(|w| crate::nested::exec_var(&name, w))
+            {
+                let here = self.bare_cmd();
+                self.apply(&here, vec![f]);
+            }
+        }
         let known = self.conditional == 0 && !appending;
-        self.vars.insert(name, if known { resolved } else { None });
+        self.vars
+            .insert(name, if known { resolved } else { Val::Unknown });
+    }
+
+    /// `for x in a b c; do …; done`: the body runs once per literal value (up to a bound),
+    /// with `x` known each time.
+    fn walk_for(&mut self, node: Node<'_>, src: &str, io: &Io) {
+        let var = node
+            .child_by_field_name("variable")
+            .map(|v| text(v, src).to_owned());
+        let mut values: Vec<Word> = Vec::new();
+        let mut has_values = false;
+        let mut body = None;
+        for (field, child) in fields(node) {
+            match field {
+                Some("value") => {
+                    has_values = true;
+                    self.walk_subs(child, src);
+                    values.extend(self.resolve(child, src));
+                }
+                Some("body") => body = Some(child),
+                _ => {}
+            }
+        }
+        let Some(body) = body else { return };
+        let literal: Option<Vec<String>> = if has_values {
+            values.iter().map(Word::literal).collect()
+        } else {
+            None
+        };
+        let runs: Vec<Val> = match literal {
+            Some(v) if !v.is_empty() && v.len() <= 8 && !values.iter().any(Word::has_glob) => {
+                v.into_iter().map(Val::Str).collect()
+            }
+            _ => vec![Val::Unknown],
+        };
+        self.conditional += 1;
+        for value in runs {
+            if let Some(name) = &var {
+                self.vars.insert(name.clone(), value);
+            }
+            self.walk(body, src, io);
+        }
+        self.conditional -= 1;
+        if let Some(name) = &var {
+            self.vars.insert(name.clone(), Val::Unknown);
+        }
     }
 
     fn walk_declaration(&mut self, node: Node<'_>, src: &str, io: &Io) {
@@ -740,7 +1121,13 @@ impl Walker {
                 "variable_name" => {
                     let n = text(child, src).to_owned();
                     if keyword == "unset" {
-                        self.vars.insert(n.clone(), None);
+                        // Unset: `${n:-default}` takes the default.
+                        let value = if self.conditional > 0 {
+                            Val::Unknown
+                        } else {
+                            Val::Str(String::new())
+                        };
+                        self.vars.insert(n.clone(), value);
                     }
                     names.push(n.clone());
                     words.push(Word::lit(&n));
@@ -758,7 +1145,11 @@ impl Walker {
                 }
             }
         }
-        let assigns = if exported { names } else { Vec::new() };
+        let assigns = if exported {
+            names.into_iter().map(|n| (n, Word::default())).collect()
+        } else {
+            Vec::new()
+        };
         let origin = if io.captured {
             Origin::Captured
         } else {
@@ -766,38 +1157,6 @@ impl Walker {
         };
         self.emit(words, assigns, Vec::new(), io, origin);
     }
-}
-
-/// A function body that calls the function in a pipeline or in the background.
-fn is_fork_bomb(body: Node<'_>, src: &str, name: &str) -> bool {
-    let mut calls = 0;
-    let mut piped = false;
-    let mut background = false;
-    let mut stack = vec![(body, false)];
-    let mut seen = 0;
-    while let Some((node, in_pipe)) = stack.pop() {
-        seen += 1;
-        if seen > 10_000 {
-            break;
-        }
-        if node.kind() == "&" {
-            background = true;
-        }
-        if node.kind() == "command"
-            && node
-                .child_by_field_name("name")
-                .is_some_and(|n| text(n, src) == name)
-        {
-            calls += 1;
-            piped |= in_pipe;
-        }
-        let pipe = in_pipe || node.kind() == "pipeline";
-        let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            stack.push((child, pipe));
-        }
-    }
-    calls > 0 && (piped || background)
 }
 
 pub(crate) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {

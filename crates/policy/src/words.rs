@@ -22,6 +22,9 @@ pub(crate) enum Seg {
     Dyn(String),
     /// The home directory, when the caller did not say where it is.
     Home,
+    /// A fresh temporary path only known at run time (`$(mktemp -d)`, `$TMPDIR`); holds its
+    /// source text. Dynamic, but never `/`, the home directory or a system directory.
+    Temp(String),
 }
 
 /// A word after static expansion.
@@ -69,7 +72,7 @@ impl Word {
         let mut out = String::new();
         for seg in &self.segs {
             match seg {
-                Seg::Lit(s) | Seg::Glob(s) | Seg::Dyn(s) => out.push_str(s),
+                Seg::Lit(s) | Seg::Glob(s) | Seg::Dyn(s) | Seg::Temp(s) => out.push_str(s),
                 Seg::Home => out.push('~'),
             }
         }
@@ -87,12 +90,25 @@ impl Word {
 
     /// True when no part of the word depends on run-time state.
     pub(crate) fn is_static(&self) -> bool {
-        !self.segs.iter().any(|s| matches!(s, Seg::Dyn(_)))
+        !self
+            .segs
+            .iter()
+            .any(|s| matches!(s, Seg::Dyn(_) | Seg::Temp(_)))
     }
 
-    /// True when the word begins with a dynamic part (it could be anything, `/` included).
+    /// True when the word begins with a dynamic part (it could be anything, `/` included,
+    /// unless it is a temporary path: see [`Word::starts_temp`]).
     pub(crate) fn starts_dynamic(&self) -> bool {
-        matches!(self.segs.first(), Some(Seg::Dyn(_)))
+        matches!(self.segs.first(), Some(Seg::Dyn(_) | Seg::Temp(_)))
+    }
+
+    /// True when the word begins with a fresh temporary path and never climbs out of it.
+    pub(crate) fn starts_temp(&self) -> bool {
+        matches!(self.segs.first(), Some(Seg::Temp(_)))
+            && !self.segs.iter().skip(1).any(|s| match s {
+                Seg::Lit(t) | Seg::Glob(t) => t.contains(".."),
+                _ => true,
+            })
     }
 
     /// True when the word contains unquoted glob characters.
@@ -112,7 +128,23 @@ impl Word {
 }
 
 /// What a variable is known to hold.
-pub(crate) type Vars = HashMap<String, Option<String>>;
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Val {
+    /// Assigned, with a value only known at run time.
+    Unknown,
+    /// A string.
+    Str(String),
+    /// An array (`a=(x y)`), or the positional parameters (`set -- x y`, under `@`).
+    List(Vec<String>),
+    /// A fresh temporary path (`$(mktemp -d)`).
+    Temp,
+}
+
+/// Variables assigned earlier on the line. The positional parameters live under `@`.
+pub(crate) type Vars = HashMap<String, Val>;
+
+/// The default field separators (`$IFS` when the line does not set it).
+const DEFAULT_IFS: &str = " \t\n";
 
 /// Everything word resolution needs to know about the shell state.
 pub(crate) struct Env<'a> {
@@ -120,6 +152,8 @@ pub(crate) struct Env<'a> {
     pub(crate) home: Option<&'a str>,
     /// `$PWD` when the working directory is known exactly.
     pub(crate) pwd: Option<&'a str>,
+    /// `$OLDPWD` when the previous directory is known exactly.
+    pub(crate) oldpwd: Option<&'a str>,
     /// Variables assigned earlier on the line.
     pub(crate) vars: &'a Vars,
 }
@@ -139,6 +173,12 @@ enum Tok {
     Ch(char, Q),
     Dyn(String),
     Home,
+    Temp(String),
+    /// Where an unquoted expansion stood: the word is subject to field splitting, and
+    /// vanishes when nothing else is in it (`$EMPTY`).
+    Mark,
+    /// A field boundary inside quotes: between the elements of `"${a[@]}"` and `"$@"`.
+    Break,
 }
 
 /// Resolves one argument node to the words the shell would pass (brace expansion can make
@@ -157,10 +197,55 @@ pub(crate) fn literal_word(text: &str) -> Word {
 fn finish(toks: Vec<Tok>, env: &Env<'_>) -> Vec<Word> {
     let mut expanded = Vec::new();
     brace_expand(toks, &mut expanded);
+    let ifs = match env.vars.get("IFS") {
+        Some(Val::Str(s)) => s.clone(),
+        _ => DEFAULT_IFS.to_owned(),
+    };
     expanded
         .into_iter()
-        .map(|t| to_word(tilde(t, env)))
+        .flat_map(|t| split_fields(tilde(t, env), &ifs))
+        .map(to_word)
         .collect()
+}
+
+/// Field splitting: the values of unquoted expansions split on `$IFS` whitespace, quoted
+/// array elements stay apart, and a word that was only an empty expansion disappears.
+fn split_fields(toks: Vec<Tok>, ifs: &str) -> Vec<Vec<Tok>> {
+    let splits = toks
+        .iter()
+        .any(|t| matches!(t, Tok::Mark | Tok::Break | Tok::Ch(_, Q::Expanded)));
+    if !splits {
+        return vec![toks];
+    }
+    let mut out = Vec::new();
+    let mut field = Vec::new();
+    let mut has = false;
+    for t in toks {
+        match t {
+            Tok::Ch(c, Q::Expanded) if ifs.contains(c) => {
+                if has {
+                    out.push(std::mem::take(&mut field));
+                    has = false;
+                }
+            }
+            Tok::Break => {
+                out.push(std::mem::take(&mut field));
+                has = false;
+            }
+            Tok::Mark => {}
+            other => {
+                field.push(other);
+                has = true;
+            }
+        }
+        if out.len() >= MAX_BRACE_WORDS {
+            break;
+        }
+    }
+    if has {
+        out.push(field);
+    }
+    out
 }
 
 fn node_text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
@@ -209,6 +294,7 @@ fn tokens(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, depth: u
             ("$(pwd)" | "`pwd`", Some(pwd)) => {
                 out.extend(pwd.chars().map(|c| Tok::Ch(c, Q::Expanded)));
             }
+            _ if is_mktemp(text) => out.push(Tok::Temp(text.to_owned())),
             _ => out.push(Tok::Dyn(text.to_owned())),
         },
         "process_substitution" | "arithmetic_expansion" => {
@@ -289,41 +375,199 @@ fn double_quoted(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, d
     }
 }
 
-/// `$NAME` or `${NAME}`: the value when known, else a dynamic part.
+/// `$NAME`, `${NAME}`, `$1`, `$@`, `${a[@]}`, `${NAME:-default}` ...: the value when known,
+/// else a dynamic part. `q` is `Expanded` outside double quotes (the value is then split
+/// into fields), `Quoted` inside.
 fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
-    let braced = text.strip_prefix("${").and_then(|t| t.strip_suffix('}'));
-    // `${NAME:?message}` and `${NAME?message}` are NAME or an error: the same value.
-    let braced = braced.map(|t| match t.find('?') {
-        Some(i) => t[..i].strip_suffix(':').unwrap_or(&t[..i]),
-        None => t,
-    });
-    let name = braced.or_else(|| text.strip_prefix('$')).unwrap_or("");
-    let simple = !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !name.starts_with(|c: char| c.is_ascii_digit());
-    if !simple {
+    let Some(exp) = Expansion::parse(text) else {
         out.push(Tok::Dyn(text.to_owned()));
         return;
+    };
+    if q == Q::Expanded {
+        out.push(Tok::Mark);
     }
-    let value: Option<String> = match env.vars.get(name) {
-        Some(Some(v)) => Some(v.clone()),
-        Some(None) => None,
-        None => match name {
-            "HOME" => {
-                if let Some(h) = env.home {
-                    Some(h.to_owned())
-                } else {
-                    out.push(Tok::Home);
-                    return;
-                }
+    let value = match exp.lookup(env) {
+        Lookup::Value(v) => v,
+        Lookup::Default if exp.default.is_some() => {
+            let d = exp.default.unwrap_or_default();
+            if d.chars()
+                .any(|c| matches!(c, '$' | '`' | '"' | '\'' | '\\'))
+            {
+                out.push(Tok::Dyn(text.to_owned()));
+                return;
             }
-            "PWD" => env.pwd.map(str::to_owned),
-            _ => None,
-        },
+            Val::Str(d.to_owned())
+        }
+        Lookup::Default | Lookup::Unknown => {
+            // `${TMPDIR:-/tmp}`: a temporary directory whichever way it goes.
+            if exp.name == "TMPDIR" && exp.default.is_none_or(|d| d == "/tmp") {
+                out.push(Tok::Temp(text.to_owned()));
+                return;
+            }
+            out.push(Tok::Dyn(text.to_owned()));
+            return;
+        }
+        Lookup::Home => {
+            out.push(Tok::Home);
+            return;
+        }
     };
     match value {
-        Some(v) => out.extend(v.chars().map(|c| Tok::Ch(c, q))),
-        None => out.push(Tok::Dyn(text.to_owned())),
+        Val::Str(v) => out.extend(v.chars().map(|c| Tok::Ch(c, q))),
+        Val::Temp => out.push(Tok::Temp(text.to_owned())),
+        Val::Unknown => out.push(Tok::Dyn(text.to_owned())),
+        Val::List(items) => {
+            // `"${a[@]}"` keeps the elements apart; `${a[*]}` and unquoted forms join them
+            // with a space (and split again when unquoted).
+            let apart = q == Q::Quoted && exp.all == Some('@');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    if apart {
+                        out.push(Tok::Break);
+                    } else {
+                        out.push(Tok::Ch(' ', q));
+                    }
+                }
+                out.extend(item.chars().map(|c| Tok::Ch(c, q)));
+            }
+        }
+    }
+}
+
+/// One parameter expansion, parsed.
+struct Expansion<'t> {
+    /// The variable, `@` for the positional parameters, or a digit string.
+    name: &'t str,
+    /// `[@]` or `[*]` (also `$@` and `$*`).
+    all: Option<char>,
+    /// `[N]`.
+    index: Option<usize>,
+    /// The word of `${NAME:-word}` / `${NAME-word}` / `${NAME:=word}`.
+    default: Option<&'t str>,
+}
+
+enum Lookup {
+    Value(Val),
+    /// Never assigned on the line: the environment's value, unknown.
+    Unknown,
+    /// Unset or empty: the default word applies.
+    Default,
+    /// `$HOME` when the caller did not give the home directory.
+    Home,
+}
+
+impl<'t> Expansion<'t> {
+    fn parse(text: &'t str) -> Option<Expansion<'t>> {
+        let (body, braced) = match text.strip_prefix("${").and_then(|t| t.strip_suffix('}')) {
+            Some(b) => (b, true),
+            None => (text.strip_prefix('$')?, false),
+        };
+        let name_len = if body.starts_with(['@', '*']) {
+            1
+        } else if body.starts_with(|c: char| c.is_ascii_digit()) {
+            if braced {
+                body.find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(body.len())
+            } else {
+                1
+            }
+        } else {
+            body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(body.len())
+        };
+        if name_len == 0 {
+            return None;
+        }
+        let (name, rest) = body.split_at(name_len);
+        let mut exp = Expansion {
+            name,
+            all: None,
+            index: None,
+            default: None,
+        };
+        if name == "@" || name == "*" {
+            exp.all = name.chars().next();
+            exp.name = "@";
+        }
+        if !braced {
+            return rest.is_empty().then_some(exp);
+        }
+        let rest = match rest.strip_prefix('[') {
+            Some(r) => {
+                let (sub, after) = r.split_once(']')?;
+                match sub {
+                    "@" | "*" => exp.all = sub.chars().next(),
+                    n => exp.index = Some(n.parse().ok()?),
+                }
+                after
+            }
+            None => rest,
+        };
+        if rest.is_empty() {
+            return Some(exp);
+        }
+        // `${NAME:?message}`, `${NAME?message}`: NAME or an error, the same value.
+        if rest.starts_with('?') || rest.starts_with(":?") {
+            return Some(exp);
+        }
+        for op in [":-", "-", ":=", "="] {
+            if let Some(d) = rest.strip_prefix(op) {
+                exp.default = Some(d);
+                return Some(exp);
+            }
+        }
+        None
+    }
+
+    fn lookup(&self, env: &Env<'_>) -> Lookup {
+        if self.name.starts_with(|c: char| c.is_ascii_digit()) {
+            let n: usize = match self.name.parse() {
+                Ok(n) => n,
+                Err(_) => return Lookup::Unknown,
+            };
+            return match env.vars.get("@") {
+                Some(Val::List(items)) if n >= 1 => match items.get(n - 1) {
+                    Some(v) => Lookup::Value(Val::Str(v.clone())),
+                    None => Lookup::Default,
+                },
+                _ => Lookup::Unknown,
+            };
+        }
+        let value = match env.vars.get(self.name) {
+            Some(v) => v.clone(),
+            None => {
+                return match self.name {
+                    "HOME" => match env.home {
+                        Some(h) => Lookup::Value(Val::Str(h.to_owned())),
+                        None => Lookup::Home,
+                    },
+                    "PWD" => env
+                        .pwd
+                        .map_or(Lookup::Unknown, |p| Lookup::Value(Val::Str(p.to_owned()))),
+                    "OLDPWD" => env
+                        .oldpwd
+                        .map_or(Lookup::Unknown, |p| Lookup::Value(Val::Str(p.to_owned()))),
+                    "IFS" => Lookup::Value(Val::Str(DEFAULT_IFS.to_owned())),
+                    "TMPDIR" if self.default.is_none() => Lookup::Value(Val::Temp),
+                    _ => Lookup::Unknown,
+                };
+            }
+        };
+        let value = match (value, self.all, self.index) {
+            (Val::List(items), None, idx) => match items.get(idx.unwrap_or(0)) {
+                Some(v) => Val::Str(v.clone()),
+                None => Val::Str(String::new()),
+            },
+            (Val::Str(s), None, Some(i)) => Val::Str(if i == 0 { s } else { String::new() }),
+            (Val::Str(s), Some(_), _) => Val::List(vec![s]),
+            (v, _, _) => v,
+        };
+        match value {
+            Val::Str(s) if s.is_empty() && self.default.is_some() => Lookup::Default,
+            Val::List(l) if l.is_empty() && self.default.is_some() => Lookup::Default,
+            Val::Unknown => Lookup::Unknown,
+            v => Lookup::Value(v),
+        }
     }
 }
 
@@ -520,7 +764,22 @@ fn sequence(inner: &[Tok]) -> Option<Vec<Vec<Tok>>> {
     None
 }
 
-/// Tilde expansion at the start of a word: `~` and `~/...`.
+/// A command substitution that prints a fresh temporary path (`$(mktemp -d)`).
+pub(crate) fn is_mktemp(text: &str) -> bool {
+    let inner = text
+        .strip_prefix("$(")
+        .and_then(|t| t.strip_suffix(')'))
+        .or_else(|| text.strip_prefix('`').and_then(|t| t.strip_suffix('`')));
+    inner.is_some_and(|t| {
+        let mut words = t.split_whitespace();
+        words.next() == Some("mktemp")
+            && !t.contains(['$', '`', ';', '|', '&', '>', '<', '/'])
+            && words.all(|w| w.starts_with('-') || !w.contains(".."))
+    })
+}
+
+/// Tilde expansion at the start of a word: `~`, `~/...`, `~+` (the working directory), `~-`
+/// (the previous one) and `~user` (that user's home directory).
 fn tilde(mut toks: Vec<Tok>, env: &Env<'_>) -> Vec<Tok> {
     if !toks.first().is_some_and(|t| is_bare(t, '~')) {
         return toks;
@@ -529,24 +788,71 @@ fn tilde(mut toks: Vec<Tok>, env: &Env<'_>) -> Vec<Tok> {
         .iter()
         .position(|t| matches!(t, Tok::Ch('/', _)))
         .unwrap_or(toks.len());
-    if end != 1 {
-        // `~user` or `~+`: not resolved here.
-        let src: String = toks[..end]
-            .iter()
-            .map(|t| match t {
-                Tok::Ch(c, _) => *c,
-                _ => '?',
-            })
-            .collect();
-        toks.splice(..end, std::iter::once(Tok::Dyn(src)));
-        return toks;
-    }
-    let replacement: Vec<Tok> = match env.home {
-        Some(h) => h.chars().map(|c| Tok::Ch(c, Q::Quoted)).collect(),
-        None => vec![Tok::Home],
+    let prefix: Option<String> = toks[1..end]
+        .iter()
+        .map(|t| match t {
+            Tok::Ch(c, Q::Bare) => Some(*c),
+            _ => None,
+        })
+        .collect();
+    let dir: Option<String> = match prefix.as_deref() {
+        Some("") => {
+            let replacement: Vec<Tok> = match env.home {
+                Some(h) => h.chars().map(|c| Tok::Ch(c, Q::Quoted)).collect(),
+                None => vec![Tok::Home],
+            };
+            toks.splice(..1, replacement);
+            return toks;
+        }
+        Some("+") => env.pwd.map(str::to_owned),
+        Some("-") => env.oldpwd.map(str::to_owned),
+        Some(user) => user_home(user),
+        None => None,
     };
-    toks.splice(..1, replacement);
+    let replacement = match dir {
+        Some(d) => d.chars().map(|c| Tok::Ch(c, Q::Quoted)).collect(),
+        None => {
+            let src: String = toks[..end]
+                .iter()
+                .map(|t| match t {
+                    Tok::Ch(c, _) => *c,
+                    _ => '?',
+                })
+                .collect();
+            vec![Tok::Dyn(src)]
+        }
+    };
+    toks.splice(..end, replacement);
     toks
+}
+
+/// The home directory of `user`: from `/etc/passwd` (read once per process), else where
+/// homes usually are. Either way it is someone's home, never inside a project.
+fn user_home(user: &str) -> Option<String> {
+    static PASSWD: std::sync::OnceLock<HashMap<String, String>> = std::sync::OnceLock::new();
+    let valid = !user.is_empty()
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '$'));
+    if !valid {
+        return None;
+    }
+    let homes = PASSWD.get_or_init(|| {
+        std::fs::read_to_string("/etc/passwd")
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(':').collect();
+                Some(((*f.first()?).to_owned(), (*f.get(5)?).to_owned()))
+            })
+            .collect()
+    });
+    Some(
+        homes
+            .get(user)
+            .cloned()
+            .unwrap_or_else(|| format!("/home/{user}")),
+    )
 }
 
 fn to_word(toks: Vec<Tok>) -> Word {
@@ -559,7 +865,9 @@ fn to_word(toks: Vec<Tok>) -> Word {
                 w.push_lit(c.encode_utf8(&mut buf));
             }
             Tok::Dyn(s) => w.segs.push(Seg::Dyn(s)),
+            Tok::Temp(s) => w.segs.push(Seg::Temp(s)),
             Tok::Home => w.segs.push(Seg::Home),
+            Tok::Mark | Tok::Break => {}
         }
     }
     w
@@ -580,6 +888,7 @@ mod tests {
         let env = Env {
             home,
             pwd: None,
+            oldpwd: None,
             vars: &vars,
         };
         let mut out = Vec::new();
@@ -642,6 +951,7 @@ mod tests {
         let env = Env {
             home: None,
             pwd: None,
+            oldpwd: None,
             vars: &vars,
         };
         let w = &resolve(arg, src, &env)[0];

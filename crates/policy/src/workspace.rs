@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::command::{Class, Cmd, Finding, RedirKind};
-use crate::flags::{find_expression_start, parse, spec_for};
-use crate::paths::{UNKNOWN_HOME, normalize};
+use crate::command::{Class, Cmd, Finding, Origin, RedirKind};
+use crate::flags::{parse, spec_for};
+use crate::paths::{Links, UNKNOWN_HOME, normalize, physical};
 use crate::words::{Seg, Word};
 
 /// Always allowed, for reading and writing.
@@ -85,37 +85,48 @@ impl Roots {
     }
 }
 
-/// Whether `path` (absolute, normalised) is under one of `roots`, lexically and, for the part
-/// that exists, after resolving symlinks.
-fn inside(path: &Path, roots: &[Root]) -> bool {
-    if !roots.iter().any(|r| r.contains(path)) {
-        return false;
-    }
-    match real_path(path) {
-        Some(real) => roots.iter().any(|r| r.contains(&real)),
-        None => true,
-    }
+/// Whether `text` (from `base`) is under one of `roots`, lexically and physically (symbolic
+/// links followed, dangling ones and those the line makes included).
+fn inside(base: &Path, text: &str, roots: &[Root], links: &Links) -> bool {
+    let lexical = normalize(base, Path::new(text));
+    roots.iter().any(|r| r.contains(&lexical))
+        && roots
+            .iter()
+            .any(|r| r.contains(&physical(base, text, links, true)))
 }
 
-/// The path with symlinks resolved in its longest existing prefix.
-fn real_path(path: &Path) -> Option<PathBuf> {
-    let mut existing = path.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    for _ in 0..256 {
-        if let Ok(real) = std::fs::canonicalize(&existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return Some(normalize(Path::new("/"), &out));
-        }
-        let name = existing.file_name()?.to_os_string();
-        rest.push(name);
-        if !existing.pop() {
-            return None;
-        }
+/// The request's working directory must be inside the workspace (or a readable root).
+pub(crate) fn check_cwd(cwd: &Path, roots: &Roots) -> Option<Finding> {
+    if inside(
+        Path::new("/"),
+        &cwd.to_string_lossy(),
+        &roots.read,
+        &Links::new(),
+    ) {
+        return None;
     }
-    None
+    Some(outside_finding(
+        &cwd.display().to_string(),
+        roots,
+        false,
+        "the working directory ",
+    ))
+}
+
+fn outside_finding(shown: &str, roots: &Roots, readable_only: bool, what: &str) -> Finding {
+    Finding::deny(
+        Class::Workspace,
+        "workspace.outside",
+        format!(
+            "{what}`{shown}` is outside the workspace ({}){}; workspace_only allows only paths inside it. Use a path inside the workspace.",
+            roots.shown(),
+            if readable_only {
+                " and the extra readable roots are read-only"
+            } else {
+                ""
+            }
+        ),
+    )
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -125,7 +136,26 @@ enum Access {
 }
 
 /// Checks the paths of one command.
-pub(crate) fn check(cmd: &Cmd, roots: &Roots, home: Option<&Path>) -> Option<Finding> {
+pub(crate) fn check(
+    cmd: &Cmd,
+    roots: &Roots,
+    home: Option<&Path>,
+    links: &Links,
+) -> Option<Finding> {
+    if cmd.origin == Origin::Remote {
+        return None;
+    }
+    // Where it runs (after `cd`, `env -C`, `sudo -D`), followed through links.
+    for dir in &cmd.cwd.options {
+        if !inside(Path::new("/"), &dir.to_string_lossy(), &roots.read, links) {
+            return Some(outside_finding(
+                &dir.display().to_string(),
+                roots,
+                false,
+                "the command runs in ",
+            ));
+        }
+    }
     let mut candidates: Vec<(Word, Access)> = Vec::new();
     for r in &cmd.redirects {
         let Some(target) = &r.target else { continue };
@@ -139,11 +169,23 @@ pub(crate) fn check(cmd: &Cmd, roots: &Roots, home: Option<&Path>) -> Option<Fin
     if !DATA_PROGRAMS.contains(&program.as_str()) {
         operands(cmd, &program, &mut candidates);
     }
+    // Wrappers' own paths (`strace -o /tmp/trace`, `time -o /tmp/t`).
+    for (opt, v) in &cmd.unwrapped.option_values {
+        let t = v.text();
+        if t.starts_with('/') || t.starts_with('~') || t.starts_with("..") {
+            let access = if matches!(opt.as_str(), "-o" | "--output") {
+                Access::Write
+            } else {
+                Access::Read
+            };
+            candidates.push((v.clone(), access));
+        }
+    }
     // A relative path is only a concern when it could land outside: after `cd` out of the
     // workspace (the `cd` itself is checked) or through a symlink.
     let mut ask = None;
     for (word, access) in candidates.iter().take(64) {
-        match check_word(word, *access, cmd, roots, home) {
+        match check_word(word, *access, cmd, roots, home, links) {
             Some(f) if f.decision == crate::Decision::Deny => return Some(f),
             Some(f) => ask = ask.or(Some(f)),
             None => {}
@@ -181,8 +223,9 @@ fn operands(cmd: &Cmd, program: &str, out: &mut Vec<(Word, Access)>) {
         positionals.remove(0);
     }
     if program == "find" {
-        let first_expr = find_expression_start(args);
-        positionals = (0..first_expr).collect();
+        let (starts, _) = crate::nested::find_starts(args);
+        out.extend(starts.into_iter().map(|w| (w, Access::Read)));
+        positionals.clear();
     }
     if program == "git" {
         // Subcommands and refs are not paths; `-C DIR` is.
@@ -238,6 +281,29 @@ fn operands(cmd: &Cmd, program: &str, out: &mut Vec<(Word, Access)>) {
             out.push((w, access));
         }
     }
+    // `-o/tmp/x`, `-I/etc`: a short option with a path attached.
+    for a in args {
+        let Some(t) = a.literal() else { continue };
+        let mut chars = t.chars();
+        if let (Some('-'), Some(letter), Some(_)) = (chars.next(), chars.next(), chars.next())
+            && letter.is_ascii_alphabetic()
+        {
+            let v = &t[2..];
+            if v.starts_with('/') || v.starts_with('~') || v.starts_with("..") {
+                let access = if letter == 'o' || (letter == 't' && writer) {
+                    Access::Write
+                } else {
+                    Access::Read
+                };
+                let w = if v.starts_with('~') {
+                    tilde_word(v)
+                } else {
+                    Word::lit(v)
+                };
+                out.push((w, access));
+            }
+        }
+    }
     for (opt, v) in &p.values {
         if v.starts_with('/') || v.starts_with('~') || v.starts_with("..") {
             let access = if matches!(
@@ -270,6 +336,7 @@ fn check_word(
     cmd: &Cmd,
     roots: &Roots,
     home: Option<&Path>,
+    links: &Links,
 ) -> Option<Finding> {
     let text = word.text();
     if text.contains("://") || text.is_empty() {
@@ -298,14 +365,15 @@ fn check_word(
         }
         return None;
     }
-    // The static part: up to the first dynamic part or glob component.
+    // The static part: up to the first dynamic part; a glob stays as a name of its own, so
+    // `*/../../etc` still climbs out.
     let mut path_text = String::new();
     for seg in &word.segs {
         match seg {
-            Seg::Lit(t) => path_text.push_str(t),
+            Seg::Lit(t) | Seg::Glob(t) => path_text.push_str(t),
             Seg::Home => path_text
                 .push_str(home.map_or(UNKNOWN_HOME, |h| h.to_str().unwrap_or(UNKNOWN_HOME))),
-            Seg::Glob(_) | Seg::Dyn(_) => {
+            Seg::Dyn(_) | Seg::Temp(_) => {
                 // Keep the directory part only.
                 match path_text.rfind('/') {
                     Some(i) => path_text.truncate(i + 1),
@@ -341,28 +409,17 @@ fn check_word(
             Access::Write => &roots.write,
             Access::Read => &roots.read,
         };
-        if inside(&path, allowed) {
+        if inside(&base, &path_text, allowed, links) {
             continue;
         }
-        let readable_only = access == Access::Write && inside(&path, &roots.read);
+        let readable_only =
+            access == Access::Write && inside(&base, &path_text, &roots.read, links);
         let shown = if path.starts_with(UNKNOWN_HOME) {
             text.clone()
         } else {
             path.display().to_string()
         };
-        return Some(Finding::deny(
-            Class::Workspace,
-            "workspace.outside",
-            format!(
-                "`{shown}` is outside the workspace ({}){}; workspace_only allows only paths inside it. Use a path inside the workspace.",
-                roots.shown(),
-                if readable_only {
-                    " and the extra readable roots are read-only"
-                } else {
-                    ""
-                }
-            ),
-        ));
+        return Some(outside_finding(&shown, roots, readable_only, ""));
     }
     None
 }

@@ -79,6 +79,31 @@ fn allow_corpus() {
 }
 
 #[test]
+fn evasion_deny_corpus() {
+    // Fresh red-team cases, one class of evasion per section.
+    let policy = Policy::permissive();
+    run("evasion-deny.txt", Decision::Deny, |c| {
+        policy.check(c, &dev_ctx())
+    });
+}
+
+#[test]
+fn evasion_ask_corpus() {
+    let policy = Policy::permissive();
+    run("evasion-ask.txt", Decision::Ask, |c| {
+        policy.check(c, &dev_ctx())
+    });
+}
+
+#[test]
+fn evasion_allow_corpus() {
+    let policy = Policy::permissive();
+    run("evasion-allow.txt", Decision::Allow, |c| {
+        policy.check(c, &dev_ctx())
+    });
+}
+
+#[test]
 fn ask_corpus() {
     let policy = Policy::permissive();
     run("ask.txt", Decision::Ask, |c| policy.check(c, &dev_ctx()));
@@ -121,6 +146,20 @@ fn workspace_escape_corpus() {
         env_keys: &[],
     };
     run("workspace-escape.txt", Decision::Deny, |c| {
+        policy.check(c, &ctx)
+    });
+}
+
+#[test]
+fn evasion_workspace_escape_corpus() {
+    let ws = workspace();
+    let policy = workspace_policy(&ws.root);
+    let ctx = Context {
+        cwd: &ws.root,
+        home: Some(Path::new("/home/dev")),
+        env_keys: &[],
+    };
+    run("evasion-workspace-escape.txt", Decision::Deny, |c| {
         policy.check(c, &ctx)
     });
 }

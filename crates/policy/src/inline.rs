@@ -1,0 +1,859 @@
+//! Inline code of other languages (`python -c`, `perl -e`, `node -e`, `ruby -e`, `php -r`,
+//! awk programs, scripts fed on standard input): the calls that delete files or start
+//! processes, read well enough to judge them like the shell commands they amount to.
+//!
+//! This is a scanner, not a parser for five languages: it finds the known API names at word
+//! boundaries, reads their argument list (string literals, lists of string literals, or
+//! "something else") and says what that runs. A literal target becomes the equivalent shell
+//! command (`shutil.rmtree('/')` is `rm -rf /`), so the hardline guard and the rules judge
+//! it; anything else in a sensitive position is `ask`.
+
+use crate::command::{Class, Finding};
+use crate::nested::{Follow, Place};
+use crate::walk::Io;
+use crate::words::Word;
+
+/// A language whose inline code is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CodeLang {
+    Python,
+    Perl,
+    Ruby,
+    Node,
+    Php,
+    Awk,
+    /// Lua, Tcl, PowerShell …: only the generic scan.
+    Other,
+}
+
+impl CodeLang {
+    /// The language `program` runs, if it is an interpreter.
+    pub(crate) fn of(program: &str) -> Option<CodeLang> {
+        Some(match program {
+            p if p.starts_with("python") || p.starts_with("pypy") => CodeLang::Python,
+            p if p.starts_with("perl") => CodeLang::Perl,
+            "ruby" | "jruby" | "truffleruby" => CodeLang::Ruby,
+            "node" | "nodejs" | "bun" | "deno" => CodeLang::Node,
+            p if p.starts_with("php") => CodeLang::Php,
+            "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => CodeLang::Awk,
+            "lua" | "luajit" | "tclsh" | "osascript" | "pwsh" | "powershell" | "Rscript" => {
+                CodeLang::Other
+            }
+            _ => return None,
+        })
+    }
+
+    /// The options whose value is code.
+    pub(crate) fn code_options(self) -> &'static [&'static str] {
+        match self {
+            CodeLang::Python => &["-c"],
+            CodeLang::Perl => &["-e", "-E"],
+            CodeLang::Ruby => &["-e"],
+            CodeLang::Node => &["-e", "--eval", "-p", "--print"],
+            CodeLang::Php => &["-r"],
+            CodeLang::Awk => &[],
+            CodeLang::Other => &["-e", "-c", "--eval", "-Command", "-command"],
+        }
+    }
+
+    /// Calls may omit parentheses (`system "ls"`, `unlink "f"`).
+    fn bare_calls(self) -> bool {
+        matches!(
+            self,
+            CodeLang::Perl | CodeLang::Ruby | CodeLang::Php | CodeLang::Awk
+        )
+    }
+}
+
+/// What a known API does with its arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Api {
+    /// Deletes a tree (`shutil.rmtree`, `FileUtils.rm_rf`, `remove_tree`).
+    DeleteTree,
+    /// Deletes a file or an empty directory (`os.remove`, `unlink`).
+    Delete,
+    /// Deletes a tree when its options say `recursive` (`fs.rmSync`, `fs.rm`).
+    DeleteMaybeTree,
+    /// Runs a command: a string through a shell, or a list of words.
+    Run,
+    /// Runs code of the same language (`exec`/`eval` in Python).
+    Code,
+    /// Signals a process (`os.kill(-1, 9)`).
+    Kill,
+    /// Writes a file, replacing its content (`writeFileSync`, `file_put_contents`).
+    Write,
+}
+
+/// Known names; a name preceded by `.` or `::` matches too (`os.remove`, `File::Path::rmtree`).
+const APIS: &[(&str, Api)] = &[
+    ("rmtree", Api::DeleteTree),
+    ("rm_rf", Api::DeleteTree),
+    ("rm_r", Api::DeleteTree),
+    ("remove_tree", Api::DeleteTree),
+    ("remove_dir", Api::DeleteTree),
+    ("remove_entry", Api::DeleteTree),
+    ("remove_entry_secure", Api::DeleteTree),
+    ("rimraf", Api::DeleteTree),
+    ("rimrafSync", Api::DeleteTree),
+    ("remove_dir_all", Api::DeleteTree),
+    ("rmSync", Api::DeleteMaybeTree),
+    ("rm", Api::DeleteMaybeTree),
+    ("rmdirSync", Api::DeleteMaybeTree),
+    ("remove", Api::Delete),
+    ("removedirs", Api::Delete),
+    ("unlink", Api::Delete),
+    ("unlinkSync", Api::Delete),
+    ("rmdir", Api::Delete),
+    ("delete", Api::Delete),
+    ("system", Api::Run),
+    ("popen", Api::Run),
+    ("popen2", Api::Run),
+    ("popen3", Api::Run),
+    ("capture2", Api::Run),
+    ("capture2e", Api::Run),
+    ("capture3", Api::Run),
+    ("getoutput", Api::Run),
+    ("getstatusoutput", Api::Run),
+    ("check_output", Api::Run),
+    ("check_call", Api::Run),
+    ("call", Api::Run),
+    ("run", Api::Run),
+    ("Popen", Api::Run),
+    ("spawn", Api::Run),
+    ("spawnSync", Api::Run),
+    ("execSync", Api::Run),
+    ("execFile", Api::Run),
+    ("execFileSync", Api::Run),
+    ("exec", Api::Run),
+    ("execv", Api::Run),
+    ("execvp", Api::Run),
+    ("execve", Api::Run),
+    ("execvpe", Api::Run),
+    ("execl", Api::Run),
+    ("execlp", Api::Run),
+    ("spawnv", Api::Run),
+    ("spawnvp", Api::Run),
+    ("spawnl", Api::Run),
+    ("spawnlp", Api::Run),
+    ("shell_exec", Api::Run),
+    ("passthru", Api::Run),
+    ("proc_open", Api::Run),
+    ("qx", Api::Run),
+    ("eval", Api::Code),
+    ("kill", Api::Kill),
+    ("killpg", Api::Kill),
+    ("posix_kill", Api::Kill),
+    ("writeFileSync", Api::Write),
+    ("writeFile", Api::Write),
+    ("truncateSync", Api::Write),
+    ("write_text", Api::Write),
+    ("write_bytes", Api::Write),
+    ("file_put_contents", Api::Write),
+];
+
+/// Names that only count with a receiver (`fs.rm`, `File.delete`): alone they are too common.
+const NEEDS_RECEIVER: &[&str] = &[
+    "rm",
+    "delete",
+    "remove",
+    "run",
+    "call",
+    "spawn",
+    "exec",
+    "kill",
+    "writeFile",
+    "write_text",
+    "write_bytes",
+];
+
+/// Markers of process APIs: their string literals also go to the hardline guard's rough
+/// split, as a net under the scanner.
+const PROCESS_MARKERS: &[&str] = &[
+    "system",
+    "popen",
+    "subprocess",
+    "exec",
+    "spawn",
+    "`",
+    "check_output",
+    "Command",
+];
+
+/// One argument of a call, as far as the scanner reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Arg {
+    Str(String),
+    List(Vec<Arg>),
+    Other(String),
+}
+
+/// What inline `code` of `lang` runs or deletes.
+pub(crate) fn analyse(code: &str, lang: CodeLang) -> Vec<Follow> {
+    let mut out = Vec::new();
+    if let Some(f) = crate::hardline::fork_loop(code) {
+        out.push(Follow::Finding(f));
+    }
+    for (name, api, args, raw) in calls(code, lang).into_iter().take(64) {
+        judge(name, api, &args, &raw, lang, &mut out);
+    }
+    if lang != CodeLang::Node && lang != CodeLang::Python {
+        for script in backticks(code).into_iter().take(16) {
+            out.push(script_follow(&script));
+        }
+    }
+    if lang == CodeLang::Awk {
+        out.extend(awk_pipes(code).into_iter().take(16));
+    }
+    if PROCESS_MARKERS.iter().any(|m| code.contains(m)) {
+        let literals: Vec<String> = string_literals(code).into_iter().take(64).collect();
+        for l in &literals {
+            out.push(Follow::Rough(l.clone()));
+        }
+        if literals.len() > 1 {
+            out.push(Follow::Rough(literals.join(" ")));
+        }
+    }
+    out
+}
+
+fn script_follow(text: &str) -> Follow {
+    Follow::string(Word::lit(text), "inline code", &Io::default())
+}
+
+/// Stands for the home directory found by [`HOME_EXPRESSIONS`] (a NUL never occurs in code's
+/// string literals that name files).
+const HOME: &str = "\0home";
+
+/// A path from inline code as a word: the home directory as such; a literal `~` in code is a
+/// file named `~` (no shell expands it), except where the code expands it
+/// (`os.path.expanduser`).
+fn path_word(path: &str) -> Word {
+    match path.strip_prefix(HOME) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            let mut w = Word {
+                segs: vec![crate::words::Seg::Home],
+            };
+            if !rest.is_empty() {
+                w.segs.push(crate::words::Seg::Lit(rest.to_owned()));
+            }
+            w
+        }
+        _ => Word::lit(path),
+    }
+}
+
+/// Expressions that are the home directory in the languages read here.
+const HOME_EXPRESSIONS: &[&str] = &[
+    "os.homedir()",
+    "require('os').homedir()",
+    "require(\"os\").homedir()",
+    "Path.home()",
+    "pathlib.Path.home()",
+    "os.environ['HOME']",
+    "os.environ[\"HOME\"]",
+    "os.environ.get('HOME')",
+    "os.getenv('HOME')",
+    "process.env.HOME",
+    "ENV['HOME']",
+    "ENV[\"HOME\"]",
+    "$ENV{HOME}",
+    "$ENV{'HOME'}",
+    "Dir.home",
+    "getenv('HOME')",
+    "getenv(\"HOME\")",
+];
+
+fn dynamic(name: &str, raw: &str) -> Follow {
+    let raw: String = raw.chars().take(80).collect();
+    Follow::Finding(Finding::ask(
+        Class::Unresolved,
+        "unresolved.inline-code",
+        format!(
+            "inline code calls `{name}({raw})` with an argument only known at run time, so it needs approval. Write the path or command literally."
+        ),
+    ))
+}
+
+fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mut Vec<Follow>) {
+    let first = args.first();
+    match api {
+        Api::DeleteTree | Api::Delete | Api::DeleteMaybeTree => {
+            let recursive = api == Api::DeleteTree
+                || (api == Api::DeleteMaybeTree && raw.contains("recursive"));
+            let flag = if recursive { "-rf" } else { "-f" };
+            let targets: Vec<&Arg> = match first {
+                Some(Arg::List(items)) => items.iter().collect(),
+                // Perl and Ruby take several paths: `unlink "a", "b"`, `rm_rf("a", "b")`.
+                Some(_) if lang.bare_calls() => args.iter().collect(),
+                Some(a) => vec![a],
+                None => {
+                    out.push(dynamic(name, raw));
+                    return;
+                }
+            };
+            for t in targets.into_iter().take(16) {
+                match t {
+                    Arg::Str(path) => out.push(Follow::Exec {
+                        words: vec![Word::lit("rm"), Word::lit(flag), path_word(path)],
+                        place: Place::Here,
+                    }),
+                    _ => out.push(dynamic(name, raw)),
+                }
+            }
+        }
+        Api::Run => match args {
+            [Arg::Str(s)] => out.push(script_follow(s)),
+            [Arg::Str(s), rest @ ..] if rest.first().is_some_and(|a| matches!(a, Arg::Str(_))) => {
+                // `system("rm", "-rf", "/")`: a list of words.
+                let words: Option<Vec<Word>> = std::iter::once(s)
+                    .chain(rest.iter().map_while(|a| match a {
+                        Arg::Str(t) => Some(t),
+                        _ => None,
+                    }))
+                    .map(|t| Some(Word::lit(t)))
+                    .collect();
+                if let Some(words) = words {
+                    out.push(Follow::Exec {
+                        words,
+                        place: Place::Here,
+                    });
+                }
+            }
+            [Arg::Str(s), Arg::List(items), ..] => push_argv(Some(s), items, name, raw, out),
+            [Arg::List(items), ..] => push_argv(None, items, name, raw, out),
+            [Arg::Str(s), ..] => out.push(script_follow(s)),
+            _ => out.push(dynamic(name, raw)),
+        },
+        Api::Kill => {
+            // Perl and Ruby take the signal first (`kill 9, -1`, `Process.kill(9, -1)`).
+            let pids: Vec<&Arg> = if matches!(lang, CodeLang::Perl | CodeLang::Ruby) {
+                args.iter().skip(1).collect()
+            } else {
+                args.iter().take(1).collect()
+            };
+            for pid in pids {
+                if let Arg::Other(t) = pid
+                    && t.trim_start_matches(['-', '+'])
+                        .chars()
+                        .all(|c| c.is_ascii_digit())
+                    && !t.is_empty()
+                {
+                    out.push(Follow::Exec {
+                        words: vec![
+                            Word::lit("kill"),
+                            Word::lit("-9"),
+                            Word::lit("--"),
+                            Word::lit(t),
+                        ],
+                        place: Place::Here,
+                    });
+                }
+            }
+        }
+        Api::Write => {
+            // `Path('x').write_text(…)` names its file on the receiver.
+            let target = match first {
+                Some(Arg::Str(p)) => Some(p.clone()),
+                _ => None,
+            };
+            if let Some(p) = target {
+                out.push(Follow::Exec {
+                    words: vec![
+                        Word::lit("truncate"),
+                        Word::lit("-s"),
+                        Word::lit("0"),
+                        path_word(&p),
+                    ],
+                    place: Place::Here,
+                });
+            }
+        }
+        Api::Code => match first {
+            Some(Arg::Str(s)) => out.push(Follow::Code {
+                text: s.clone(),
+                lang,
+            }),
+            _ => out.push(dynamic(name, raw)),
+        },
+    }
+}
+
+fn push_argv(
+    program: Option<&String>,
+    items: &[Arg],
+    name: &str,
+    raw: &str,
+    out: &mut Vec<Follow>,
+) {
+    let mut words: Vec<Word> = program.map(|p| Word::lit(p)).into_iter().collect();
+    for item in items {
+        match item {
+            Arg::Str(t) => words.push(Word::lit(t)),
+            _ => words.push(Word::dynamic("…")),
+        }
+    }
+    if words.first().is_none_or(|w| !w.is_static()) {
+        out.push(dynamic(name, raw));
+        return;
+    }
+    out.push(Follow::Exec {
+        words,
+        place: Place::Here,
+    });
+}
+
+/// The known calls in `code`: (name, kind, arguments, argument text).
+fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String)> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        // Skip string literals: names inside them are data.
+        if matches!(c, b'\'' | b'"') || (c == b'`' && lang == CodeLang::Node) {
+            i = skip_string(bytes, i);
+            continue;
+        }
+        if !(c.is_ascii_alphabetic() || c == b'_') {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+            i += 1;
+        }
+        let ident = &code[start..i];
+        let Some(&(name, api)) = APIS.iter().find(|(n, _)| *n == ident) else {
+            continue;
+        };
+        let receiver = start > 0 && matches!(bytes[start - 1], b'.' | b':');
+        if NEEDS_RECEIVER.contains(&name) && !receiver {
+            continue;
+        }
+        // Python's `exec`/`eval` run Python; elsewhere `exec` runs a command and `eval` code.
+        let api = match (name, lang) {
+            ("exec", CodeLang::Python) => Api::Code,
+            ("eval", CodeLang::Python | CodeLang::Perl | CodeLang::Ruby | CodeLang::Php) => {
+                Api::Code
+            }
+            ("eval", _) => continue,
+            _ => api,
+        };
+        let mut j = i;
+        while j < bytes.len() && matches!(bytes[j], b' ' | b'\t') {
+            j += 1;
+        }
+        let (args_text, end) = match bytes.get(j) {
+            Some(b'(') => match close(bytes, j) {
+                Some(e) => (&code[j + 1..e], e + 1),
+                None => (&code[j + 1..], bytes.len()),
+            },
+            Some(b'\'' | b'"' | b'[') if lang.bare_calls() && j > i => {
+                let e = statement_end(bytes, j);
+                (&code[j..e], e)
+            }
+            Some(b'{') if name == "qx" => match close(bytes, j) {
+                Some(e) => (&code[j + 1..e], e + 1),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let args = if name == "qx" {
+            vec![Arg::Str(args_text.to_owned())]
+        } else {
+            split_args(args_text)
+        };
+        // `Path('x').unlink()`: the target is the receiver's argument.
+        let args = if matches!(name, "write_text" | "write_bytes") {
+            receiver_path(code, start).map_or_else(Vec::new, |p| vec![Arg::Str(p)])
+        } else if args.is_empty() && matches!(api, Api::Delete | Api::DeleteMaybeTree) {
+            receiver_path(code, start).map_or(args, |p| vec![Arg::Str(p)])
+        } else {
+            args
+        };
+        out.push((name, api, args, args_text.to_owned()));
+        i = end.max(i);
+        if out.len() > 64 {
+            break;
+        }
+    }
+    out
+}
+
+/// `Path("x").unlink()`: the literal in the call just before `.NAME`.
+fn receiver_path(code: &str, name_start: usize) -> Option<String> {
+    let before = code.get(..name_start.checked_sub(1)?)?;
+    let inner = before.strip_suffix(')')?;
+    let open = inner.rfind('(')?;
+    match split_args(&inner[open + 1..]).as_slice() {
+        [Arg::Str(p)] => Some(p.clone()),
+        _ => None,
+    }
+}
+
+/// The index of the `)`, `]` or `}` closing the bracket at `open`, quotes respected.
+fn close(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' | b'"' | b'`' => {
+                i = skip_string(bytes, i);
+                continue;
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The end of a statement of a call without parentheses: `;`, a newline, `}` or `or`/`||`.
+fn statement_end(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' | b'"' | b'`' => {
+                i = skip_string(bytes, i);
+                continue;
+            }
+            b'(' | b'[' => {
+                i = close(bytes, i).map_or(bytes.len(), |e| e + 1);
+                continue;
+            }
+            b';' | b'\n' | b'}' | b'|' => return i,
+            b' ' if bytes[i..].starts_with(b" or ") || bytes[i..].starts_with(b" if ") => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// Index after the string literal starting at `at`.
+fn skip_string(bytes: &[u8], at: usize) -> usize {
+    let q = bytes[at];
+    let mut i = at + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            c if c == q => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Splits an argument list on top-level commas and reads each argument.
+fn split_args(text: &str) -> Vec<Arg> {
+    let bytes = text.as_bytes();
+    let mut items = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' | b'"' | b'`' => {
+                i = skip_string(bytes, i);
+                continue;
+            }
+            b'(' | b'[' | b'{' => {
+                i = close(bytes, i).map_or(bytes.len(), |e| e + 1);
+                continue;
+            }
+            b',' => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < text.len() {
+        items.push(&text[start..]);
+    }
+    items
+        .into_iter()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .take(32)
+        .map(read_arg)
+        .collect()
+}
+
+/// One argument: a string literal, a list of them, or something only known at run time.
+fn read_arg(text: &str) -> Arg {
+    let t = text.trim();
+    if HOME_EXPRESSIONS.contains(&t) {
+        return Arg::Str(HOME.into());
+    }
+    // `os.path.expanduser('~/x')`, `path.resolve('/x')`: the path inside.
+    if let Some(inner) = t
+        .strip_prefix("os.path.expanduser(")
+        .and_then(|r| r.strip_suffix(')'))
+        && let [Arg::Str(p)] = split_args(inner).as_slice()
+        && (p == "~" || p.starts_with("~/"))
+    {
+        return Arg::Str(format!("{HOME}{}", &p[1..]));
+    }
+    for wrapper in ["Path(", "resolve(", "realpath(", "abspath(", "join("] {
+        if let Some(inner) = t
+            .rfind(wrapper)
+            .filter(|&i| i == 0 || t[..i].ends_with('.'))
+            .and_then(|i| t[i + wrapper.len()..].strip_suffix(')'))
+            && let [Arg::Str(p)] = split_args(inner).as_slice()
+            && (t.starts_with(wrapper)
+                || t.starts_with("os.")
+                || t.starts_with("path.")
+                || t.starts_with("pathlib."))
+        {
+            return Arg::Str(p.clone());
+        }
+    }
+    // Python string prefixes; an f-string with a field is dynamic.
+    let unprefixed = t.trim_start_matches(['r', 'b', 'u', 'R', 'B', 'U']);
+    if let Some(s) = literal(unprefixed) {
+        return Arg::Str(s);
+    }
+    if let Some(rest) = t.strip_prefix(['f', 'F'])
+        && let Some(s) = literal(rest)
+        && !s.contains('{')
+    {
+        return Arg::Str(s);
+    }
+    let list = t
+        .strip_prefix("qw(")
+        .or_else(|| t.strip_prefix("%w("))
+        .or_else(|| t.strip_prefix("%w["))
+        .and_then(|r| r.strip_suffix([')', ']']));
+    if let Some(words) = list {
+        return Arg::List(
+            words
+                .split_whitespace()
+                .map(|w| Arg::Str(w.to_owned()))
+                .collect(),
+        );
+    }
+    for (open, close) in [('[', ']'), ('(', ')')] {
+        if let Some(inner) = t.strip_prefix(open).and_then(|r| r.strip_suffix(close)) {
+            return Arg::List(split_args(inner));
+        }
+    }
+    Arg::Other(t.to_owned())
+}
+
+/// The value of a whole string literal (`'…'`, `"…"`, `` `…` `` without `${`).
+fn literal(t: &str) -> Option<String> {
+    let q = t.chars().next()?;
+    if !matches!(q, '\'' | '"' | '`') || t.len() < 2 || !t.ends_with(q) {
+        return None;
+    }
+    let inner = &t[1..t.len() - 1];
+    let triple =
+        t.len() >= 6 && t[..3].chars().all(|c| c == q) && t.ends_with(&q.to_string().repeat(3));
+    let inner = if triple { &t[3..t.len() - 3] } else { inner };
+    let mut out = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(e) => out.push(e),
+                None => {}
+            }
+        } else if c == q && !triple {
+            // Two literals glued (`'a' 'b'`) or an expression: not one literal.
+            return None;
+        } else {
+            out.push(c);
+        }
+    }
+    // Interpolation makes it dynamic: `${x}` (JS, Perl, Ruby `#{x}`), `$x` in Perl/PHP "…".
+    if (q == '`' && out.contains("${")) || out.contains("#{") || (q == '"' && out.contains('$')) {
+        return None;
+    }
+    Some(out)
+}
+
+/// Backtick commands of Perl, Ruby and PHP (`` `rm -rf /` ``).
+fn backticks(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(open) = rest.find('`') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('`') else { break };
+        out.push(after[..close].to_owned());
+        rest = &after[close + 1..];
+    }
+    out
+}
+
+/// Awk's pipes to and from commands: `print … | "sh"` (what is printed is the script when
+/// the command is a shell), `"cmd" | getline`.
+fn awk_pipes(code: &str) -> Vec<Follow> {
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if b != b'|' {
+            continue;
+        }
+        let after = code[i + 1..].trim_start();
+        if after.starts_with('"') {
+            let end = skip_string(after.as_bytes(), 0);
+            if let Some(s) = literal(&after[..end]) {
+                let shell =
+                    crate::nested::SHELLS.contains(&s.split_whitespace().next().unwrap_or(""));
+                let before = code[..i].trim_end();
+                let printed = before
+                    .rfind("print")
+                    .map(|p| {
+                        before[p..]
+                            .trim_start_matches("printf")
+                            .trim_start_matches("print")
+                            .trim()
+                    })
+                    .and_then(literal);
+                match (shell, printed) {
+                    (true, Some(script)) => out.push(script_follow(&script)),
+                    (true, None) => out.push(Follow::Finding(Finding::ask(
+                        Class::Unresolved,
+                        "unresolved.pipe-to-shell",
+                        "awk prints text only known at run time into a shell, so it needs approval.",
+                    ))),
+                    _ => out.push(script_follow(&s)),
+                }
+            }
+        } else if after.starts_with("getline") {
+            let before = code[..i].trim_end();
+            if before.ends_with('"')
+                && let Some(open) = before[..before.len() - 1].rfind('"')
+                && let Some(s) = literal(&before[open..])
+            {
+                out.push(script_follow(&s));
+            }
+        }
+    }
+    out
+}
+
+/// The contents of '...', "..." and `...` literals in program code.
+fn string_literals(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = code.chars();
+    while let Some(c) = chars.next() {
+        if !matches!(c, '\'' | '"' | '`') {
+            continue;
+        }
+        let mut s = String::new();
+        while let Some(d) = chars.next() {
+            if d == '\\' {
+                if let Some(e) = chars.next() {
+                    s.push(e);
+                }
+            } else if d == c {
+                break;
+            } else {
+                s.push(d);
+            }
+        }
+        out.push(s);
+        if out.len() > 64 {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn execs(code: &str, lang: CodeLang) -> Vec<String> {
+        analyse(code, lang)
+            .into_iter()
+            .filter_map(|f| match f {
+                Follow::Exec { words, .. } => Some(crate::command::join(&words)),
+                Follow::String { word, .. } => Some(format!("sh: {}", word.text())),
+                Follow::Finding(f) => Some(format!("{:?}: {}", f.decision, f.rule)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn deletion_apis_become_rm() {
+        assert_eq!(
+            execs("import shutil; shutil.rmtree('/')", CodeLang::Python),
+            ["rm -rf /"]
+        );
+        assert_eq!(
+            execs("import os; os.remove(\"/etc/passwd\")", CodeLang::Python),
+            ["rm -f /etc/passwd"]
+        );
+        assert_eq!(
+            execs(
+                "require('fs').rmSync('/', {recursive: true, force: true})",
+                CodeLang::Node
+            ),
+            ["rm -rf /"]
+        );
+        assert_eq!(
+            execs("use File::Path; remove_tree '/usr', '/etc'", CodeLang::Perl),
+            ["rm -rf /usr", "rm -rf /etc"]
+        );
+        assert_eq!(
+            execs(
+                "from pathlib import Path; Path('/etc/hosts').unlink()",
+                CodeLang::Python
+            ),
+            ["rm -f /etc/hosts"]
+        );
+        assert_eq!(
+            execs("import os,sys; os.remove(sys.argv[1])", CodeLang::Python),
+            ["Ask: unresolved.inline-code"]
+        );
+    }
+
+    #[test]
+    fn process_apis_become_commands() {
+        assert_eq!(
+            execs(
+                "require('child_process').execSync('rm -rf /')",
+                CodeLang::Node
+            ),
+            ["sh: rm -rf /"]
+        );
+        assert_eq!(
+            execs(
+                "import subprocess; subprocess.run(['rm', '-rf', '/'])",
+                CodeLang::Python
+            ),
+            ["rm -rf /"]
+        );
+        assert_eq!(
+            execs("system 'rm', '-rf', '/'", CodeLang::Ruby),
+            ["rm -rf /"]
+        );
+        assert_eq!(execs("print `ls /`", CodeLang::Perl), ["sh: ls /"]);
+        assert_eq!(
+            execs(
+                "BEGIN { \"date\" | getline d; print d | \"sh\" }",
+                CodeLang::Awk
+            ),
+            ["sh: date", "Ask: unresolved.pipe-to-shell"]
+        );
+    }
+
+    #[test]
+    fn data_is_not_a_call() {
+        assert!(execs("print('shutil.rmtree(\"/\")')", CodeLang::Python).is_empty());
+        assert!(execs("x = run_tests()", CodeLang::Python).is_empty());
+    }
+}
