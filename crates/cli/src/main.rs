@@ -336,7 +336,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<i32> {
             println!("{}", serde_json::to_string_pretty(&request_schema())?);
             Ok(0)
         }
-        Cmd::Check(args) => cmd_check(args),
+        Cmd::Check(args) => cmd_check(&args),
         Cmd::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "agent-exec", &mut script);
@@ -507,6 +507,12 @@ impl Approver for TerminalApprover {
 #[allow(clippy::needless_pass_by_value)] // the parsed arguments are owned by this subcommand
 fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
     let _ = agent_exec_executor::containment::become_subreaper();
+    // `-C DIR` is where the command runs and so the root the workspace (the policy's
+    // `--workspace-only`, the sandbox's default workspace) is measured from.
+    let workdir = match &args.cwd {
+        Some(dir) if !dir.is_empty() => Some(named_dir(dir)?),
+        _ => None,
+    };
     let mut tool = build_tool(
         args.artifacts.clone(),
         args.max_bytes,
@@ -514,7 +520,11 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
         &args.policy,
         &args.retention,
         &args.containment,
-        |_| {},
+        |config| {
+            if let Some(dir) = &workdir {
+                config.workdir.clone_from(dir);
+            }
+        },
     )?;
     if args.approve {
         anyhow::ensure!(
@@ -561,7 +571,10 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
                 env.insert(k.to_owned(), v.to_owned());
             }
             let mut request = Request::from_words(&args.command);
-            request.cwd.clone_from(&args.cwd);
+            request.cwd = match &workdir {
+                Some(dir) => Some(dir.display().to_string()),
+                None => args.cwd.clone(),
+            };
             request.env = env;
             request.timeout = args.timeout;
             request.head = args.head;
@@ -682,9 +695,18 @@ fn cmd_artifact(args: &ArtifactArgs) -> anyhow::Result<i32> {
     }
 }
 
-fn cmd_check(args: CheckArgs) -> anyhow::Result<i32> {
-    let cwd = match args.cwd {
-        Some(c) => c,
+/// A directory the user named on the command line, absolute and normalised (`-C ../x`).
+fn named_dir(dir: &str) -> anyhow::Result<PathBuf> {
+    let path = agent_exec_core::resolve_cwd(&std::env::current_dir()?, dir)
+        .map_err(|e| anyhow::anyhow!("-C {dir}: {}", e.0))?;
+    Ok(path)
+}
+
+fn cmd_check(args: &CheckArgs) -> anyhow::Result<i32> {
+    // A relative `-C` is relative to where `check` runs; the directory need not exist (the
+    // command is only judged).
+    let cwd = match &args.cwd {
+        Some(c) => std::path::absolute(c)?,
         None => std::env::current_dir()?,
     };
     let policy = load_policy(&args.policy, &cwd)?;

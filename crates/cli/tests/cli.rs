@@ -704,3 +704,63 @@ fn a_working_directory_the_user_cannot_enter_gets_its_own_error() {
         assert!(!text.contains("failed to start"), "{text}");
     }
 }
+
+#[test]
+fn the_workspace_is_rooted_where_the_user_named_it() {
+    // `-C DIR` names the workspace: relative to where agent-exec runs, for `check` and `run`.
+    let top = tempfile::tempdir().unwrap();
+    let project = top.path().join("proj");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    let artifacts = tempfile::tempdir().unwrap();
+    let in_top = |args: &[&str]| {
+        let out = agent(artifacts.path())
+            .current_dir(top.path())
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = in_top(&[
+        "check",
+        "--workspace-only",
+        "-C",
+        "proj",
+        "--",
+        "echo x > ../f",
+    ]);
+    assert_eq!(code, 126, "{out}");
+    assert!(out.contains("outside the workspace"), "{out}");
+    let (code, out) = in_top(&[
+        "check",
+        "--workspace-only",
+        "-C",
+        "proj",
+        "--",
+        "echo x > src/f",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    // `run -C proj` roots the workspace at proj, not at the directory agent-exec runs in.
+    let (code, out) = in_top(&[
+        "run",
+        "--workspace-only",
+        "-C",
+        "proj",
+        "--",
+        "echo x > ../f",
+    ]);
+    assert_eq!(code, 126, "{out}");
+    assert!(!top.path().join("f").exists(), "the denied write ran");
+    let (code, out) = in_top(&[
+        "run",
+        "--workspace-only",
+        "-C",
+        "proj",
+        "--",
+        "echo x > src/f",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(project.join("src/f").exists());
+}

@@ -3,6 +3,7 @@
 
 use crate::Decision;
 use crate::paths::Cwd;
+use crate::rule::Rule;
 use crate::unwrap::{Unwrapped, program_name};
 use crate::words::Word;
 
@@ -140,12 +141,12 @@ pub(crate) enum Class {
 pub(crate) struct Finding {
     pub(crate) decision: Decision,
     pub(crate) class: Class,
-    pub(crate) rule: String,
+    pub(crate) rule: Rule,
     pub(crate) reason: String,
 }
 
 impl Finding {
-    pub(crate) fn deny(class: Class, rule: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub(crate) fn deny(class: Class, rule: impl Into<Rule>, reason: impl Into<String>) -> Self {
         Finding {
             decision: Decision::Deny,
             class,
@@ -154,7 +155,7 @@ impl Finding {
         }
     }
 
-    pub(crate) fn ask(class: Class, rule: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub(crate) fn ask(class: Class, rule: impl Into<Rule>, reason: impl Into<String>) -> Self {
         Finding {
             decision: Decision::Ask,
             class,

@@ -2,6 +2,7 @@
 //! Each check looks at the parsed command (program, normalised flags, resolved operands), so
 //! the same words used as data (`echo reboot`, `grep -rn mkfs docs/`) pass.
 
+use crate::rule::RuleId;
 use std::path::{Path, PathBuf};
 
 use tree_sitter::Node;
@@ -84,7 +85,7 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             .then(|| {
                 Finding::deny(
                     Class::Hardline,
-                    "hardline.crontab-remove",
+                    RuleId::HardlineCrontabRemove,
                     "`crontab -r` deletes every scheduled job of the user without a copy, which is never allowed (hardline guard). Edit the crontab with `crontab -e` or remove one line instead.",
                 )
             }),
@@ -116,7 +117,7 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             let Some(level) = level.literal() else {
                 return Some(Finding::ask(
                     Class::Unresolved,
-                    "unresolved.power",
+                    RuleId::UnresolvedPower,
                     format!("`{program} {}` switches to a runlevel only known at run time, which could stop the machine, so it needs approval.", level.text()),
                 ));
             };
@@ -140,37 +141,75 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
     }
 }
 
-/// Whether `rm` aimed at a protected directory: the finding for `target`.
+/// Which rules a destructive operation on a protected target answers to.
+#[derive(Clone, Copy)]
+enum Family {
+    RecursiveDelete,
+    FindDelete,
+    RsyncDelete,
+    RecursiveChmod,
+    Move,
+}
+
+impl Family {
+    /// The hardline rule for `/`, `~` and a system directory, and the rule when the target
+    /// is only known at run time.
+    fn rules(self) -> ([RuleId; 3], RuleId) {
+        match self {
+            Family::RecursiveDelete => (
+                [
+                    RuleId::HardlineRecursiveDeleteRoot,
+                    RuleId::HardlineRecursiveDeleteHome,
+                    RuleId::HardlineRecursiveDeleteSystem,
+                ],
+                RuleId::UnresolvedRecursiveDeleteTarget,
+            ),
+            Family::FindDelete => (
+                [RuleId::HardlineFindDelete; 3],
+                RuleId::UnresolvedFindDeleteTarget,
+            ),
+            Family::RsyncDelete => (
+                [RuleId::HardlineRsyncDelete; 3],
+                RuleId::UnresolvedRsyncDeleteTarget,
+            ),
+            Family::RecursiveChmod => (
+                [RuleId::HardlineRecursiveChmod; 3],
+                RuleId::UnresolvedRecursiveChmodTarget,
+            ),
+            Family::Move => (
+                [RuleId::HardlineMoveSystem; 3],
+                RuleId::UnresolvedMoveTarget,
+            ),
+        }
+    }
+}
+
+/// Whether an operation aimed at a protected directory: the finding for `target`.
 fn delete_finding(
-    rule: &str,
+    family: Family,
     what: &str,
     word: &Word,
     target: &Target,
     home: &Path,
 ) -> Option<Finding> {
     let shown = word.text();
-    let deny = |kind: &str, reason: String| {
-        Some(Finding::deny(
-            Class::Hardline,
-            format!("hardline.{rule}-{kind}"),
-            reason,
-        ))
-    };
+    let ([root, home_rule, system], unknown) = family.rules();
+    let deny = |rule: RuleId, reason: String| Some(Finding::deny(Class::Hardline, rule, reason));
     match target {
         Target::Root => deny(
-            "root",
+            root,
             format!(
                 "{what} of / (`{shown}`) is never allowed (hardline guard). Delete a specific project directory instead."
             ),
         ),
         Target::Home => deny(
-            "home",
+            home_rule,
             format!(
                 "{what} of the home directory (`{shown}`) is never allowed (hardline guard). Delete a specific directory inside it instead."
             ),
         ),
         Target::System(dir) => deny(
-            "system",
+            system,
             format!(
                 "{what} of the system directory {} (`{shown}`) is never allowed (hardline guard). Delete a specific project directory instead.",
                 display(Path::new(dir), home)
@@ -178,7 +217,7 @@ fn delete_finding(
         ),
         Target::Unknown(why) => Some(Finding::ask(
             Class::Unresolved,
-            format!("unresolved.{rule}-target"),
+            unknown,
             format!("{what}: {why}, so it needs approval. Write the target path literally."),
         )),
         Target::Safe => None,
@@ -204,7 +243,13 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
             let t = classify(&args[i], &cmd.cwd, home, ctx.links);
             found = worst(
                 found,
-                delete_finding("recursive-delete", "recursive deletion", &args[i], &t, home),
+                delete_finding(
+                    Family::RecursiveDelete,
+                    "recursive deletion",
+                    &args[i],
+                    &t,
+                    home,
+                ),
             );
         }
         return found;
@@ -229,7 +274,7 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
     if cmd.origin == Origin::Exec && unknown_target {
         found = Some(Finding::ask(
             Class::Unresolved,
-            "unresolved.xargs",
+            RuleId::UnresolvedXargs,
             "`rm` gets file names only known at run time (from xargs or find), so it needs approval. List the files explicitly or use `find ... -delete` on a project directory.",
         ));
     } else if args.iter().any(|a| !a.is_static() && !a.starts_temp()) {
@@ -244,7 +289,7 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
                     found,
                     Some(Finding::ask(
                         Class::Unresolved,
-                        "unresolved.recursive-delete-target",
+                        RuleId::UnresolvedRecursiveDeleteTarget,
                         format!(
                             "`rm` with arguments only known at run time could delete `{}` recursively, so it needs approval.",
                             args[i].text()
@@ -283,7 +328,7 @@ fn system_file(cmd: &Cmd, word: &Word, what: &str, ctx: &Ctx<'_>) -> Option<Find
     let hit = paths.iter().find(|p| critical_file(p))?;
     Some(Finding::deny(
         Class::Hardline,
-        "hardline.system-file",
+        RuleId::HardlineSystemFile,
         format!(
             "{what} on the system path {} (`{}`) would break the machine, which is never allowed (hardline guard). Work on a copy inside the project instead.",
             display(hit, ctx.home),
@@ -320,7 +365,7 @@ fn compressor(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<
         let f = if p.shorts.contains(&'r') {
             let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
             delete_finding(
-                "recursive-delete",
+                Family::RecursiveDelete,
                 &format!("recursive `{program}`"),
                 &args[i],
                 &t,
@@ -348,8 +393,8 @@ fn mv(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
         let f = match t {
             Target::Root | Target::Home | Target::System(_) => {
-                delete_finding("move", "moving", &args[i], &t, ctx.home).map(|mut f| {
-                    f.rule = "hardline.move-system".into();
+                delete_finding(Family::Move, "moving", &args[i], &t, ctx.home).map(|mut f| {
+                    f.rule = RuleId::HardlineMoveSystem.into();
                     f
                 })
             }
@@ -379,7 +424,7 @@ fn archive_removing(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> O
         found = worst(
             found,
             delete_finding(
-                "recursive-delete",
+                Family::RecursiveDelete,
                 &format!("deletion by `{program}`"),
                 &args[i],
                 &t,
@@ -442,7 +487,7 @@ fn host_root_mount(args: &[Word]) -> Option<Finding> {
         {
             return Some(Finding::ask(
                 Class::Unresolved,
-                "unresolved.mount-source",
+                RuleId::UnresolvedMountSource,
                 format!(
                     "the container mounts the host directory `{}`, only known at run time, writable; it could be `/`, so it needs approval.",
                     v.text()
@@ -455,7 +500,7 @@ fn host_root_mount(args: &[Word]) -> Option<Finding> {
     })?;
     Some(Finding::deny(
         Class::Hardline,
-        "hardline.host-root-mount",
+        RuleId::HardlineHostRootMount,
         format!(
             "mounting the host's root (`{root}`) writable into a container hands it every file on the machine, which is never allowed (hardline guard). Mount the project directory instead, or add `:ro`."
         ),
@@ -482,13 +527,13 @@ fn find(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         let t = classify(s, &cmd.cwd, ctx.home, ctx.links);
         found = worst(
             found,
-            delete_finding("find-delete", "deletion by `find`", s, &t, ctx.home),
+            delete_finding(Family::FindDelete, "deletion by `find`", s, &t, ctx.home),
         );
     }
     found.map(|mut f| {
         // One rule id for find, whatever the directory.
         if f.class == Class::Hardline {
-            f.rule = "hardline.find-delete".into();
+            f.rule = RuleId::HardlineFindDelete.into();
         }
         f
     })
@@ -523,22 +568,22 @@ fn rsync(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         };
         return remote.and_then(|t| {
             delete_finding(
-                "rsync-delete",
+                Family::RsyncDelete,
                 "`rsync --delete` to a remote host",
                 dest,
                 &t,
                 home,
             )
             .map(|mut f| {
-                f.rule = "hardline.rsync-delete".into();
+                f.rule = RuleId::HardlineRsyncDelete.into();
                 f
             })
         });
     }
     let t = classify(dest, &cmd.cwd, home, ctx.links);
-    delete_finding("rsync-delete", "`rsync --delete`", dest, &t, home).map(|mut f| {
+    delete_finding(Family::RsyncDelete, "`rsync --delete`", dest, &t, home).map(|mut f| {
         if f.class == Class::Hardline {
-            f.rule = "hardline.rsync-delete".into();
+            f.rule = RuleId::HardlineRsyncDelete.into();
         }
         f
     })
@@ -567,7 +612,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
                 found = worst(
                     found,
                     delete_finding(
-                        "recursive-chmod",
+                        Family::RecursiveChmod,
                         &format!("`{program}`"),
                         &args[i],
                         &t,
@@ -577,7 +622,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
             }
         }
         return found.map(|mut f| {
-            f.rule = "hardline.recursive-chmod".into();
+            f.rule = RuleId::HardlineRecursiveChmod.into();
             f
         });
     }
@@ -591,7 +636,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
         found = worst(
             found,
             delete_finding(
-                "recursive-chmod",
+                Family::RecursiveChmod,
                 &format!("recursive `{program}`"),
                 &args[i],
                 &t,
@@ -601,7 +646,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
     }
     found.map(|mut f| {
         if f.class == Class::Hardline {
-            f.rule = "hardline.recursive-chmod".into();
+            f.rule = RuleId::HardlineRecursiveChmod.into();
         }
         f
     })
@@ -610,7 +655,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
 fn power(what: &str) -> Finding {
     Finding::deny(
         Class::Hardline,
-        "hardline.power",
+        RuleId::HardlinePower,
         format!(
             "`{what}` would shut down or restart the machine, which is never allowed (hardline guard). Ask the user to do it if it is really needed."
         ),
@@ -625,7 +670,7 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
     {
         return Some(Finding::ask(
             Class::Unresolved,
-            "unresolved.power",
+            RuleId::UnresolvedPower,
             format!(
                 "`systemctl isolate {}` switches to a target only known at run time, which could stop the machine, so it needs approval.",
                 args[*unit].text()
@@ -724,7 +769,7 @@ fn dbus_power(program: &str, args: &[Word]) -> Option<Finding> {
 fn kill_finding(why: &str) -> Finding {
     Finding::deny(
         Class::Hardline,
-        "hardline.kill-all",
+        RuleId::HardlineKillAll,
         format!(
             "killing every process or PID 1 is never allowed (hardline guard): {why}. Kill a specific process ID instead."
         ),
@@ -825,7 +870,7 @@ fn pkill(program: &str, args: &[Word]) -> Option<Finding> {
             None => {
                 return Some(Finding::ask(
                     Class::Unresolved,
-                    "unresolved.kill-pattern",
+                    RuleId::UnresolvedKillPattern,
                     format!(
                         "`{program}` with the pattern `{}`, only known at run time, could match every process, so it needs approval.",
                         args[i].text()
@@ -879,7 +924,7 @@ fn device_tool(args: &[Word], program: &str, partitioner: bool) -> Option<Findin
         if is_device(a) {
             return Some(Finding::deny(
                 Class::Hardline,
-                "hardline.device-format",
+                RuleId::HardlineDeviceFormat,
                 format!(
                     "`{program}` on the device `{}` would destroy the data on it, which is never allowed (hardline guard). Work on an image file instead.",
                     a.text()
@@ -889,7 +934,7 @@ fn device_tool(args: &[Word], program: &str, partitioner: bool) -> Option<Findin
         if a.starts_dynamic() || (!a.is_static() && a.text().starts_with("/dev/")) {
             return Some(Finding::ask(
                 Class::Unresolved,
-                "unresolved.device-format",
+                RuleId::UnresolvedDeviceFormat,
                 format!(
                     "`{program}` on `{}`, only known at run time, could destroy a disk, so it needs approval.",
                     a.text()
@@ -1113,7 +1158,7 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             if (fixed.starts_with('/') && device_dir) || dd_unknown {
                 return Some(Finding::ask(
                     Class::Unresolved,
-                    "unresolved.device-write",
+                    RuleId::UnresolvedDeviceWrite,
                     format!(
                         "the write target `{}` is a device only known at run time and could be a disk, so it needs approval. Write the device path literally.",
                         t.text()
@@ -1129,14 +1174,14 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             if path == Path::new("/proc/sysrq-trigger") {
                 return Some(Finding::deny(
                     Class::Hardline,
-                    "hardline.sysrq",
+                    RuleId::HardlineSysrq,
                     "writing to /proc/sysrq-trigger can crash or reboot the machine at once, which is never allowed (hardline guard).",
                 ));
             }
             if is_device_path(&path) && (kind != WriteKind::Append || text.starts_with("/dev/sd")) {
                 return Some(Finding::deny(
                     Class::Hardline,
-                    "hardline.device-write",
+                    RuleId::HardlineDeviceWrite,
                     format!(
                         "writing to the device `{}` would overwrite a disk, which is never allowed (hardline guard). Write to a regular file instead.",
                         t.text()
@@ -1156,7 +1201,7 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                 };
                 return Some(Finding::deny(
                     Class::Hardline,
-                    "hardline.system-file",
+                    RuleId::HardlineSystemFile,
                     format!(
                         "{what} the system file {} (`{}`) would break the machine, which is never allowed (hardline guard). Work on a copy inside the project instead.",
                         path.display(),
@@ -1204,7 +1249,7 @@ pub(crate) fn fork_bomb(body: Node<'_>, src: &str, name: &str) -> Option<Finding
     (calls > 0 && (piped || background)).then(|| {
         Finding::deny(
             Class::Hardline,
-            "hardline.fork-bomb",
+            RuleId::HardlineForkBomb,
             format!(
                 "function `{name}` calls itself in a pipeline or in the background: that is a fork bomb and is never allowed (hardline guard)."
             ),
@@ -1237,7 +1282,7 @@ pub(crate) fn fork_loop(code: &str) -> Option<Finding> {
     (forks && loops).then(|| {
         Finding::deny(
             Class::Hardline,
-            "hardline.fork-bomb",
+            RuleId::HardlineForkBomb,
             "the inline code forks in a loop: that is a fork bomb and is never allowed (hardline guard).",
         )
     })

@@ -10,6 +10,7 @@
 
 use crate::command::{Class, Finding};
 use crate::nested::{Follow, Place};
+use crate::rule::RuleId;
 use crate::walk::Io;
 use crate::words::Word;
 
@@ -267,7 +268,7 @@ fn dynamic(name: &str, raw: &str) -> Follow {
     let raw: String = raw.chars().take(80).collect();
     Follow::Finding(Finding::ask(
         Class::Unresolved,
-        "unresolved.inline-code",
+        RuleId::UnresolvedInlineCode,
         format!(
             "inline code calls `{name}({raw})` with an argument only known at run time, so it needs approval. Write the path or command literally."
         ),
@@ -724,7 +725,7 @@ fn awk_pipes(code: &str) -> Vec<Follow> {
                     (true, Some(script)) => out.push(script_follow(&script)),
                     (true, None) => out.push(Follow::Finding(Finding::ask(
                         Class::Unresolved,
-                        "unresolved.pipe-to-shell",
+                        RuleId::UnresolvedPipeToShell,
                         "awk prints text only known at run time into a shell, so it needs approval.",
                     ))),
                     _ => out.push(script_follow(&s)),

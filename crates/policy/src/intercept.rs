@@ -6,6 +6,7 @@
 use crate::command::{Class, Cmd, Finding, Origin};
 use crate::config::Interception;
 use crate::flags::{parse, spec_for};
+use crate::rule::RuleId;
 use crate::words::Word;
 
 /// Devices that are not files to write with a tool.
@@ -26,13 +27,13 @@ pub(crate) fn check(cmd: &Cmd, config: &Interception) -> Option<Finding> {
         .find(|t| t.eq_ignore_ascii_case(tool))?;
     Some(Finding::deny(
         Class::Intercept,
-        format!("intercept.{rule}"),
+        rule,
         format!("{what}; use the `{name}` tool instead of the shell for that."),
     ))
 }
 
 /// (rule, tool, what the command does) when a rule applies.
-fn rule_for(cmd: &Cmd, program: &str) -> Option<(&'static str, &'static str, String)> {
+fn rule_for(cmd: &Cmd, program: &str) -> Option<(RuleId, &'static str, String)> {
     let args = cmd.args();
     let p = parse(args, &spec_for(program));
     let redirected_out = cmd.stdout_files().next().is_some();
@@ -47,7 +48,13 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(&'static str, &'static str, Str
                 return None;
             }
             let files = p.positionals.iter().filter(|&&i| !args[i].is("-")).count();
-            (files > 0).then(|| ("read", "read", format!("`{program}` reads a file here")))
+            (files > 0).then(|| {
+                (
+                    RuleId::InterceptRead,
+                    "read",
+                    format!("`{program}` reads a file here"),
+                )
+            })
         }
         "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => {
             if cmd.piped_in || cmd.piped_out || redirected_out || cmd.stdin_redirected() {
@@ -57,7 +64,11 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(&'static str, &'static str, Str
             if p.has('q', "quiet") || p.has_long("silent") {
                 return None;
             }
-            Some(("grep", "grep", format!("`{program}` searches files here")))
+            Some((
+                RuleId::InterceptGrep,
+                "grep",
+                format!("`{program}` searches files here"),
+            ))
         }
         "find" | "fd" | "fdfind" | "locate" | "plocate" | "mlocate" => {
             if cmd.piped_out || redirected_out {
@@ -98,7 +109,7 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(&'static str, &'static str, Str
             };
             filtered.then(|| {
                 (
-                    "find",
+                    RuleId::InterceptFind,
                     "find",
                     format!("`{program}` looks for files by name or type here"),
                 )
@@ -113,7 +124,7 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(&'static str, &'static str, Str
             });
             in_place.then(|| {
                 (
-                    "edit",
+                    RuleId::InterceptEdit,
                     "edit",
                     "`sed -i` edits a file in place here".to_owned(),
                 )
@@ -127,7 +138,7 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(&'static str, &'static str, Str
             });
             in_place.then(|| {
                 (
-                    "edit",
+                    RuleId::InterceptEdit,
                     "edit",
                     "`perl -i` edits a file in place here".to_owned(),
                 )
@@ -139,7 +150,7 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(&'static str, &'static str, Str
             });
             inplace.then(|| {
                 (
-                    "edit",
+                    RuleId::InterceptEdit,
                     "edit",
                     format!("`{program} -i inplace` edits a file in place here"),
                 )
@@ -154,13 +165,13 @@ fn write_rule(
     cmd: &Cmd,
     program: &str,
     p: &crate::flags::Parsed,
-) -> Option<(&'static str, &'static str, String)> {
+) -> Option<(RuleId, &'static str, String)> {
     if cmd.piped_in || (program == "cat" && !p.positionals.is_empty()) {
         return None;
     }
     let target = cmd.stdout_files().find(|w| !is_device(w))?;
     Some((
-        "write",
+        RuleId::InterceptWrite,
         "write",
         format!(
             "`{program}` with a redirection writes the file `{}` here",

@@ -4,13 +4,17 @@
 //! walk past them while `git commit -m "fix shutdown handler"` gets blocked. This crate parses
 //! the command with tree-sitter-bash, finds every simple command however it is nested
 //! (pipelines, lists, subshells, `$(…)`, process substitution, function bodies, `trap`,
-//! `eval`, `bash -c`, scripts fed to a shell, `xargs`, `find -exec`, git aliases), unwraps
-//! wrappers (`sudo`, `env`, `timeout`, …), resolves each word as the shell would where that is
-//! static, and decides:
+//! `eval`, `bash -c`, scripts fed to a shell or written earlier on the line, `xargs`, `find
+//! -exec`, `parallel`, `ssh HOST CMD`, `docker exec`, git settings and environment variables
+//! that run commands, inline Python/Perl/Ruby/Node/PHP/awk code), unwraps wrappers (`sudo`,
+//! `env`, `timeout`, `runuser`, `poetry run`, …), resolves each word as the shell would where
+//! that is static (quotes, escapes, braces, tilde forms, known variables and arrays with field
+//! splitting, `set --`, `for` values, `cd` and `CDPATH`), follows symbolic links, and decides:
 //!
 //! 1. the **hardline guard** ([`Decision::Deny`], never overridable): recursive deletion of
-//!    `/`, `~` or system directories, formatting devices, writing to block devices, power
-//!    commands, killing every process or PID 1, fork bombs;
+//!    `/`, `~` or system trees at any depth, deleting, moving or truncating critical system
+//!    files, formatting devices, writing to block devices, power commands, killing every
+//!    process or PID 1, fork bombs, `crontab -r`, the host's root mounted into a container;
 //! 2. **rules** from [`PolicyConfig`]: deny / ask / allow by command prefix or regex, the
 //!    allow-list mode, denied environment names;
 //! 3. the **workspace restriction** (`workspace_only`);
@@ -22,22 +26,31 @@
 //!
 //! # Rule ids
 //!
-//! `Verdict::rule` is one of: `hardline.recursive-delete-{root,home,system}`,
-//! `hardline.find-delete`, `hardline.rsync-delete`, `hardline.recursive-chmod`,
-//! `hardline.device-format`, `hardline.device-write`, `hardline.sysrq`, `hardline.power`,
-//! `hardline.kill-all`, `hardline.fork-bomb`; `config.deny-prefix:RULE`,
+//! `Verdict::rule` is one of these ([`RuleId`] lists them; `RuleId::parse` reads a verdict's rule
+//! back). The hardline guard, never overridable: `hardline.recursive-delete-root`,
+//! `hardline.recursive-delete-home`, `hardline.recursive-delete-system`, `hardline.find-delete`,
+//! `hardline.rsync-delete`, `hardline.recursive-chmod`, `hardline.move-system`,
+//! `hardline.system-file`, `hardline.device-format`, `hardline.device-write`, `hardline.sysrq`,
+//! `hardline.power`, `hardline.kill-all`, `hardline.fork-bomb`, `hardline.crontab-remove`,
+//! `hardline.host-root-mount`. Configured rules: `config.deny-prefix:RULE`,
 //! `config.deny-regex:RULE`, `config.ask-prefix:RULE`, `config.ask-regex:RULE`,
 //! `config.allow-prefix:RULE`, `config.allow-regex:RULE`, `config.allowlist`,
-//! `config.denied-env`; `workspace.outside`, `workspace.unresolved`; `intercept.read`,
-//! `intercept.grep`, `intercept.find`, `intercept.edit`, `intercept.write`; and for what
-//! cannot be resolved statically, `unresolved.*` (`command-name`, `pipe-to-shell`,
-//! `pipe-to-interpreter`, `generated-script`, `shell-string`, `eval`, `xargs`,
-//! `recursive-delete-target`, `find-delete-target`, `rsync-delete-target`,
-//! `recursive-chmod-target`, `device-format`, `git-alias`, `alias`, `too-complex`,
-//! `too-long`, `parse`).
+//! `config.denied-env`. The workspace restriction: `workspace.outside`, `workspace.unresolved`.
+//! Interception: `intercept.read`, `intercept.grep`, `intercept.find`, `intercept.edit`,
+//! `intercept.write`. What cannot be resolved statically (decision ask):
+//! `unresolved.command-name`, `unresolved.pipe-to-shell`, `unresolved.pipe-to-interpreter`,
+//! `unresolved.generated-script`, `unresolved.shell-string`, `unresolved.eval`,
+//! `unresolved.xargs`, `unresolved.recursive-delete-target`, `unresolved.find-delete-target`,
+//! `unresolved.rsync-delete-target`, `unresolved.recursive-chmod-target`,
+//! `unresolved.move-target`, `unresolved.device-format`, `unresolved.device-write`,
+//! `unresolved.git-alias`, `unresolved.alias`, `unresolved.inline-code`,
+//! `unresolved.kill-pattern`, `unresolved.mount-source`, `unresolved.power`,
+//! `unresolved.too-complex`, `unresolved.too-long`, `unresolved.parse`,
+//! `unresolved.analysis-failed`.
 //!
-//! The crate does no I/O except resolving paths (symlinks, for the workspace restriction),
-//! never panics, and answers every input.
+//! The crate does no I/O except reading the file system's symbolic links (deletion targets
+//! and the workspace restriction) and `/etc/passwd` (for `~user`), never panics, and answers
+//! every input.
 //!
 //! # Example
 //!
@@ -76,6 +89,7 @@ mod intercept;
 mod nested;
 mod parse;
 mod paths;
+mod rule;
 mod rules;
 mod unwrap;
 mod walk;
@@ -85,6 +99,7 @@ mod workspace;
 use std::path::Path;
 
 pub use config::{ConfigError, Interception, PolicyConfig, Rules};
+pub use rule::RuleId;
 
 use command::{Class, Cmd, Finding};
 use walk::{Io, Walker};
@@ -192,7 +207,7 @@ impl Policy {
                     command.len(),
                     MAX_COMMAND_BYTES
                 ),
-                rule: Some("unresolved.too-long".into()),
+                rule: Some(RuleId::UnresolvedTooLong.as_str().into()),
                 commands: Vec::new(),
             };
         }
@@ -214,7 +229,7 @@ impl Policy {
             .unwrap_or_else(|| Verdict {
                 decision: Decision::Ask,
                 reason: "the command could not be analysed, so it needs approval.".into(),
-                rule: Some("unresolved.analysis-failed".into()),
+                rule: Some(RuleId::UnresolvedAnalysisFailed.as_str().into()),
                 commands: Vec::new(),
             });
         }
@@ -290,7 +305,7 @@ impl Policy {
             Some(f) => Verdict {
                 decision: f.decision,
                 reason: f.reason,
-                rule: Some(f.rule),
+                rule: Some(f.rule.to_string()),
                 commands,
             },
             None => Verdict {
@@ -352,7 +367,7 @@ impl Policy {
         let pattern = self.rules.denied_env(name)?;
         Some(Finding::deny(
             Class::Env,
-            "config.denied-env",
+            RuleId::ConfigDeniedEnv,
             format!(
                 "setting the environment variable `{name}` is denied by the policy (rules.denied_env `{pattern}`). Run the command without it."
             ),

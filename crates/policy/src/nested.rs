@@ -8,6 +8,7 @@
 use crate::command::{Class, Cmd, Finding, RedirKind};
 use crate::flags::{canonical_long, find_expression_start};
 use crate::inline::CodeLang;
+use crate::rule::RuleId;
 use crate::unwrap::{is_assignment, program_name};
 use crate::walk::{Io, Stdin};
 use crate::words::{Seg, Word, ansi_c};
@@ -224,7 +225,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io) -> Vec<Follow> {
                 });
             } else {
                 out.push(unresolved(
-                    "unresolved.eval",
+                    RuleId::UnresolvedEval,
                     "`eval` runs a string only known at run time, so it needs approval. Run the command directly instead.",
                 ));
             }
@@ -258,7 +259,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io) -> Vec<Follow> {
                         }
                     }
                     None => out.push(unresolved(
-                        "unresolved.alias",
+                        RuleId::UnresolvedAlias,
                         "the alias is only known at run time, so it needs approval.",
                     )),
                 }
@@ -318,7 +319,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io) -> Vec<Follow> {
                             "crontab",
                         ));
                     } else {
-                        out.push(unresolved("unresolved.generated-script", "`crontab -` installs jobs read at run time, so it needs approval. Write the crontab to a file, review it, then install it."));
+                        out.push(unresolved(RuleId::UnresolvedGeneratedScript, "`crontab -` installs jobs read at run time, so it needs approval. Write the crontab to a file, review it, then install it."));
                     }
                 }
                 [w] => out.push(Follow::File {
@@ -356,7 +357,7 @@ pub(crate) fn exec_var(name: &str, value: &Word) -> Option<Follow> {
     })
 }
 
-fn unresolved(rule: &str, reason: impl Into<String>) -> Follow {
+fn unresolved(rule: RuleId, reason: impl Into<String>) -> Follow {
     Follow::Finding(Finding::ask(Class::Unresolved, rule, reason))
 }
 
@@ -457,7 +458,7 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
         (Input::Text(t), Lang::Code(l)) => out.push(Follow::Code { text: t, lang: l }),
         (Input::Word(w), Lang::Shell) => out.push(Follow::string(w, what, &Io::default())),
         (Input::Word(w), Lang::Code(_)) => out.push(unresolved(
-            "unresolved.inline-code",
+            RuleId::UnresolvedInlineCode,
             format!(
                 "`{what}` runs code only known at run time (`{}`), so it needs approval. Write the code out literally.",
                 w.text()
@@ -465,11 +466,11 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
         )),
         (Input::File(w), lang) => out.push(Follow::File { word: w, lang }),
         (Input::Unknown, Lang::Shell) => out.push(unresolved(
-            "unresolved.pipe-to-shell",
+            RuleId::UnresolvedPipeToShell,
             "a script generated at run time is piped into a shell, so it needs approval. Save it to a file, review it, then run the file.",
         )),
         (Input::Unknown, Lang::Code(_)) => out.push(unresolved(
-            "unresolved.pipe-to-interpreter",
+            RuleId::UnresolvedPipeToInterpreter,
             format!(
                 "a script generated at run time is piped into `{what}`, so it needs approval. Save it to a file, review it, then run the file."
             ),
@@ -575,7 +576,7 @@ fn code_word(word: &Word, lang: CodeLang, program: &str, out: &mut Vec<Follow>) 
     match word.literal() {
         Some(text) => out.push(Follow::Code { text, lang }),
         None => out.push(unresolved(
-            "unresolved.inline-code",
+            RuleId::UnresolvedInlineCode,
             format!(
                 "`{program}` runs code only known at run time (`{}`), so it needs approval. Write the code out literally.",
                 word.text()
@@ -926,7 +927,7 @@ fn sed_commands(args: &[Word], out: &mut Vec<Follow>) {
                     .is_some_and(|flags| flags.contains('e'))
             {
                 out.push(unresolved(
-                    "unresolved.shell-string",
+                    RuleId::UnresolvedShellString,
                     "`sed s///e` runs the edited text as a command, only known at run time, so it needs approval.",
                 ));
             }
@@ -1066,7 +1067,7 @@ fn git_setting(setting: &Word, value: Option<&Word>, out: &mut Vec<Follow>) {
         (None, _) => {
             if setting.text().to_ascii_lowercase().starts_with("alias.") {
                 out.push(unresolved(
-                    "unresolved.git-alias",
+                    RuleId::UnresolvedGitAlias,
                     "a git alias is only known at run time, so it needs approval.",
                 ));
             }

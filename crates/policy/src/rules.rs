@@ -1,6 +1,7 @@
 //! Configured rules: deny / ask / allow by command prefix or regex, the allow-list mode and
 //! denied environment names.
 
+use crate::rule::{Rule, RuleId};
 use regex::RegexSet;
 
 use crate::command::{Class, Cmd, Finding, join};
@@ -204,7 +205,14 @@ impl Compiled {
         if let Some(f) = first_match(&self.deny, &self.deny_re, &levels, &texts) {
             return RuleMatch::Found(Finding::deny(
                 Class::ConfigDeny,
-                format!("config.deny-{}:{}", f.0, f.1),
+                Rule::configured(
+                    if f.0 == "regex" {
+                        RuleId::ConfigDenyRegex
+                    } else {
+                        RuleId::ConfigDenyPrefix
+                    },
+                    f.1.clone(),
+                ),
                 format!(
                     "`{shown}` is denied by the policy rule `{}` (rules.deny{}). Do not retry it; ask the user if it is really needed.",
                     f.1,
@@ -215,7 +223,14 @@ impl Compiled {
         if let Some(f) = first_match(&self.ask, &self.ask_re, &levels, &texts) {
             return RuleMatch::Found(Finding::ask(
                 Class::ConfigAsk,
-                format!("config.ask-{}:{}", f.0, f.1),
+                Rule::configured(
+                    if f.0 == "regex" {
+                        RuleId::ConfigAskRegex
+                    } else {
+                        RuleId::ConfigAskPrefix
+                    },
+                    f.1.clone(),
+                ),
                 format!(
                     "`{shown}` needs approval under the policy rule `{}` (rules.ask{}).",
                     f.1,
@@ -232,9 +247,7 @@ impl Compiled {
             std::slice::from_ref(inner_text),
         );
         if !self.allowlist {
-            return allowed.map_or(RuleMatch::None, |a| {
-                RuleMatch::Allowed(format!("config.allow-{}:{}", a.0, a.1))
-            });
+            return allowed.map_or(RuleMatch::None, |a| RuleMatch::Allowed(allowed_rule(&a)));
         }
         let program = cmd.program().unwrap_or_default();
         let inner_ok = allowed.is_some() || HARMLESS_BUILTINS.contains(&program.as_str());
@@ -244,9 +257,7 @@ impl Compiled {
             first_match(&self.allow, &self.allow_re, &[w], &[join(w)]).is_some()
         });
         if inner_ok && wrapper_ok {
-            return allowed.map_or(RuleMatch::None, |a| {
-                RuleMatch::Allowed(format!("config.allow-{}:{}", a.0, a.1))
-            });
+            return allowed.map_or(RuleMatch::None, |a| RuleMatch::Allowed(allowed_rule(&a)));
         }
         let what = if inner_ok {
             cmd.level(cmd.unwrapped.privileged.first().copied().unwrap_or(0))
@@ -264,7 +275,7 @@ impl Compiled {
             .collect();
         RuleMatch::Found(Finding::deny(
             Class::Allowlist,
-            "config.allowlist",
+            RuleId::ConfigAllowlist,
             format!(
                 "`{what}` is not on the allow-list (allowlist_mode is on){}. Use an allowed command or ask the user to allow it.",
                 if listed.is_empty() {
@@ -283,6 +294,16 @@ impl Compiled {
             .find(|p| glob_match(p, name))
             .map(String::as_str)
     }
+}
+
+/// The rule id text of an allow match.
+fn allowed_rule(found: &(&'static str, String)) -> String {
+    let id = if found.0 == "regex" {
+        RuleId::ConfigAllowRegex
+    } else {
+        RuleId::ConfigAllowPrefix
+    };
+    Rule::configured(id, found.1.clone()).to_string()
 }
 
 /// (kind, rule text) of the first prefix or regex that matches any level.

@@ -1,6 +1,7 @@
 //! The walk over the syntax tree: finds every simple command however it is nested, resolves
 //! its words, tracks `cd` and static variables, and notes what cannot be known statically.
 
+use crate::rule::RuleId;
 use std::path::{Path, PathBuf};
 
 use tree_sitter::Node;
@@ -135,7 +136,7 @@ impl Walker {
         self.gave_up = true;
         self.finding(Finding::ask(
             Class::Unresolved,
-            "unresolved.too-complex",
+            RuleId::UnresolvedTooComplex,
             format!(
                 "the command is {what} to analyse completely, so it needs approval. Split it into simpler commands."
             ),
@@ -151,7 +152,7 @@ impl Walker {
         let Some(tree) = parse::parse(text) else {
             self.finding(Finding::ask(
                 Class::Unresolved,
-                "unresolved.parse",
+                RuleId::UnresolvedParse,
                 "the command could not be parsed, so it needs approval.",
             ));
             return;
@@ -607,7 +608,7 @@ impl Walker {
         {
             self.finding(Finding::ask(
                 Class::Unresolved,
-                "unresolved.command-name",
+                RuleId::UnresolvedCommandName,
                 format!(
                     "the program name `{}` is only known at run time, so it needs approval. Write the program name literally.",
                     name.text()
@@ -759,7 +760,7 @@ impl Walker {
                     }),
                     None => self.finding(Finding::ask(
                         Class::Unresolved,
-                        "unresolved.shell-string",
+                        RuleId::UnresolvedShellString,
                         format!(
                             "`{what}` runs a command string only known at run time (`{}`), so it needs approval. Write the command out literally.",
                             word.text()
@@ -832,7 +833,7 @@ impl Walker {
             (Some(Written::Known(code)), Lang::Code(l)) => self.run_code(&code, l, cmd),
             (Some(Written::Unknown), _) => self.finding(Finding::ask(
                 Class::Unresolved,
-                "unresolved.generated-script",
+                RuleId::UnresolvedGeneratedScript,
                 format!(
                     "`{text}` is a script generated at run time (written earlier in the same command, or a process substitution) and then run, so it needs approval. Write the script in one step, review it, then run it."
                 ),

@@ -1,6 +1,7 @@
 //! The workspace restriction: path arguments and redirection targets must stay under the
 //! workspace roots (reads may also use the extra readable roots).
 
+use crate::rule::RuleId;
 use std::path::{Path, PathBuf};
 
 use crate::command::{Class, Cmd, Finding, Origin, RedirKind};
@@ -116,7 +117,7 @@ pub(crate) fn check_cwd(cwd: &Path, roots: &Roots) -> Option<Finding> {
 fn outside_finding(shown: &str, roots: &Roots, readable_only: bool, what: &str) -> Finding {
     Finding::deny(
         Class::Workspace,
-        "workspace.outside",
+        RuleId::WorkspaceOutside,
         format!(
             "{what}`{shown}` is outside the workspace ({}){}; workspace_only allows only paths inside it. Use a path inside the workspace.",
             roots.shown(),
@@ -356,7 +357,7 @@ fn check_word(
         if rest_has_slash || access == Access::Write || cmd.program().as_deref() == Some("cd") {
             return Some(Finding::ask(
                 Class::Unresolved,
-                "workspace.unresolved",
+                RuleId::WorkspaceUnresolved,
                 format!(
                     "the path `{text}` is only known at run time, so whether it stays inside the workspace ({}) cannot be checked; it needs approval. Write the path literally.",
                     roots.shown()
