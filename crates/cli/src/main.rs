@@ -695,11 +695,16 @@ fn cmd_artifact(args: &ArtifactArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// A directory the user named on the command line, absolute and normalised (`-C ../x`).
+/// A directory the user named on the command line, made absolute (`-C ../x`, `-C ~/p`).
+/// Whether it exists is the request's check (an `invalid_request` result).
 fn named_dir(dir: &str) -> anyhow::Result<PathBuf> {
-    let path = agent_exec_core::resolve_cwd(&std::env::current_dir()?, dir)
-        .map_err(|e| anyhow::anyhow!("-C {dir}: {}", e.0))?;
-    Ok(path)
+    let expanded = match (dir.strip_prefix('~'), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            PathBuf::from(home).join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(dir),
+    };
+    Ok(std::path::absolute(expanded)?)
 }
 
 fn cmd_check(args: &CheckArgs) -> anyhow::Result<i32> {
