@@ -59,6 +59,8 @@ const DELETERS: &[&str] = &[
 /// What the guard needs besides the command.
 pub(crate) struct Ctx<'a> {
     pub(crate) home: &'a Path,
+    /// Where the command starts (the request's working directory).
+    pub(crate) start: &'a Path,
     /// Symbolic links the line makes.
     pub(crate) links: &'a Links,
 }
@@ -79,6 +81,25 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => chmod(cmd, &program, args, ctx),
         "mv" => mv(cmd, args, ctx),
         "tar" | "bsdtar" | "zip" => archive_removing(cmd, &program, args, ctx),
+        "shred" | "truncate" | "wipe" => {
+            let p = parse(args, &crate::flags::Spec { value_short: "nsr", value_long: &["iterations", "size", "random-source", "reference"], ..crate::flags::Spec::PLAIN });
+            p.positionals
+                .iter()
+                .find(|&&i| dynamic_path(&args[i]))
+                .map(|&i| file_target_ask(&program, &args[i]))
+        }
+        "source" | "." => args
+            .first()
+            .filter(|w| dynamic_path(w) && !w.text().starts_with("<("))
+            .map(|w| script_path_ask(&program, w)),
+        p if crate::nested::SHELLS.contains(&p) => {
+            // `bash "$SCRIPT"`: the first operand, when it is a script file.
+            let first = args.iter().find(|a| !a.starts_with("-") && !a.starts_with("+"));
+            let runs_string = args.iter().take_while(|a| a.starts_with("-")).any(|a| a.text().contains('c') && !a.text().starts_with("--"));
+            first
+                .filter(|w| !runs_string && dynamic_path(w) && !w.text().starts_with("<("))
+                .map(|w| script_path_ask(p, w))
+        }
         "crontab" => args
             .iter()
             .any(|a| a.literal().is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('r')))
@@ -202,6 +223,12 @@ fn delete_finding(
                 "{what} of / (`{shown}`) is never allowed (hardline guard). Delete a specific project directory instead."
             ),
         ),
+        Target::HomeData(dir) => deny(
+            home_rule,
+            format!(
+                "{what} of `{dir}` in the home directory (`{shown}`) is never allowed (hardline guard): it holds the user's keys, settings or documents. Delete a specific file you created instead."
+            ),
+        ),
         Target::Home => deny(
             home_rule,
             format!(
@@ -241,16 +268,15 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
     if recursive || no_preserve {
         for &i in &p.positionals {
             let t = classify(&args[i], &cmd.cwd, home, ctx.links);
-            found = worst(
-                found,
-                delete_finding(
-                    Family::RecursiveDelete,
-                    "recursive deletion",
-                    &args[i],
-                    &t,
-                    home,
-                ),
-            );
+            let f = delete_finding(
+                Family::RecursiveDelete,
+                "recursive deletion",
+                &args[i],
+                &t,
+                home,
+            )
+            .or_else(|| ancestor_of_start(cmd, &args[i], ctx));
+            found = worst(found, f);
         }
         return found;
     }
@@ -302,6 +328,53 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
     found
 }
 
+/// A path only known at run time from its first character (`"$FILE"`, `$(cat list)`), which
+/// could name anything; a fresh temporary path is not one.
+fn dynamic_path(word: &Word) -> bool {
+    word.starts_dynamic() && !word.starts_temp()
+}
+
+fn file_target_ask(program: &str, word: &Word) -> Finding {
+    Finding::ask(
+        Class::Unresolved,
+        RuleId::UnresolvedFileTarget,
+        format!(
+            "`{program}` acts on `{}`, a path only known at run time that could be any file on the machine, so it needs approval. Write the path literally.",
+            word.text()
+        ),
+    )
+}
+
+fn script_path_ask(program: &str, word: &Word) -> Finding {
+    Finding::ask(
+        Class::Unresolved,
+        RuleId::UnresolvedScriptPath,
+        format!(
+            "`{program}` runs the script `{}`, whose path is only known at run time, so it needs approval. Write the script's path literally.",
+            word.text()
+        ),
+    )
+}
+
+/// A recursive deletion of a directory that holds the working directory the command started
+/// in (`rm -rf ..` from the project): the project and everything beside it.
+fn ancestor_of_start(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Finding> {
+    let paths = target_paths(cmd, word, ctx)?;
+    let hit = paths
+        .iter()
+        .find(|p| ctx.start.starts_with(p) && ctx.start != p.as_path())?;
+    Some(Finding::deny(
+        Class::Hardline,
+        RuleId::HardlineRecursiveDeleteAncestor,
+        format!(
+            "recursive deletion of {} (`{}`) would delete the working directory {} and everything beside it, which is never allowed (hardline guard). Delete a specific directory inside the project instead.",
+            display(hit, ctx.home),
+            word.text(),
+            ctx.start.display()
+        ),
+    ))
+}
+
 /// The absolute paths a word may name from the command's directory, lexically and through
 /// symbolic links; `None` when it is only known at run time.
 fn target_paths(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Vec<PathBuf>> {
@@ -325,12 +398,14 @@ fn target_paths(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Vec<PathBuf>> {
 /// Deleting, moving or truncating a critical system file, or a system directory itself.
 fn system_file(cmd: &Cmd, word: &Word, what: &str, ctx: &Ctx<'_>) -> Option<Finding> {
     let paths = target_paths(cmd, word, ctx)?;
-    let hit = paths.iter().find(|p| critical_file(p))?;
+    let hit = paths
+        .iter()
+        .find(|p| critical_file(p) || crate::paths::home_critical(p, ctx.home))?;
     Some(Finding::deny(
         Class::Hardline,
         RuleId::HardlineSystemFile,
         format!(
-            "{what} on the system path {} (`{}`) would break the machine, which is never allowed (hardline guard). Work on a copy inside the project instead.",
+            "{what} on the critical file {} (`{}`) would break the machine or lock the user out, which is never allowed (hardline guard). Work on a copy inside the project instead.",
             display(hit, ctx.home),
             word.text()
         ),
@@ -390,6 +465,10 @@ fn mv(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
     };
     let mut found = None;
     for i in sources {
+        if dynamic_path(&args[i]) {
+            found = worst(found, Some(file_target_ask("mv", &args[i])));
+            continue;
+        }
         let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
         let f = match t {
             Target::Root | Target::Home | Target::System(_) => {
@@ -522,8 +601,18 @@ fn find(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         return None;
     }
     let (starts, _) = find_starts(args);
+    // `-L` and `-H` follow a start path that is a link (`ln -s ~ h; find -L h -delete`).
+    let follows = args
+        .iter()
+        .take_while(|a| a.starts_with("-"))
+        .any(|a| a.is("-L") || a.is("-H"));
     let mut found = None;
     for s in &starts {
+        let mut s = s.clone();
+        if follows && !s.text().ends_with('/') {
+            s.segs.push(Seg::Lit("/".into()));
+        }
+        let s = &s;
         let t = classify(s, &cmd.cwd, ctx.home, ctx.links);
         found = worst(
             found,
@@ -632,7 +721,12 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
     let mut found = None;
     for &i in p.positionals.iter().skip(skip) {
         let t = classify(&args[i], &cmd.cwd, home, ctx.links);
-        let t = if t == Target::Home { Target::Safe } else { t };
+        // `chmod -R 700 ~/.ssh` is how keys are fixed, not broken.
+        let t = if matches!(t, Target::Home | Target::HomeData(_)) {
+            Target::Safe
+        } else {
+            t
+        };
         found = worst(
             found,
             delete_finding(
@@ -813,6 +907,14 @@ fn kill(args: &[Word]) -> Option<Finding> {
         i += 1;
     }
     for t in texts.iter().skip(i) {
+        // `kill $(ps -e -o pid=)`, `kill $(pgrep .)`: every process there is.
+        if (t.starts_with("$(ps ") || t.starts_with("`ps "))
+            && [" -e", " -A", " ax", " aux", " -ax", " -aux", " -ef"]
+                .iter()
+                .any(|o| t.contains(o))
+        {
+            return Some(kill_finding("the PIDs are every process `ps` lists"));
+        }
         match pid(t) {
             Some(-1) => return Some(kill_finding("PID -1 means every process")),
             Some(1) => return Some(kill_finding("PID 1 is init")),
@@ -1188,7 +1290,9 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                     ),
                 ));
             }
+            // Appending to `~/.bashrc` is how tools are set up; replacing it is not.
             let system = critical_file(&path)
+                || (kind != WriteKind::Append && crate::paths::home_critical(&path, ctx.home))
                 || (kind == WriteKind::Truncate
                     && in_system_tree(&path)
                     && !path.starts_with("/proc")
@@ -1199,12 +1303,17 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                     WriteKind::Append => "appending to",
                     WriteKind::Overwrite => "overwriting",
                 };
+                let harm = if crate::paths::home_critical(&path, ctx.home) {
+                    "would lock the user out or break every login shell"
+                } else {
+                    "would break the machine"
+                };
                 return Some(Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineSystemFile,
                     format!(
-                        "{what} the system file {} (`{}`) would break the machine, which is never allowed (hardline guard). Work on a copy inside the project instead.",
-                        path.display(),
+                        "{what} the file {} (`{}`) {harm}, which is never allowed (hardline guard). Work on a copy inside the project instead.",
+                        display(&path, ctx.home),
                         t.text()
                     ),
                 ));
@@ -1253,6 +1362,45 @@ pub(crate) fn fork_bomb(body: Node<'_>, src: &str, name: &str) -> Option<Finding
             format!(
                 "function `{name}` calls itself in a pipeline or in the background: that is a fork bomb and is never allowed (hardline guard)."
             ),
+        )
+    })
+}
+
+/// A shell loop that never ends and starts a background process on every turn without
+/// waiting (`while true; do bash & done`): a fork bomb by another name.
+pub(crate) fn spawning_loop(node: Node<'_>, src: &str) -> Option<Finding> {
+    let text = src.get(node.byte_range())?;
+    let endless = match node.kind() {
+        "while_statement" => node.child_by_field_name("condition").is_some_and(|c| {
+            let cond = src
+                .get(c.byte_range())
+                .unwrap_or("")
+                .trim()
+                .trim_end_matches(';')
+                .trim();
+            matches!(
+                cond,
+                "true" | ":" | "[ 1 ]" | "((1))" | "(( 1 ))" | "/bin/true"
+            )
+        }),
+        "c_style_for_statement" => {
+            let head = text.split("do").next().unwrap_or("");
+            head.replace([' ', '\t'], "").contains("((;;))")
+        }
+        _ => false,
+    };
+    let body = node.child_by_field_name("body")?;
+    let body_text = src.get(body.byte_range())?;
+    let backgrounds =
+        body_text.contains('&') && !body_text.contains("&&") && body.kind() == "do_group";
+    let paced = ["sleep", "wait", "read", "timeout"]
+        .iter()
+        .any(|w| body_text.contains(w));
+    (endless && backgrounds && !paced).then(|| {
+        Finding::deny(
+            Class::Hardline,
+            RuleId::HardlineForkBomb,
+            "the loop never ends and starts a background process on every turn: that is a fork bomb and is never allowed (hardline guard).",
         )
     })
 }

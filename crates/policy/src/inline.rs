@@ -98,9 +98,10 @@ const APIS: &[(&str, Api)] = &[
     ("rimrafSync", Api::DeleteTree),
     ("remove_dir_all", Api::DeleteTree),
     ("rmSync", Api::DeleteMaybeTree),
+    ("removeSync", Api::DeleteMaybeTree),
     ("rm", Api::DeleteMaybeTree),
     ("rmdirSync", Api::DeleteMaybeTree),
-    ("remove", Api::Delete),
+    ("remove", Api::DeleteMaybeTree),
     ("removedirs", Api::Delete),
     ("unlink", Api::Delete),
     ("unlinkSync", Api::Delete),
@@ -239,8 +240,26 @@ fn path_word(path: &str) -> Word {
             }
             w
         }
-        _ => Word::lit(path),
+        _ => glob_word(path),
     }
+}
+
+/// A path whose `*`, `?` and `[` are glob characters (`glob "/etc/*"`).
+fn glob_word(path: &str) -> Word {
+    let mut w = Word::default();
+    for c in path.chars() {
+        let seg = if matches!(c, '*' | '?' | '[') {
+            crate::words::Seg::Glob(c.to_string())
+        } else {
+            crate::words::Seg::Lit(c.to_string())
+        };
+        match (w.segs.last_mut(), seg) {
+            (Some(crate::words::Seg::Lit(a)), crate::words::Seg::Lit(b))
+            | (Some(crate::words::Seg::Glob(a)), crate::words::Seg::Glob(b)) => a.push_str(&b),
+            (_, seg) => w.segs.push(seg),
+        }
+    }
+    w
 }
 
 /// Expressions that are the home directory in the languages read here.
@@ -297,6 +316,7 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
                     Arg::Str(path) => out.push(Follow::Exec {
                         words: vec![Word::lit("rm"), Word::lit(flag), path_word(path)],
                         place: Place::Here,
+                        stdin: None,
                     }),
                     _ => out.push(dynamic(name, raw)),
                 }
@@ -317,6 +337,7 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
                     out.push(Follow::Exec {
                         words,
                         place: Place::Here,
+                        stdin: None,
                     });
                 }
             }
@@ -347,6 +368,7 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
                             Word::lit(t),
                         ],
                         place: Place::Here,
+                        stdin: None,
                     });
                 }
             }
@@ -366,6 +388,7 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
                         path_word(&p),
                     ],
                     place: Place::Here,
+                    stdin: None,
                 });
             }
         }
@@ -400,6 +423,7 @@ fn push_argv(
     out.push(Follow::Exec {
         words,
         place: Place::Here,
+        stdin: None,
     });
 }
 
@@ -428,6 +452,10 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
             continue;
         };
         let receiver = start > 0 && matches!(bytes[start - 1], b'.' | b':');
+        // `$system`, `@unlink`: a variable, not a call.
+        if start > 0 && matches!(bytes[start - 1], b'$' | b'@' | b'%') {
+            continue;
+        }
         if NEEDS_RECEIVER.contains(&name) && !receiver {
             continue;
         }
@@ -449,7 +477,14 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
                 Some(e) => (&code[j + 1..e], e + 1),
                 None => (&code[j + 1..], bytes.len()),
             },
-            Some(b'\'' | b'"' | b'[') if lang.bare_calls() && j > i => {
+            Some(c)
+                if lang.bare_calls()
+                    && j > i
+                    && !matches!(
+                        c,
+                        b'=' | b';' | b',' | b')' | b'}' | b'.' | b'-' | b'>' | b'|' | b'&' | b'\n'
+                    ) =>
+            {
                 let e = statement_end(bytes, j);
                 (&code[j..e], e)
             }
@@ -591,6 +626,19 @@ fn split_args(text: &str) -> Vec<Arg> {
 /// One argument: a string literal, a list of them, or something only known at run time.
 fn read_arg(text: &str) -> Arg {
     let t = text.trim();
+    // Perl's `glob "/etc/*"`, `glob("/etc/*")`: the pattern.
+    if let Some(pattern) = t
+        .strip_prefix("glob")
+        .map(|r| {
+            r.trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .trim()
+        })
+        .and_then(literal)
+    {
+        return Arg::Str(pattern);
+    }
     if HOME_EXPRESSIONS.contains(&t) {
         return Arg::Str(HOME.into());
     }

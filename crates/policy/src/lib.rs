@@ -28,7 +28,8 @@
 //!
 //! `Verdict::rule` is one of these ([`RuleId`] lists them; `RuleId::parse` reads a verdict's rule
 //! back). The hardline guard, never overridable: `hardline.recursive-delete-root`,
-//! `hardline.recursive-delete-home`, `hardline.recursive-delete-system`, `hardline.find-delete`,
+//! `hardline.recursive-delete-home`, `hardline.recursive-delete-system`,
+//! `hardline.recursive-delete-ancestor`, `hardline.find-delete`,
 //! `hardline.rsync-delete`, `hardline.recursive-chmod`, `hardline.move-system`,
 //! `hardline.system-file`, `hardline.device-format`, `hardline.device-write`, `hardline.sysrq`,
 //! `hardline.power`, `hardline.kill-all`, `hardline.fork-bomb`, `hardline.crontab-remove`,
@@ -42,7 +43,8 @@
 //! `unresolved.generated-script`, `unresolved.shell-string`, `unresolved.eval`,
 //! `unresolved.xargs`, `unresolved.recursive-delete-target`, `unresolved.find-delete-target`,
 //! `unresolved.rsync-delete-target`, `unresolved.recursive-chmod-target`,
-//! `unresolved.move-target`, `unresolved.device-format`, `unresolved.device-write`,
+//! `unresolved.move-target`, `unresolved.file-target`, `unresolved.script-path`,
+//! `unresolved.device-format`, `unresolved.device-write`,
 //! `unresolved.git-alias`, `unresolved.alias`, `unresolved.inline-code`,
 //! `unresolved.kill-pattern`, `unresolved.mount-source`, `unresolved.power`,
 //! `unresolved.too-complex`, `unresolved.too-long`, `unresolved.parse`,
@@ -258,6 +260,7 @@ impl Policy {
         let analysis = walker.out;
         let guard = hardline::Ctx {
             home: &home,
+            start: ctx.cwd,
             links: &analysis.links,
         };
         let mut findings: Vec<Finding> = analysis.findings;

@@ -130,8 +130,12 @@ pub(crate) enum Follow {
     /// process substitution whose output is known, asked about when it is generated.
     File { word: Word, lang: Lang },
     /// A command run with these words by another program (`xargs`, `find -exec`, `docker
-    /// exec`).
-    Exec { words: Vec<Word>, place: Place },
+    /// exec`); `stdin` is what it reads when known (`kubectl exec -i pod -- sh <<< …`).
+    Exec {
+        words: Vec<Word>,
+        place: Place,
+        stdin: Option<Stdin>,
+    },
     /// Code in another language, known statically.
     Code { text: String, lang: CodeLang },
     /// Text to split roughly for the hardline guard only (string literals of inline code).
@@ -164,8 +168,29 @@ impl Follow {
     }
 }
 
+/// What the walk knows about files written and substitutions run earlier on the line.
+pub(crate) struct Known<'a> {
+    pub(crate) written: &'a std::collections::HashMap<std::path::PathBuf, Option<String>>,
+    pub(crate) procsubs: &'a std::collections::HashMap<String, Option<String>>,
+}
+
+impl Known<'_> {
+    /// The content of a file the line wrote, or of a process substitution, when known.
+    fn text(&self, word: &Word, cmd: &Cmd) -> Option<String> {
+        let t = word.literal().or_else(|| Some(word.text()))?;
+        if t.starts_with("<(") {
+            return self.procsubs.get(&t).cloned().flatten();
+        }
+        let cwd = cmd.cwd.exact()?;
+        self.written
+            .get(&crate::paths::normalize(cwd, std::path::Path::new(&t)))
+            .cloned()
+            .flatten()
+    }
+}
+
 /// What `cmd` runs, placed as `io` says.
-pub(crate) fn follow(cmd: &Cmd, io: &Io) -> Vec<Follow> {
+pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
     let mut out = Vec::new();
     if let Some(split) = &cmd.unwrapped.split_string {
         out.push(Follow::string(split.clone(), "env -S", io));
@@ -275,7 +300,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io) -> Vec<Follow> {
             }
             None => {}
         },
-        "xargs" => out.extend(xargs(cmd, args, io)),
+        "xargs" => out.extend(xargs(cmd, args, io, known)),
         "find" => out.extend(find_exec(args)),
         "parallel" => out.extend(parallel(cmd, args, io)),
         "tar" | "bsdtar" => tar_commands(args, io, &mut out),
@@ -332,8 +357,40 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io) -> Vec<Follow> {
         "git" => git(args, &mut out),
         "watch" => watch(args, &mut out),
         "hyperfine" => hyperfine(args, io, &mut out),
-        "ssh" => ssh(args, &mut out),
-        "docker" | "podman" | "nerdctl" | "kubectl" | "oc" => container(args, &mut out),
+        "ssh" => ssh(cmd, args, io, &mut out),
+        "docker" | "podman" | "nerdctl" | "kubectl" | "oc" => container(cmd, args, io, &mut out),
+        "nix" => {
+            // `nix develop -c CMD…`, `nix shell PKGS -c CMD…`.
+            if let Some(c) = args.iter().position(|a| a.is("-c") || a.is("--command")) {
+                out.push(Follow::Exec {
+                    words: args[c + 1..].to_vec(),
+                    place: Place::Here,
+                    stdin: None,
+                });
+            }
+        }
+        "vim" | "nvim" | "vi" | "ex" | "view" | "vimdiff" => {
+            // `-c '!CMD'`, `+'!CMD'`: an Ex command that runs a shell command.
+            for (i, a) in args.iter().enumerate() {
+                let command = if a.is("-c") || a.is("--cmd") {
+                    args.get(i + 1).and_then(Word::literal)
+                } else {
+                    a.literal()
+                        .and_then(|t| t.strip_prefix('+').map(str::to_owned))
+                };
+                if let Some(c) = command
+                    && let Some(shell) = c.trim_start_matches(':').trim_start().strip_prefix('!')
+                {
+                    out.push(Follow::script(shell, "vim !"));
+                }
+            }
+        }
+        "zip" => {
+            // `-TT CMD` / `--unzip-command CMD` runs CMD to test the archive.
+            if let Some(c) = option_value(args, &["-TT", "--unzip-command"]) {
+                out.push(Follow::string(c, "zip -TT", io));
+            }
+        }
         _ => {}
     }
     out
@@ -400,7 +457,7 @@ fn shell(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
             place: Place::Here,
             scoped: true,
             // `$0` is the word after the script; `$1`… the rest.
-            positional: Some(args.get(i + 2..).unwrap_or(&[]).to_vec()),
+            positional: Some(args.get(i + 1..).unwrap_or(&[]).to_vec()),
         }),
         // `sh -s ARGS`: the script comes from standard input; the words are its arguments.
         _ if from_stdin => stdin_script(cmd, io, Lang::Shell, "shell", out),
@@ -417,10 +474,20 @@ fn shell(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
 /// Where a command's standard input comes from.
 enum Input {
     Text(String),
+    /// Paths under these start paths (from `find`).
+    Under(Vec<Word>),
     Word(Word),
     File(Word),
     Unknown,
     Terminal,
+}
+
+/// The text a command reads on standard input, when it is known statically.
+pub(crate) fn input_text(cmd: &Cmd, io: &Io) -> Option<String> {
+    match input(cmd, io) {
+        Input::Text(t) => Some(t),
+        _ => None,
+    }
 }
 
 fn input(cmd: &Cmd, io: &Io) -> Input {
@@ -445,6 +512,7 @@ fn input(cmd: &Cmd, io: &Io) -> Input {
     }
     match &io.stdin {
         Some(Stdin::Text(t)) => Input::Text(t.clone()),
+        Some(Stdin::Under(starts)) => Input::Under(starts.clone()),
         Some(Stdin::Unknown) => Input::Unknown,
         None if io.piped_in => Input::Unknown,
         None => Input::Terminal,
@@ -465,11 +533,11 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
             ),
         )),
         (Input::File(w), lang) => out.push(Follow::File { word: w, lang }),
-        (Input::Unknown, Lang::Shell) => out.push(unresolved(
+        (Input::Unknown | Input::Under(_), Lang::Shell) => out.push(unresolved(
             RuleId::UnresolvedPipeToShell,
             "a script generated at run time is piped into a shell, so it needs approval. Save it to a file, review it, then run the file.",
         )),
-        (Input::Unknown, Lang::Code(_)) => out.push(unresolved(
+        (Input::Unknown | Input::Under(_), Lang::Code(_)) => out.push(unresolved(
             RuleId::UnresolvedPipeToInterpreter,
             format!(
                 "a script generated at run time is piped into `{what}`, so it needs approval. Save it to a file, review it, then run the file."
@@ -484,6 +552,12 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
 
 fn interpreter(cmd: &Cmd, args: &[Word], io: &Io, lang: CodeLang, out: &mut Vec<Follow>) {
     let program = cmd.program().unwrap_or_default();
+    if program == "deno" && args.first().is_some_and(|a| a.is("eval")) {
+        if let Some(code) = args[1..].iter().find(|a| !a.starts_with("-")) {
+            code_word(code, lang, &program, out);
+        }
+        return;
+    }
     if lang == CodeLang::Awk {
         // The program is `-f FILE` or the first operand.
         let p = crate::flags::parse(args, &crate::flags::spec_for("awk"));
@@ -494,6 +568,12 @@ fn interpreter(cmd: &Cmd, args: &[Word], io: &Io, lang: CodeLang, out: &mut Vec<
             });
         } else if let Some(&first) = p.positionals.first() {
             code_word(&args[first], lang, &program, out);
+            // `system($0)` runs each input line: known input is the script.
+            if args[first].text().contains("system($0)")
+                && let Some(text) = input_text(cmd, io)
+            {
+                out.push(Follow::script(&text, "awk system($0)"));
+            }
         }
         return;
     }
@@ -585,9 +665,10 @@ fn code_word(word: &Word, lang: CodeLang, program: &str, out: &mut Vec<Follow>) 
     }
 }
 
-fn xargs(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
+fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
     let mut replace: Option<String> = None;
     let mut from_file = false;
+    let mut arg_file: Option<Word> = None;
     let mut delimiter: Option<char> = None;
     let mut i = 0;
     const LONGS: &[&str] = &[
@@ -631,15 +712,19 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
                     | "process-slot-var"
                     | "eof"
             );
-            let value = if value.is_empty() && takes_value {
+            let value_word = if value.is_empty() && takes_value {
                 i += 1;
-                args.get(i).and_then(Word::literal).unwrap_or_default()
+                args.get(i).cloned().unwrap_or_default()
             } else {
-                value.to_owned()
+                Word::lit(value)
             };
+            let value = value_word.text();
             match name {
                 "replace" => replace = Some(if value.is_empty() { "{}".into() } else { value }),
-                "arg-file" => from_file = true,
+                "arg-file" => {
+                    from_file = true;
+                    arg_file = Some(value_word);
+                }
                 "null" => delimiter = Some('\0'),
                 "delimiter" => delimiter = ansi_c(&value).chars().next(),
                 _ => {}
@@ -674,7 +759,11 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
                 }
                 'a' => {
                     from_file = true;
-                    value();
+                    arg_file = Some(if rest.is_empty() {
+                        Word::lit(&value())
+                    } else {
+                        Word::lit(&rest)
+                    });
                     break;
                 }
                 'n' | 'L' | 'P' | 's' | 'E' => {
@@ -695,7 +784,13 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
     // Items from a known source (`echo / | xargs rm -rf`, `xargs rm -rf <<< /`) are
     // substituted as xargs splits them: on the delimiter, on lines with `-I`, else on blanks.
     let text = match (input(cmd, io), from_file) {
+        (_, true) => arg_file.and_then(|f| known.text(&f, cmd)),
         (Input::Text(t), false) => Some(t),
+        (Input::File(f), false) => known.text(&f, cmd),
+        _ => None,
+    };
+    let under = match input(cmd, io) {
+        Input::Under(starts) if !from_file => Some(starts),
         _ => None,
     };
     let items: Option<Vec<String>> = text.map(|t| {
@@ -711,15 +806,28 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
             .take(16)
             .collect()
     });
+    // `find START … | xargs CMD`: each item is a path below a start path.
+    let items: Option<Vec<Word>> = items
+        .map(|v| v.iter().map(|t| Word::lit(t)).collect())
+        .or_else(|| {
+            under.map(|starts| {
+                starts
+                    .into_iter()
+                    .take(4)
+                    .map(|mut w| {
+                        if !w.text().ends_with('/') {
+                            w.segs.push(Seg::Lit("/".into()));
+                        }
+                        w.segs.push(Seg::Dyn("…".into()));
+                        w
+                    })
+                    .collect()
+            })
+        });
     let commands: Vec<Vec<Word>> = match (&replace, items) {
         (Some(r), Some(items)) => items
             .iter()
-            .map(|item| {
-                inner
-                    .iter()
-                    .map(|w| substitute(w, r, &Word::lit(item)))
-                    .collect()
-            })
+            .map(|item| inner.iter().map(|w| substitute(w, r, item)).collect())
             .collect(),
         (Some(r), None) => vec![
             inner
@@ -729,7 +837,7 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
         ],
         (None, Some(items)) => {
             let mut v = inner.clone();
-            v.extend(items.iter().map(|t| Word::lit(t)));
+            v.extend(items);
             vec![v]
         }
         (None, None) => {
@@ -743,6 +851,7 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
         .map(|words| Follow::Exec {
             words,
             place: Place::Here,
+            stdin: None,
         })
         .collect()
 }
@@ -806,6 +915,7 @@ fn find_exec(args: &[Word]) -> Vec<Follow> {
                 out.push(Follow::Exec {
                     words,
                     place: Place::Here,
+                    stdin: None,
                 });
             }
         }
@@ -1012,6 +1122,7 @@ fn parallel(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
             Follow::Exec {
                 words,
                 place: Place::Here,
+                stdin: None,
             }
         })
         .collect()
@@ -1136,6 +1247,7 @@ fn watch(args: &[Word], out: &mut Vec<Follow>) {
         out.push(Follow::Exec {
             words: rest.to_vec(),
             place: Place::Here,
+            stdin: None,
         });
     } else {
         out.push(Follow::string(joined(rest), "watch", &Io::default()));
@@ -1202,8 +1314,8 @@ fn hyperfine(args: &[Word], io: &Io, out: &mut Vec<Follow>) {
 }
 
 /// `ssh [OPTIONS] HOST [COMMAND …]`: the words after the host are joined and run by the
-/// remote user's shell.
-fn ssh(args: &[Word], out: &mut Vec<Follow>) {
+/// remote user's shell, which reads ssh's standard input (`ssh host 'bash -s' <<< …`).
+fn ssh(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
     const VALUE: &str = "BbcDEeFIiJLlmOoPpQRSWw";
     let mut i = 0;
     while let Some(t) = args.get(i).and_then(Word::literal) {
@@ -1221,23 +1333,43 @@ fn ssh(args: &[Word], out: &mut Vec<Follow>) {
             .is_some_and(|k| k + 2 == t.len());
         i += 1 + usize::from(takes);
     }
-    let rest = args.get(i + 1..).unwrap_or(&[]);
+    let mut rest = args.get(i + 1..).unwrap_or(&[]);
+    if rest.first().is_some_and(|w| w.is("--")) {
+        rest = &rest[1..];
+    }
     if rest.is_empty() {
         return;
     }
     out.push(Follow::String {
         word: joined(rest),
         what: "ssh".into(),
-        io: Io::default(),
+        io: remote_io(cmd, io),
         place: Place::Remote,
         scoped: true,
         positional: None,
     });
 }
 
+/// What a remote command reads: the local command's standard input, when known.
+fn remote_io(cmd: &Cmd, io: &Io) -> Io {
+    match input(cmd, io) {
+        Input::Text(t) => Io {
+            piped_in: true,
+            stdin: Some(Stdin::Text(t)),
+            ..Io::default()
+        },
+        Input::Terminal => Io::default(),
+        _ => Io {
+            piped_in: true,
+            stdin: Some(Stdin::Unknown),
+            ..Io::default()
+        },
+    }
+}
+
 /// `docker exec [OPTIONS] CONTAINER CMD…`, `docker run [OPTIONS] IMAGE [CMD…]`, `docker
 /// compose exec|run SERVICE CMD…`, `kubectl exec POD -- CMD…` (and podman, nerdctl, oc).
-fn container(args: &[Word], out: &mut Vec<Follow>) {
+fn container(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
     const VALUE: &[&str] = &[
         "-e",
         "--env",
@@ -1348,9 +1480,21 @@ fn container(args: &[Word], out: &mut Vec<Follow>) {
     if words.is_empty() {
         return;
     }
+    // With `-i`, the command reads our standard input.
+    let interactive = rest[..i].iter().any(|w| {
+        w.literal().is_some_and(|t| {
+            t == "--interactive" || (t.starts_with('-') && !t.starts_with("--") && t.contains('i'))
+        })
+    });
+    let stdin = if interactive {
+        remote_io(cmd, io).stdin
+    } else {
+        None
+    };
     out.push(Follow::Exec {
         words,
         place: Place::Remote,
+        stdin,
     });
 }
 
@@ -1428,18 +1572,66 @@ pub(crate) fn env_words(words: &[Word], start: usize) -> Vec<(String, Word)> {
 }
 
 /// What a command writes to standard output (a pipe), when that is known statically.
-pub(crate) fn static_output(cmd: &Cmd) -> Option<String> {
+pub(crate) fn static_output(cmd: &Cmd, io: &Io) -> Option<String> {
     if cmd.stdout_files().next().is_some() {
         return None;
     }
-    static_text(cmd)
+    static_text(cmd, io)
 }
 
-/// The text a command prints, wherever it goes, when that is known statically.
-pub(crate) fn static_text(cmd: &Cmd) -> Option<String> {
+/// The text a command prints, wherever it goes, when that is known statically: `echo`,
+/// `printf`, `cat` of a here-document, and the decoders an obfuscated line uses on known
+/// input (`base64 -d`, `xxd -r -p`, `rev`), `dirname`, `basename`.
+pub(crate) fn static_text(cmd: &Cmd, io: &Io) -> Option<String> {
     let program = cmd.argv().first().and_then(program_name)?;
     let args = cmd.args();
+    let literal_args = || {
+        args.iter()
+            .map(Word::literal)
+            .collect::<Option<Vec<String>>>()
+    };
     match program.as_str() {
+        "base64"
+            if args
+                .iter()
+                .any(|a| a.is("-d") || a.is("--decode") || a.is("-D")) =>
+        {
+            let text = input_text(cmd, io)?;
+            base64_decode(&text).and_then(|b| String::from_utf8(b).ok())
+        }
+        "xxd"
+            if args.iter().any(|a| a.is("-r"))
+                && args.iter().any(|a| a.is("-p") || a.is("-ps")) =>
+        {
+            let text: String = input_text(cmd, io)?.split_whitespace().collect();
+            let bytes: Option<Vec<u8>> = (0..text.len() / 2)
+                .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
+                .collect();
+            String::from_utf8(bytes?).ok()
+        }
+        "rev" if args.is_empty() => Some(
+            input_text(cmd, io)?
+                .lines()
+                .map(|l| l.chars().rev().collect::<String>() + "\n")
+                .collect(),
+        ),
+        "dirname" | "basename" => {
+            let words = literal_args()?;
+            let path = words.iter().find(|w| !w.starts_with('-'))?;
+            let trimmed = path.trim_end_matches('/');
+            let p = std::path::Path::new(if trimmed.is_empty() { "/" } else { trimmed });
+            let out = if program == "dirname" {
+                match p.parent() {
+                    Some(d) if d.as_os_str().is_empty() => ".".to_owned(),
+                    Some(d) => d.display().to_string(),
+                    None => "/".to_owned(),
+                }
+            } else {
+                p.file_name()
+                    .map_or_else(|| "/".to_owned(), |n| n.to_string_lossy().into_owned())
+            };
+            Some(out + "\n")
+        }
         "echo" => {
             let mut newline = true;
             let mut escapes = false;
@@ -1487,39 +1679,68 @@ pub(crate) fn static_text(cmd: &Cmd) -> Option<String> {
     }
 }
 
+/// Standard base64 (with or without padding, whitespace ignored).
+///
+/// Hand-written (twenty lines, no dependency) because only decoding known text for the
+/// analysis is needed, never encoding, and bad input must give `None`, not an error type.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let mut bits: u32 = 0;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for c in text
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
+    {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(v);
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push(u8::try_from((bits >> count) & 0xff).ok()?);
+        }
+    }
+    Some(out)
+}
+
 /// `printf` with `%s`, `%b` and `%%` only.
-fn printf(format: &str, args: &[String]) -> Option<String> {
+pub(crate) fn printf(format: &str, args: &[String]) -> Option<String> {
     let mut out = String::new();
     let mut next = 0;
     for _round in 0..64 {
         let mut chars = format.chars().peekable();
         let mut used = false;
+        // Literal text collects until a conversion, then its escapes (`\x72`, `\n`, `\101`)
+        // are decoded at once.
+        let mut literal = String::new();
         while let Some(c) = chars.next() {
-            if c == '%' {
-                match chars.next() {
-                    Some('%') => out.push('%'),
-                    Some('s') => {
-                        out.push_str(args.get(next).map_or("", String::as_str));
-                        next += 1;
-                        used = true;
-                    }
-                    Some('b') => {
-                        out.push_str(&ansi_c(args.get(next).map_or("", String::as_str)));
-                        next += 1;
-                        used = true;
-                    }
-                    _ => return None,
+            if c != '%' {
+                literal.push(c);
+                continue;
+            }
+            out.push_str(&ansi_c(&std::mem::take(&mut literal)));
+            match chars.next() {
+                Some('%') => out.push('%'),
+                Some('s') => {
+                    out.push_str(args.get(next).map_or("", String::as_str));
+                    next += 1;
+                    used = true;
                 }
-            } else if c == '\\' {
-                let mut esc = String::from('\\');
-                if let Some(n) = chars.next() {
-                    esc.push(n);
+                Some('b') => {
+                    out.push_str(&ansi_c(args.get(next).map_or("", String::as_str)));
+                    next += 1;
+                    used = true;
                 }
-                out.push_str(&ansi_c(&esc));
-            } else {
-                out.push(c);
+                _ => return None,
             }
         }
+        out.push_str(&ansi_c(&literal));
         if !used || next >= args.len() {
             return Some(out);
         }

@@ -122,6 +122,51 @@ const CRITICAL_TREES: &[&str] = &[
     "/etc/security",
 ];
 
+/// What a home directory holds that the user cannot get back: keys, settings, documents.
+const HOME_DATA: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".config",
+    ".local",
+    ".aws",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".mozilla",
+    ".thunderbird",
+    "Documents",
+    "Desktop",
+    "Pictures",
+    "Music",
+    "Videos",
+];
+
+/// Files in a home directory whose loss or truncation locks the user out or breaks every
+/// login shell.
+const HOME_CRITICAL: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".netrc",
+    ".gitconfig",
+];
+
+/// A critical file in the home directory: anything under `~/.ssh` and `~/.gnupg`, the shell's
+/// start files.
+pub(crate) fn home_critical(path: &Path, home: &Path) -> bool {
+    let Ok(rest) = path.strip_prefix(home) else {
+        return false;
+    };
+    let mut parts = rest.components();
+    match (parts.next(), parts.next()) {
+        (Some(Component::Normal(dir)), Some(_)) => dir == ".ssh" || dir == ".gnupg",
+        (Some(Component::Normal(file)), None) => HOME_CRITICAL.iter().any(|f| file == *f),
+        _ => false,
+    }
+}
+
 /// Inside a system tree at any depth (see [`SYSTEM_TREES`]).
 pub(crate) fn in_system_tree(path: &Path) -> bool {
     if path.starts_with("/usr/local") {
@@ -277,6 +322,8 @@ pub(crate) enum Target {
     Root,
     /// The home directory (or everything in it).
     Home,
+    /// The user's keys, settings or documents in the home directory (`~/.ssh`).
+    HomeData(String),
     /// A system directory (or its contents).
     System(String),
     /// Cannot be known statically and might be one of the above.
@@ -289,7 +336,7 @@ impl Target {
     fn rank(&self) -> u8 {
         match self {
             Target::Root => 4,
-            Target::Home => 3,
+            Target::Home | Target::HomeData(_) => 3,
             Target::System(_) => 2,
             Target::Unknown(_) => 1,
             Target::Safe => 0,
@@ -483,9 +530,21 @@ pub(crate) fn protected(path: &Path, home: &Path) -> Target {
     if path == Path::new("/") {
         return Target::Root;
     }
-    // The caller's home, or a home only known on the other side (`ssh`, a container).
-    if path == home || path == Path::new(UNKNOWN_HOME) {
+    // The caller's home, or a home only known on the other side (`ssh`, a container), or a
+    // directory that holds it (`/work` when the home is `/work/me`).
+    if path == home
+        || path == Path::new(UNKNOWN_HOME)
+        || (home.starts_with(path) && home != Path::new(UNKNOWN_HOME))
+    {
         return Target::Home;
+    }
+    for h in [home, Path::new(UNKNOWN_HOME)] {
+        if let Ok(rest) = path.strip_prefix(h)
+            && let [Component::Normal(first)] = rest.components().collect::<Vec<_>>().as_slice()
+            && HOME_DATA.iter().any(|d| first == d)
+        {
+            return Target::HomeData(display(path, h));
+        }
     }
     if in_system_tree(path) {
         return Target::System(path.to_string_lossy().into_owned());

@@ -32,6 +32,8 @@ rule_ids! {
     HardlineRecursiveDeleteHome = "hardline.recursive-delete-home",
     /// Recursive deletion of a system directory, at any depth of a system tree.
     HardlineRecursiveDeleteSystem = "hardline.recursive-delete-system",
+    /// Recursive deletion of a directory that holds the working directory.
+    HardlineRecursiveDeleteAncestor = "hardline.recursive-delete-ancestor",
     /// `find -delete` or `find -exec rm` over `/`, `~` or a system directory.
     HardlineFindDelete = "hardline.find-delete",
     /// `rsync --delete` into `/`, `~` or a system directory (a remote host's too).
@@ -112,6 +114,10 @@ rule_ids! {
     UnresolvedRecursiveChmodTarget = "unresolved.recursive-chmod-target",
     /// `mv` of a path only known at run time that could be a system directory.
     UnresolvedMoveTarget = "unresolved.move-target",
+    /// Deleting, truncating or moving a file only known at run time.
+    UnresolvedFileTarget = "unresolved.file-target",
+    /// Running a script whose path is only known at run time.
+    UnresolvedScriptPath = "unresolved.script-path",
     /// Formatting a device only known at run time.
     UnresolvedDeviceFormat = "unresolved.device-format",
     /// Writing to a device only known at run time.

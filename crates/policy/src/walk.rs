@@ -50,6 +50,8 @@ pub(crate) enum Written {
 pub(crate) enum Stdin {
     /// Text known statically (`echo ... |`, `cat <<EOF |`).
     Text(String),
+    /// Paths under these start paths (`find . -name x |`), one per item.
+    Under(Vec<Word>),
     /// Whatever the previous stage writes.
     Unknown,
 }
@@ -90,6 +92,12 @@ pub(crate) struct Walker {
     pub(crate) written: HashMap<PathBuf, Option<String>>,
     /// What each process substitution (`<(echo …)`, by its source text) prints, when known.
     procsubs: HashMap<String, Option<String>>,
+    /// What each command substitution (`$(echo rm)`, by its source text) prints, when known.
+    cmdsubs: HashMap<String, Option<String>>,
+    /// Functions defined on the line: name → body text, followed where they are called.
+    functions: HashMap<String, String>,
+    /// The start paths of the last `find` walked, whose output is paths under them.
+    listed: Option<Vec<Word>>,
     pub(crate) out: Analysis,
 }
 
@@ -108,6 +116,9 @@ impl Walker {
             gave_up: false,
             written: HashMap::new(),
             procsubs: HashMap::new(),
+            cmdsubs: HashMap::new(),
+            functions: HashMap::new(),
+            listed: None,
             out: Analysis::default(),
         }
     }
@@ -210,6 +221,7 @@ impl Walker {
             home: self.home.as_deref(),
             pwd: pwd.as_deref(),
             oldpwd: oldpwd.as_deref(),
+            subs: &self.cmdsubs,
             vars: &self.vars,
         };
         words::resolve(node, src, &env)
@@ -258,13 +270,19 @@ impl Walker {
                     printed = self.walk(child, src, &inner);
                 }
                 self.restore(scope);
-                if node.kind() == "process_substitution" {
-                    self.procsubs.insert(text(node, src).to_owned(), printed);
-                }
+                let subs = if node.kind() == "process_substitution" {
+                    &mut self.procsubs
+                } else {
+                    &mut self.cmdsubs
+                };
+                subs.insert(text(node, src).to_owned(), printed);
             }
             "function_definition" => self.walk_function(node, src),
             "for_statement" => self.walk_for(node, src, io),
             "if_statement" | "while_statement" | "c_style_for_statement" | "case_statement" => {
+                if let Some(f) = crate::hardline::spawning_loop(node, src) {
+                    self.finding(f);
+                }
                 self.walk_compound(node, src, io);
             }
             "variable_assignment" => self.walk_assignment(node, src),
@@ -358,9 +376,14 @@ impl Walker {
                 stdin: stdin.take(),
             };
             let scope = self.save();
+            self.listed = None;
             let out = self.walk(*stage, src, &stage_io);
             self.restore(scope);
-            stdin = Some(out.map_or(Stdin::Unknown, Stdin::Text));
+            stdin = Some(match (out, self.listed.take()) {
+                (Some(text), _) => Stdin::Text(text),
+                (None, Some(starts)) => Stdin::Under(starts),
+                (None, None) => Stdin::Unknown,
+            });
         }
     }
 
@@ -640,12 +663,59 @@ impl Walker {
             }
             Some("popd") => self.set_cwd(Cwd::unknown()),
             Some("set") => self.set_positional(cmd.args()),
+            Some("shift") => {
+                let n = cmd
+                    .args()
+                    .first()
+                    .and_then(Word::literal)
+                    .and_then(|t| t.parse::<usize>().ok())
+                    .unwrap_or(1);
+                if let Some(Val::List(items)) = self.vars.get_mut("@") {
+                    items.drain(..n.min(items.len()));
+                }
+            }
+            Some("read") => self.assign_read(&cmd, io),
+            Some("printf") => {
+                // `printf -v NAME FORMAT ARGS`.
+                let args = cmd.args();
+                if args.first().is_some_and(|a| a.is("-v"))
+                    && let Some(name) = args.get(1).and_then(Word::literal)
+                {
+                    let rest: Option<Vec<String>> = args[2..].iter().map(Word::literal).collect();
+                    let value = rest
+                        .and_then(|r| {
+                            let (format, values) = r.split_first()?;
+                            crate::nested::printf(format, values)
+                        })
+                        .filter(|_| self.conditional == 0)
+                        .map_or(Val::Unknown, Val::Str);
+                    self.vars.insert(name, value);
+                }
+            }
             Some("ln") => self.record_link(&cmd),
             _ => {}
         }
         self.out.cmds.push(cmd.clone());
         self.record_writes(&cmd, io);
-        let follows = crate::nested::follow(&cmd, io);
+        let mut follows = crate::nested::follow(&cmd, io, &self.known());
+        // A function defined on the line runs its body with these arguments.
+        if let Some(name) = &program
+            && let Some(body) = self.functions.get(name).cloned()
+            && self.script_depth < 4
+        {
+            follows.push(Follow::String {
+                word: Word::lit(&body),
+                what: format!("function {name}"),
+                io: io.clone(),
+                place: Place::Here,
+                scoped: false,
+                positional: Some(
+                    std::iter::once(Word::lit(name))
+                        .chain(cmd.args().iter().cloned())
+                        .collect(),
+                ),
+            });
+        }
         // What the command runs sees its prefix assignments (`x=/ bash -c 'rm -rf "$x"'`).
         let saved: Vec<(String, Option<Val>)> = cmd
             .env_values
@@ -662,7 +732,60 @@ impl Walker {
                 None => self.vars.remove(&name),
             };
         }
-        crate::nested::static_output(&cmd)
+        if program.as_deref() == Some("find") && cmd.stdout_files().next().is_none() {
+            self.listed = Some(crate::nested::find_starts(cmd.args()).0);
+        }
+        crate::nested::static_output(&cmd, io)
+    }
+
+    /// What the walk knows about files and substitutions, for `follow`.
+    fn known(&self) -> crate::nested::Known<'_> {
+        crate::nested::Known {
+            written: &self.written,
+            procsubs: &self.procsubs,
+        }
+    }
+
+    /// `read [-r] NAME… <<< TEXT`: the names get the words of the first line.
+    fn assign_read(&mut self, cmd: &Cmd, io: &Io) {
+        let args = cmd.args();
+        let mut names: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let Some(t) = args[i].literal() else { return };
+            if let Some(opt) = t.strip_prefix('-') {
+                // Options with a value: -a -d -i -n -N -p -t -u.
+                if opt.len() == 1 && "adinNptu".contains(opt) {
+                    i += 1;
+                }
+            } else {
+                names.push(t);
+            }
+            i += 1;
+        }
+        if names.is_empty() {
+            names.push("REPLY".into());
+        }
+        let text = match crate::nested::input_text(cmd, io) {
+            Some(t) if self.conditional == 0 => t,
+            _ => {
+                for n in names {
+                    self.vars.insert(n, Val::Unknown);
+                }
+                return;
+            }
+        };
+        let line = text.lines().next().unwrap_or("");
+        let mut fields = line.split_whitespace();
+        let last = names.len() - 1;
+        for (k, n) in names.into_iter().enumerate() {
+            let value = if k == last {
+                fields.by_ref().collect::<Vec<_>>().join(" ")
+            } else {
+                fields.next().unwrap_or("").to_owned()
+            };
+            self.vars.insert(n, Val::Str(value));
+        }
     }
 
     /// `set -- a b`, `set a b`: the positional parameters.
@@ -736,26 +859,25 @@ impl Walker {
                 } => match word.literal() {
                     Some(script) => self.in_place(place, |w| {
                         let saved = positional.map(|args| {
-                            let list = args
-                                .iter()
-                                .map(Word::literal)
+                            let mut words = args.iter().map(Word::literal);
+                            let zero = words.next().flatten().map_or(Val::Unknown, Val::Str);
+                            let list = words
                                 .collect::<Option<Vec<String>>>()
                                 .map_or(Val::Unknown, Val::List);
-                            w.vars.insert("@".into(), list)
+                            (w.vars.insert("0".into(), zero), w.vars.insert("@".into(), list))
                         });
                         if scoped {
                             w.walk_scoped(&script, &io);
                         } else {
                             w.walk_script(&script, &io);
                         }
-                        match saved {
-                            Some(Some(v)) => {
-                                w.vars.insert("@".into(), v);
+                        if let Some((zero, all)) = saved {
+                            for (name, old) in [("0", zero), ("@", all)] {
+                                match old {
+                                    Some(v) => w.vars.insert(name.into(), v),
+                                    None => w.vars.remove(name),
+                                };
                             }
-                            Some(None) => {
-                                w.vars.remove("@");
-                            }
-                            None => {}
                         }
                     }),
                     None => self.finding(Finding::ask(
@@ -768,8 +890,12 @@ impl Walker {
                     )),
                 },
                 Follow::File { word, lang } => self.run_file(&word, lang, cmd),
-                Follow::Exec { words, place } => {
-                    self.in_place(place, |w| w.exec_child(cmd, words));
+                Follow::Exec {
+                    words,
+                    place,
+                    stdin,
+                } => {
+                    self.in_place(place, |w| w.exec_child(cmd, words, stdin));
                 }
                 Follow::Code { text, lang } => self.run_code(&text, lang, cmd),
                 Follow::Rough(text) => self.add_rough(&text),
@@ -843,10 +969,15 @@ impl Walker {
     }
 
     /// Records a command run by another program (`xargs`, `find -exec`).
-    fn exec_child(&mut self, parent: &Cmd, words: Vec<Word>) {
+    fn exec_child(&mut self, parent: &Cmd, words: Vec<Word>, stdin: Option<Stdin>) {
         let saved = std::mem::replace(&mut self.cwd, parent.cwd.clone());
         let scope = self.save();
-        self.emit(words, Vec::new(), Vec::new(), &Io::default(), Origin::Exec);
+        let io = Io {
+            piped_in: stdin.is_some(),
+            stdin,
+            ..Io::default()
+        };
+        self.emit(words, Vec::new(), Vec::new(), &io, Origin::Exec);
         self.restore(scope);
         self.cwd = saved;
     }
@@ -857,7 +988,7 @@ impl Walker {
             return;
         };
         let mut files: Vec<(&Word, Option<String>)> = Vec::new();
-        let text = crate::nested::static_text(cmd);
+        let text = crate::nested::static_text(cmd, io);
         for target in cmd.stdout_files() {
             files.push((target, text.clone()));
         }
@@ -875,6 +1006,7 @@ impl Walker {
                 files.push((a, input.clone()));
             }
         }
+        let mut hooks: Vec<PathBuf> = Vec::new();
         for (target, text) in files {
             let Some(t) = target.literal() else { continue };
             let path = normalize(&cwd, Path::new(&t));
@@ -886,6 +1018,15 @@ impl Walker {
                 (Some(content), Some(new)) => content.push_str(new),
                 _ => *entry = None,
             }
+            // A git hook runs at the next git command: follow it now.
+            let t_path = normalize(&cwd, Path::new(&t));
+            if t_path.to_string_lossy().contains("/.git/hooks/") {
+                hooks.push(t_path);
+            }
+        }
+        for hook in hooks {
+            let here = self.bare_cmd();
+            self.run_file(&Word::lit(&hook.to_string_lossy()), Lang::Shell, &here);
         }
     }
 
@@ -974,10 +1115,14 @@ impl Walker {
             .child_by_field_name("name")
             .map(|n| text(n, src).to_owned())
             .unwrap_or_default();
-        if let Some(body) = node.child_by_field_name("body")
-            && let Some(f) = crate::hardline::fork_bomb(body, src, &name)
-        {
-            self.finding(f);
+        if let Some(body) = node.child_by_field_name("body") {
+            if let Some(f) = crate::hardline::fork_bomb(body, src, &name) {
+                self.finding(f);
+            }
+            if !name.is_empty() {
+                self.functions
+                    .insert(name.clone(), text(body, src).to_owned());
+            }
         }
         let scope = self.save();
         self.conditional += 1;
@@ -1078,15 +1223,22 @@ impl Walker {
             }
         }
         let Some(body) = body else { return };
+        // `for x; do` walks the positional parameters.
         let literal: Option<Vec<String>> = if has_values {
             values.iter().map(Word::literal).collect()
         } else {
-            None
-        };
-        let runs: Vec<Val> = match literal {
-            Some(v) if !v.is_empty() && v.len() <= 8 && !values.iter().any(Word::has_glob) => {
-                v.into_iter().map(Val::Str).collect()
+            match self.vars.get("@") {
+                Some(Val::List(items)) => Some(items.clone()),
+                _ => None,
             }
+        };
+        let globbed = values.iter().any(Word::has_glob);
+        let runs: Vec<Val> = match literal {
+            // A glob value stays a glob (`for f in /*` is every entry of `/`).
+            Some(v) if !v.is_empty() && v.len() <= 8 => v
+                .into_iter()
+                .map(|x| if globbed { Val::Glob(x) } else { Val::Str(x) })
+                .collect(),
             _ => vec![Val::Unknown],
         };
         self.conditional += 1;
@@ -1109,6 +1261,7 @@ impl Walker {
             .unwrap_or_default();
         let mut words = vec![Word::lit(&keyword)];
         let mut exported = keyword == "export";
+        let mut nameref = false;
         let mut names = Vec::new();
         for child in named_children(node) {
             match child.kind() {
@@ -1116,6 +1269,16 @@ impl Walker {
                     self.walk_assignment(child, src);
                     if let Some(n) = child.child_by_field_name("name") {
                         names.push(text(n, src).to_owned());
+                        // `declare -n r=HOME`: `$r` is `$HOME`.
+                        if nameref && let Some(v) = child.child_by_field_name("value") {
+                            let target = text(v, src);
+                            let value = match (self.vars.get(target), target, &self.home) {
+                                (Some(v), _, _) => v.clone(),
+                                (None, "HOME", Some(h)) => Val::Str(h.clone()),
+                                _ => Val::Unknown,
+                            };
+                            self.vars.insert(text(n, src).to_owned(), value);
+                        }
                     }
                     words.push(Word::lit(text(child, src)));
                 }
@@ -1136,10 +1299,9 @@ impl Walker {
                 _ => {
                     self.walk_subs(child, src);
                     for w in self.resolve(child, src) {
-                        if w.literal()
-                            .is_some_and(|t| t.starts_with('-') && t.contains('x'))
-                        {
-                            exported = true;
+                        if let Some(t) = w.literal().filter(|t| t.starts_with('-')) {
+                            exported |= t.contains('x');
+                            nameref |= t.contains('n');
                         }
                         words.push(w);
                     }

@@ -138,6 +138,9 @@ pub(crate) enum Val {
     List(Vec<String>),
     /// A fresh temporary path (`$(mktemp -d)`).
     Temp,
+    /// A glob pattern a `for` loop walks (`for f in /*`): its words are the matches, so the
+    /// glob characters stay globs even inside quotes.
+    Glob(String),
 }
 
 /// Variables assigned earlier on the line. The positional parameters live under `@`.
@@ -154,6 +157,9 @@ pub(crate) struct Env<'a> {
     pub(crate) pwd: Option<&'a str>,
     /// `$OLDPWD` when the previous directory is known exactly.
     pub(crate) oldpwd: Option<&'a str>,
+    /// What each command substitution earlier on the line prints, by source text, when known
+    /// (`$(echo rm)`, `$(printf '%s' /)`).
+    pub(crate) subs: &'a HashMap<String, Option<String>>,
     /// Variables assigned earlier on the line.
     pub(crate) vars: &'a Vars,
 }
@@ -289,14 +295,7 @@ fn tokens(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, depth: u
             }
         }
         "simple_expansion" | "expansion" => expansion(text, env, out, Q::Expanded),
-        "command_substitution" => match (text, env.pwd) {
-            // `$(pwd)` is the working directory when that is known.
-            ("$(pwd)" | "`pwd`", Some(pwd)) => {
-                out.extend(pwd.chars().map(|c| Tok::Ch(c, Q::Expanded)));
-            }
-            _ if is_mktemp(text) => out.push(Tok::Temp(text.to_owned())),
-            _ => out.push(Tok::Dyn(text.to_owned())),
-        },
+        "command_substitution" => command_substitution(text, env, out, Q::Expanded),
         "process_substitution" | "arithmetic_expansion" => {
             out.push(Tok::Dyn(text.to_owned()));
         }
@@ -366,12 +365,39 @@ fn double_quoted(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, d
             "simple_expansion" | "expansion" => {
                 expansion(node_text(child, src), env, out, Q::Quoted);
             }
+            "command_substitution" => {
+                command_substitution(node_text(child, src), env, out, Q::Quoted);
+            }
             _ => tokens(child, src, env, out, depth + 1),
         }
         pos = child.end_byte().max(pos);
     }
     if inner_end > pos {
         dq_text(src.get(pos..inner_end).unwrap_or(""), out);
+    }
+}
+
+/// `$(…)`: what it prints when that is known statically (trailing newlines removed, as the
+/// shell does), a fresh temporary path for `$(mktemp)`, else a dynamic part.
+fn command_substitution(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
+    if let Some(Some(printed)) = env.subs.get(text) {
+        if q == Q::Expanded {
+            out.push(Tok::Mark);
+        }
+        out.extend(
+            printed
+                .trim_end_matches('\n')
+                .chars()
+                .map(|c| Tok::Ch(c, q)),
+        );
+    } else if matches!(text, "$(pwd)" | "`pwd`")
+        && let Some(pwd) = env.pwd
+    {
+        out.extend(pwd.chars().map(|c| Tok::Ch(c, q)));
+    } else if is_mktemp(text) {
+        out.push(Tok::Temp(text.to_owned()));
+    } else {
+        out.push(Tok::Dyn(text.to_owned()));
     }
 }
 
@@ -414,6 +440,10 @@ fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
     };
     match value {
         Val::Str(v) => out.extend(v.chars().map(|c| Tok::Ch(c, q))),
+        Val::Glob(v) => out.extend(v.chars().map(|c| {
+            let glob = matches!(c, '*' | '?' | '[');
+            Tok::Ch(c, if glob { Q::Expanded } else { q })
+        })),
         Val::Temp => out.push(Tok::Temp(text.to_owned())),
         Val::Unknown => out.push(Tok::Dyn(text.to_owned())),
         Val::List(items) => {
@@ -462,8 +492,14 @@ impl<'t> Expansion<'t> {
             Some(b) => (b, true),
             None => (text.strip_prefix('$')?, false),
         };
-        let name_len = if body.starts_with(['@', '*']) {
+        let indirect = usize::from(braced && body.starts_with('!') && body.len() > 1);
+        let body_after = &body[indirect..];
+        let name_len = if body_after.starts_with(['@', '*']) && indirect == 0 {
             1
+        } else if indirect == 1 {
+            1 + body_after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(body_after.len())
         } else if body.starts_with(|c: char| c.is_ascii_digit()) {
             if braced {
                 body.find(|c: char| !c.is_ascii_digit())
@@ -475,7 +511,7 @@ impl<'t> Expansion<'t> {
             body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(body.len())
         };
-        if name_len == 0 {
+        if name_len == indirect {
             return None;
         }
         let (name, rest) = body.split_at(name_len);
@@ -520,11 +556,30 @@ impl<'t> Expansion<'t> {
     }
 
     fn lookup(&self, env: &Env<'_>) -> Lookup {
+        // `${!v}`: the variable whose name `v` holds.
+        if let Some(pointer) = self.name.strip_prefix('!') {
+            return match env.vars.get(pointer) {
+                Some(Val::Str(target)) if !target.starts_with('!') => Expansion {
+                    name: target,
+                    all: self.all,
+                    index: self.index,
+                    default: self.default,
+                }
+                .lookup(env),
+                _ => Lookup::Unknown,
+            };
+        }
         if self.name.starts_with(|c: char| c.is_ascii_digit()) {
             let n: usize = match self.name.parse() {
                 Ok(n) => n,
                 Err(_) => return Lookup::Unknown,
             };
+            if n == 0 {
+                return match env.vars.get("0") {
+                    Some(v) => Lookup::Value(v.clone()),
+                    None => Lookup::Unknown,
+                };
+            }
             return match env.vars.get("@") {
                 Some(Val::List(items)) if n >= 1 => match items.get(n - 1) {
                     Some(v) => Lookup::Value(Val::Str(v.clone())),
@@ -885,10 +940,12 @@ mod tests {
         let tree = parser.parse(src, None).unwrap();
         let cmd = tree.root_node().named_child(0).unwrap();
         let vars = Vars::new();
+        let subs = HashMap::new();
         let env = Env {
             home,
             pwd: None,
             oldpwd: None,
+            subs: &subs,
             vars: &vars,
         };
         let mut out = Vec::new();
@@ -948,10 +1005,12 @@ mod tests {
             .named_child(1)
             .unwrap();
         let vars = Vars::new();
+        let subs = HashMap::new();
         let env = Env {
             home: None,
             pwd: None,
             oldpwd: None,
+            subs: &subs,
             vars: &vars,
         };
         let w = &resolve(arg, src, &env)[0];

@@ -258,3 +258,175 @@ fn deep_nesting_is_answered() {
     let v = Policy::permissive().check(&("true && ".repeat(5_000) + "rm -rf /"), &ctx());
     assert_eq!(v.decision, Decision::Deny);
 }
+
+/// The long options the guard reads, with the other long options of the same program (from
+/// `--help` on Debian's coreutils): a prefix is an abbreviation when only one of them starts
+/// with it.
+const GUARDED_LONGS: &[(&str, &str, &[&str], &str)] = &[
+    (
+        "rm",
+        "recursive",
+        &[
+            "dir",
+            "force",
+            "help",
+            "interactive",
+            "no-preserve-root",
+            "one-file-system",
+            "preserve-root",
+            "recursive",
+            "verbose",
+            "version",
+        ],
+        "rm --{} -f /",
+    ),
+    (
+        "rm",
+        "no-preserve-root",
+        &[
+            "dir",
+            "force",
+            "help",
+            "interactive",
+            "no-preserve-root",
+            "one-file-system",
+            "preserve-root",
+            "recursive",
+            "verbose",
+            "version",
+        ],
+        "rm -r --{} /",
+    ),
+    (
+        "chmod",
+        "recursive",
+        &[
+            "changes",
+            "help",
+            "no-preserve-root",
+            "preserve-root",
+            "quiet",
+            "recursive",
+            "reference",
+            "silent",
+            "verbose",
+            "version",
+        ],
+        "chmod --{} 777 /",
+    ),
+    (
+        "chown",
+        "recursive",
+        &[
+            "changes",
+            "dereference",
+            "from",
+            "help",
+            "no-dereference",
+            "no-preserve-root",
+            "preserve-root",
+            "quiet",
+            "recursive",
+            "reference",
+            "silent",
+            "verbose",
+            "version",
+        ],
+        "chown --{} nobody /etc",
+    ),
+    (
+        "tar",
+        "remove-files",
+        &[
+            "remove-files",
+            "recursion",
+            "recursive-unlink",
+            "record-size",
+        ],
+        "tar --{} -cf /tmp/a.tar /usr",
+    ),
+    (
+        "sudo",
+        "user",
+        &[
+            "user", "group", "host", "prompt", "role", "type", "chdir", "list", "validate",
+            "version", "help",
+        ],
+        "sudo --{} root rm -rf /",
+    ),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Any unambiguous abbreviation of a guarded long option is read as the option.
+    #[test]
+    fn abbreviated_long_options_are_the_option(which in 0..GUARDED_LONGS.len(), cut in 1usize..20) {
+        let (_, long, all, template) = GUARDED_LONGS[which];
+        let prefix = &long[..cut.min(long.len())];
+        let unique = all.iter().filter(|o| o.starts_with(prefix)).count() == 1;
+        prop_assume!(unique);
+        let line = template.replace("{}", prefix);
+        let v = Policy::permissive().check(&line, &ctx());
+        prop_assert_eq!(v.decision, Decision::Deny, "{} -> {:?}", line, v);
+    }
+
+    /// An unquoted expansion is split into fields, a quoted one is not: `$x` holding `-rf /`
+    /// is two arguments, `"$x"` is one (a file named `-rf /`).
+    #[test]
+    fn unquoted_expansions_split_into_fields(
+        before in prop::collection::vec(prop::sample::select(vec!["-r", "-f", "-v", "build", "dist"]), 0..3),
+        after in prop::collection::vec(prop::sample::select(vec!["-f", "out", "x"]), 0..3),
+        sep in prop::sample::select(vec![" ", "  ", "\\t"]),
+    ) {
+        let mut words: Vec<&str> = before.clone();
+        words.push("-r");
+        words.push("/");
+        words.extend(after.iter().copied());
+        let value = words.join(if sep == "\\t" { "\t" } else { sep });
+        let split = format!("x='{value}'; rm $x");
+        let v = Policy::permissive().check(&split, &ctx());
+        prop_assert_eq!(v.decision, Decision::Deny, "{} -> {:?}", split, v);
+        let whole = format!("x='{value}'; rm -rf -- \"$x\"");
+        let v = Policy::permissive().check(&whole, &ctx());
+        prop_assert_eq!(v.decision, Decision::Allow, "{} -> {:?}", whole, v);
+    }
+
+    /// `kill` reads PIDs as numbers: any zero padding of 1 and -1 is init and every process;
+    /// other PIDs are fine.
+    #[test]
+    fn kill_reads_process_ids_as_numbers(zeros in 0usize..6, signal in prop::sample::select(vec!["", "-9 ", "-KILL ", "-s TERM ", "-- "]), other in 2u32..99_999) {
+        let pad = "0".repeat(zeros);
+        for pid in [format!("{pad}1"), format!("-{pad}1")] {
+            let line = format!("kill {signal}{pid}");
+            let v = Policy::permissive().check(&line, &ctx());
+            prop_assert_eq!(v.decision, Decision::Deny, "{} -> {:?}", line, v);
+        }
+        let line = format!("kill {signal}{pad}{other}");
+        let v = Policy::permissive().check(&line, &ctx());
+        prop_assert_eq!(v.decision, Decision::Allow, "{} -> {:?}", line, v);
+    }
+
+    /// A device path is the same device however it is spelled.
+    #[test]
+    fn device_paths_are_normalised(parts in prop::collection::vec(prop::sample::select(vec!["/", "//", "/./", "/tmp/../", "/usr/./../"]), 1..3), writer in prop::sample::select(vec!["dd if=/dev/zero of={}", "cat img > {}", "echo x | tee {}", "> {}", "cp disk.img {}"])) {
+        let path = format!("{}dev/sda", parts.concat().trim_end_matches('/').to_owned() + "/");
+        let line = writer.replace("{}", &path);
+        let v = Policy::permissive().check(&line, &ctx());
+        prop_assert_eq!(v.decision, Decision::Deny, "{} -> {:?}", line, v);
+    }
+
+    /// `find` over `/` or `~` with a deleting action is denied whatever the filters and
+    /// however the traversal options are given.
+    #[test]
+    fn find_deleting_under_root_or_home_is_denied(
+        traversal in prop::sample::select(vec!["", "-L ", "-H ", "-P ", "-O3 "]),
+        start in prop::sample::select(vec!["/", "~", "$HOME", "/usr", "//"]),
+        filters in prop::collection::vec(prop::sample::select(vec!["-name '*.log'", "-type f", "-mtime +7", "-maxdepth 3", "-user dev"]), 0..3),
+        action in prop::sample::select(vec!["-delete", "-exec rm {} +", "-exec rm -rf {} \\;", "-execdir rm -f {} +", "-ok rm {} \\;"]),
+    ) {
+        let line = format!("find {traversal}{start} {} {action}", filters.join(" "));
+        let v = Policy::permissive().check(&line, &ctx());
+        prop_assert_eq!(v.decision, Decision::Deny, "{} -> {:?}", line, v);
+    }
+}
