@@ -889,6 +889,14 @@ fn pid(text: &str) -> Option<i64> {
 }
 
 fn kill(args: &[Word]) -> Option<Finding> {
+    // `kill -9 [0-9]*` (a glob over `/proc` entries): every PID, init's included.
+    if let Some(g) = args.iter().find(|a| a.has_glob() && a.is_static()) {
+        let t = g.text();
+        let name = t.rsplit('/').next().unwrap_or(&t);
+        if crate::paths::glob_match(name, "1") {
+            return Some(kill_finding(&format!("`{t}` matches every process ID")));
+        }
+    }
     let texts: Vec<String> = args.iter().map(Word::text).collect();
     let mut i = 0;
     match texts.first().map(String::as_str) {
@@ -998,7 +1006,7 @@ fn pkill(program: &str, args: &[Word]) -> Option<Finding> {
 }
 
 /// A process-name regex that matches any name (and so every process).
-fn matches_everything(pattern: &str) -> bool {
+pub(crate) fn matches_everything(pattern: &str) -> bool {
     const PROBES: &[&str] = &["systemd", "sshd", "bash", "x", "1", "kworker/0:1", "Z"];
     match regex::Regex::new(pattern) {
         Ok(re) => PROBES.iter().all(|p| re.is_match(p)),

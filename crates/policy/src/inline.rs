@@ -83,6 +83,10 @@ enum Api {
     Kill,
     /// Writes a file, replacing its content (`writeFileSync`, `file_put_contents`).
     Write,
+    /// Opens a file: read, or written when the mode says so (`open(p, 'w')`).
+    Open,
+    /// Reads a file (`readFileSync`, `file_get_contents`).
+    Read,
 }
 
 /// Known names; a name preceded by `.` or `::` matches too (`os.remove`, `File::Path::rmtree`).
@@ -151,6 +155,14 @@ const APIS: &[(&str, Api)] = &[
     ("write_text", Api::Write),
     ("write_bytes", Api::Write),
     ("file_put_contents", Api::Write),
+    ("open", Api::Open),
+    ("fopen", Api::Open),
+    ("readFileSync", Api::Read),
+    ("readFile", Api::Read),
+    ("read_text", Api::Read),
+    ("read_bytes", Api::Read),
+    ("file_get_contents", Api::Read),
+    ("readlines", Api::Read),
 ];
 
 /// Names that only count with a receiver (`fs.rm`, `File.delete`): alone they are too common.
@@ -187,6 +199,32 @@ enum Arg {
     Str(String),
     List(Vec<Arg>),
     Other(String),
+}
+
+/// What code prints when it only prints one string literal (`print("rm -rf /")`,
+/// `print "…"`, `console.log('…')`, `puts '…'`, `echo '…';`).
+pub(crate) fn printed(code: &str) -> Option<String> {
+    let code = code.trim().trim_end_matches(';').trim();
+    for call in [
+        "print",
+        "console.log",
+        "puts",
+        "echo",
+        "say",
+        "process.stdout.write",
+        "sys.stdout.write",
+    ] {
+        if let Some(rest) = code.strip_prefix(call) {
+            let rest = rest.trim();
+            let arg = rest
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .unwrap_or(rest)
+                .trim();
+            return literal(arg);
+        }
+    }
+    None
 }
 
 /// What inline `code` of `lang` runs or deletes.
@@ -392,6 +430,48 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
                 });
             }
         }
+        Api::Open | Api::Read => {
+            // Perl's `open(my $fh, '<', PATH)` names the file last; the others first.
+            let (path, mode) = if lang == CodeLang::Perl {
+                match args {
+                    [_, Arg::Str(m), Arg::Str(p), ..] => (Some(p.clone()), m.clone()),
+                    [_, Arg::Str(mp)] => (
+                        Some(mp.trim_start_matches(['<', '>', '+', ' ']).to_owned()),
+                        mp.chars()
+                            .take_while(|c| matches!(c, '<' | '>' | '+'))
+                            .collect(),
+                    ),
+                    _ => (None, String::new()),
+                }
+            } else {
+                let mode = match args.get(1) {
+                    Some(Arg::Str(m)) => m.clone(),
+                    _ => String::new(),
+                };
+                match first {
+                    Some(Arg::Str(p)) => (Some(p.clone()), mode),
+                    _ => (None, mode),
+                }
+            };
+            let Some(path) = path else { return };
+            let words = if api == Api::Open && (mode.contains('w') || mode == ">") {
+                vec![
+                    Word::lit("truncate"),
+                    Word::lit("-s"),
+                    Word::lit("0"),
+                    path_word(&path),
+                ]
+            } else if api == Api::Open && (mode.contains('a') || mode.contains('>')) {
+                vec![Word::lit("tee"), Word::lit("-a"), path_word(&path)]
+            } else {
+                vec![Word::lit("cat"), path_word(&path)]
+            };
+            out.push(Follow::Exec {
+                words,
+                place: Place::Here,
+                stdin: None,
+            });
+        }
         Api::Code => match first {
             Some(Arg::Str(s)) => out.push(Follow::Code {
                 text: s.clone(),
@@ -500,7 +580,10 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
             split_args(args_text)
         };
         // `Path('x').unlink()`: the target is the receiver's argument.
-        let args = if matches!(name, "write_text" | "write_bytes") {
+        let args = if matches!(
+            name,
+            "write_text" | "write_bytes" | "read_text" | "read_bytes"
+        ) {
             receiver_path(code, start).map_or_else(Vec::new, |p| vec![Arg::Str(p)])
         } else if args.is_empty() && matches!(api, Api::Delete | Api::DeleteMaybeTree) {
             receiver_path(code, start).map_or(args, |p| vec![Arg::Str(p)])

@@ -476,6 +476,8 @@ enum Input {
     Text(String),
     /// Paths under these start paths (from `find`).
     Under(Vec<Word>),
+    /// Every process ID (from `ps -e`).
+    AllPids,
     Word(Word),
     File(Word),
     Unknown,
@@ -513,6 +515,7 @@ fn input(cmd: &Cmd, io: &Io) -> Input {
     match &io.stdin {
         Some(Stdin::Text(t)) => Input::Text(t.clone()),
         Some(Stdin::Under(starts)) => Input::Under(starts.clone()),
+        Some(Stdin::AllPids) => Input::AllPids,
         Some(Stdin::Unknown) => Input::Unknown,
         None if io.piped_in => Input::Unknown,
         None => Input::Terminal,
@@ -533,11 +536,11 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
             ),
         )),
         (Input::File(w), lang) => out.push(Follow::File { word: w, lang }),
-        (Input::Unknown | Input::Under(_), Lang::Shell) => out.push(unresolved(
+        (Input::Unknown | Input::Under(_) | Input::AllPids, Lang::Shell) => out.push(unresolved(
             RuleId::UnresolvedPipeToShell,
             "a script generated at run time is piped into a shell, so it needs approval. Save it to a file, review it, then run the file.",
         )),
-        (Input::Unknown | Input::Under(_), Lang::Code(_)) => out.push(unresolved(
+        (Input::Unknown | Input::Under(_) | Input::AllPids, Lang::Code(_)) => out.push(unresolved(
             RuleId::UnresolvedPipeToInterpreter,
             format!(
                 "a script generated at run time is piped into `{what}`, so it needs approval. Save it to a file, review it, then run the file."
@@ -791,6 +794,10 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
     };
     let under = match input(cmd, io) {
         Input::Under(starts) if !from_file => Some(starts),
+        // Every PID: one word that matches them all (`kill` reads it as every process).
+        Input::AllPids if !from_file => Some(vec![Word {
+            segs: vec![Seg::Glob("*".into())],
+        }]),
         _ => None,
     };
     let items: Option<Vec<String>> = text.map(|t| {
@@ -815,10 +822,13 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     .into_iter()
                     .take(4)
                     .map(|mut w| {
+                        if w.has_glob() {
+                            return w;
+                        }
                         if !w.text().ends_with('/') {
                             w.segs.push(Seg::Lit("/".into()));
                         }
-                        w.segs.push(Seg::Dyn("…".into()));
+                        w.segs.push(Seg::Dyn("{}".into()));
                         w
                     })
                     .collect()
@@ -1571,6 +1581,39 @@ pub(crate) fn env_words(words: &[Word], start: usize) -> Vec<(String, Word)> {
         .collect()
 }
 
+/// What a command lists on its output when that is not text known statically: paths under
+/// `find`'s start paths, or every process ID (`ps -e`, `pgrep .`, and filters of those).
+pub(crate) fn listing(cmd: &Cmd, io: &Io) -> Option<Stdin> {
+    let program = cmd.program()?;
+    let args = cmd.args();
+    let every = |a: &Word| {
+        a.literal().is_some_and(|t| {
+            matches!(
+                t.as_str(),
+                "-e" | "-A" | "ax" | "aux" | "-ax" | "-aux" | "-ef" | "-eo" | "axo" | "-Ao"
+            ) || (t.starts_with("-e") && !t.starts_with("--"))
+        })
+    };
+    match program.as_str() {
+        "find" => Some(Stdin::Under(find_starts(args).0)),
+        "ps" if args.iter().any(every) => Some(Stdin::AllPids),
+        "pgrep" => {
+            let patterns: Vec<String> = args
+                .iter()
+                .filter(|a| !a.starts_with("-"))
+                .filter_map(Word::literal)
+                .collect();
+            (patterns.len() == 1 && crate::hardline::matches_everything(&patterns[0]))
+                .then_some(Stdin::AllPids)
+        }
+        // Filters keep "every process" (`ps aux | awk '{print $2}'`); `grep` narrows it.
+        "awk" | "gawk" | "mawk" | "cut" | "sed" | "tr" | "sort" | "uniq" | "tail" | "column" => {
+            matches!(io.stdin, Some(Stdin::AllPids)).then_some(Stdin::AllPids)
+        }
+        _ => None,
+    }
+}
+
 /// What a command writes to standard output (a pipe), when that is known statically.
 pub(crate) fn static_output(cmd: &Cmd, io: &Io) -> Option<String> {
     if cmd.stdout_files().next().is_some() {
@@ -1591,6 +1634,41 @@ pub(crate) fn static_text(cmd: &Cmd, io: &Io) -> Option<String> {
             .collect::<Option<Vec<String>>>()
     };
     match program.as_str() {
+        "true" | "false" | ":" => Some(String::new()),
+        "tr" => {
+            let sets: Vec<String> = literal_args()?
+                .into_iter()
+                .filter(|a| !a.starts_with('-'))
+                .collect();
+            let [from, to] = sets.as_slice() else {
+                return None;
+            };
+            let (from, to) = (tr_set(from), tr_set(to));
+            let text = input_text(cmd, io)?;
+            Some(
+                text.chars()
+                    .map(|c| match from.iter().position(|&f| f == c) {
+                        Some(i) => *to.get(i).or(to.last()).unwrap_or(&c),
+                        None => c,
+                    })
+                    .collect(),
+            )
+        }
+        "jq" | "gojq" | "yq" => {
+            // `jq -rn '"text"'`: a string literal printed raw.
+            let words = literal_args()?;
+            let raw = words
+                .iter()
+                .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('r'));
+            let filter = words.iter().find(|w| !w.starts_with('-'))?;
+            let inner = filter.trim().strip_prefix('"')?.strip_suffix('"')?;
+            (raw && !inner.contains(['"', '\\'])).then(|| format!("{inner}\n"))
+        }
+        p if crate::inline::CodeLang::of(p).is_some() => {
+            let lang = crate::inline::CodeLang::of(p)?;
+            let code = option_value(args, lang.code_options())?.literal()?;
+            crate::inline::printed(&code).map(|t| t + "\n")
+        }
         "base64"
             if args
                 .iter()
@@ -1677,6 +1755,26 @@ pub(crate) fn static_text(cmd: &Cmd, io: &Io) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// The characters of a `tr` set: ranges (`a-z`) expanded.
+fn tr_set(set: &str) -> Vec<char> {
+    let chars: Vec<char> = set.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if i + 2 < chars.len() && chars[i + 1] == '-' && chars[i] <= chars[i + 2] {
+            out.extend(chars[i]..=chars[i + 2]);
+            i += 3;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+        if out.len() > 1024 {
+            break;
+        }
+    }
+    out
 }
 
 /// Standard base64 (with or without padding, whitespace ignored).

@@ -72,11 +72,8 @@ const SYSTEM_TREES: &[&str] = &[
     "/etc",
     "/proc",
     "/sys",
-    "/var/lib/dpkg",
-    "/var/lib/apt",
-    "/var/lib/rpm",
-    "/var/lib/pacman",
-    "/var/lib/systemd",
+    // Package databases, and every service's data (`/var/lib/postgresql`, `/var/lib/docker`).
+    "/var/lib",
     "/nix/store",
     "/System",
     "/Library",
@@ -167,9 +164,13 @@ pub(crate) fn home_critical(path: &Path, home: &Path) -> bool {
     }
 }
 
+/// Caches inside system trees that tools rebuild: clearing them is routine
+/// (`rm -rf /var/lib/apt/lists/*` in every Dockerfile).
+const REGENERABLE: &[&str] = &["/var/lib/apt/lists", "/var/cache"];
+
 /// Inside a system tree at any depth (see [`SYSTEM_TREES`]).
 pub(crate) fn in_system_tree(path: &Path) -> bool {
-    if path.starts_with("/usr/local") {
+    if path.starts_with("/usr/local") || REGENERABLE.iter().any(|r| path.starts_with(r)) {
         return false;
     }
     SYSTEM_TREES.iter().any(|t| path.starts_with(t))

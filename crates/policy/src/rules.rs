@@ -2,6 +2,8 @@
 //! denied environment names.
 
 use crate::rule::{Rule, RuleId};
+use std::path::Path;
+
 use regex::RegexSet;
 
 use crate::command::{Class, Cmd, Finding, join};
@@ -92,10 +94,36 @@ impl Prefix {
                 .positionals
                 .iter()
                 .zip(&positionals)
-                .all(|(r, a)| r == a)
+                .all(|(r, a)| same_operand(r, a))
             && self.shorts.iter().all(|c| parsed.shorts.contains(c))
             && self.longs.iter().all(|l| parsed.longs.contains(l))
     }
+}
+
+/// The texts regexes see for one level: as written, and with the program's directory removed.
+fn regex_texts(words: &[Word]) -> Vec<String> {
+    let written = join(words);
+    let bare = words.first().and_then(program_name).map(|name| {
+        let mut t = name;
+        for a in &words[1..] {
+            t.push(' ');
+            t.push_str(&a.text());
+        }
+        t
+    });
+    std::iter::once(written.clone())
+        .chain(bare.filter(|b| *b != written))
+        .collect()
+}
+
+/// A rule's operand and a command's: the same text, or the same path once normalised
+/// (`/tmp/` and `//tmp` are `/tmp`).
+fn same_operand(rule: &str, arg: &str) -> bool {
+    rule == arg
+        || (rule.starts_with('/')
+            && arg.starts_with('/')
+            && crate::paths::normalize(Path::new("/"), Path::new(rule))
+                == crate::paths::normalize(Path::new("/"), Path::new(arg)))
 }
 
 /// Options of a command for rule matching; git's global options are skipped.
@@ -200,7 +228,9 @@ impl Compiled {
         if levels.is_empty() {
             return RuleMatch::None;
         }
-        let texts: Vec<String> = levels.iter().map(|w| join(w)).collect();
+        // Regexes see each level as written and with the program's directory removed
+        // (`/bin/rm -rf x` is also `rm -rf x`).
+        let texts: Vec<String> = levels.iter().flat_map(|w| regex_texts(w)).collect();
         let shown = cmd.display();
         if let Some(f) = first_match(&self.deny, &self.deny_re, &levels, &texts) {
             return RuleMatch::Found(Finding::deny(
@@ -239,22 +269,23 @@ impl Compiled {
             ));
         }
         let inner = levels[levels.len() - 1];
-        let inner_text = &texts[texts.len() - 1];
-        let allowed = first_match(
-            &self.allow,
-            &self.allow_re,
-            &[inner],
-            std::slice::from_ref(inner_text),
-        );
+        let allowed = first_match(&self.allow, &self.allow_re, &[inner], &regex_texts(inner));
         if !self.allowlist {
             return allowed.map_or(RuleMatch::None, |a| RuleMatch::Allowed(allowed_rule(&a)));
         }
         let program = cmd.program().unwrap_or_default();
-        let inner_ok = allowed.is_some() || HARMLESS_BUILTINS.contains(&program.as_str());
+        // A builtin that writes a file (`echo x > /etc/hosts`) is not harmless.
+        let writes_file = cmd.stdout_files().any(|w| !w.is("/dev/null"))
+            || cmd.redirects.iter().any(|r| {
+                r.kind == crate::command::RedirKind::Out
+                    && r.target.as_ref().is_some_and(|w| !w.is("/dev/null"))
+            });
+        let inner_ok =
+            allowed.is_some() || (HARMLESS_BUILTINS.contains(&program.as_str()) && !writes_file);
         // Privileged wrappers (`sudo`, `doas` ...) must be allowed themselves.
         let wrapper_ok = cmd.unwrapped.privileged.iter().all(|&i| {
             let w = cmd.level(i);
-            first_match(&self.allow, &self.allow_re, &[w], &[join(w)]).is_some()
+            first_match(&self.allow, &self.allow_re, &[w], &regex_texts(w)).is_some()
         });
         if inner_ok && wrapper_ok {
             return allowed.map_or(RuleMatch::None, |a| RuleMatch::Allowed(allowed_rule(&a)));

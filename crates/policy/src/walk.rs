@@ -52,6 +52,8 @@ pub(crate) enum Stdin {
     Text(String),
     /// Paths under these start paths (`find . -name x |`), one per item.
     Under(Vec<Word>),
+    /// The ID of every process (`ps -e -o pid= |`, `pgrep . |`).
+    AllPids,
     /// Whatever the previous stage writes.
     Unknown,
 }
@@ -96,8 +98,9 @@ pub(crate) struct Walker {
     cmdsubs: HashMap<String, Option<String>>,
     /// Functions defined on the line: name → body text, followed where they are called.
     functions: HashMap<String, String>,
-    /// The start paths of the last `find` walked, whose output is paths under them.
-    listed: Option<Vec<Word>>,
+    /// What the last command walked lists on its output when that is not text: paths under
+    /// `find`'s start paths, or every process ID.
+    listed: Option<Stdin>,
     pub(crate) out: Analysis,
 }
 
@@ -250,7 +253,7 @@ impl Walker {
             "redirected_statement" => return self.walk_redirected(node, src, io),
             "pipeline" => {
                 let stages: Vec<Node<'_>> = named_children(node);
-                self.walk_stages(&stages, src, io, io.stdin.clone());
+                return self.walk_stages(&stages, src, io, io.stdin.clone());
             }
             "list" => self.walk_list(node, src, io),
             "subshell" => {
@@ -364,10 +367,17 @@ impl Walker {
         }
     }
 
-    /// Walks pipeline stages; each runs in a subshell.
-    fn walk_stages(&mut self, stages: &[Node<'_>], src: &str, io: &Io, first_stdin: Option<Stdin>) {
+    /// Walks pipeline stages, each in a subshell; returns what the last one prints when known.
+    fn walk_stages(
+        &mut self,
+        stages: &[Node<'_>],
+        src: &str,
+        io: &Io,
+        first_stdin: Option<Stdin>,
+    ) -> Option<String> {
         let n = stages.len();
         let mut stdin = first_stdin;
+        let mut last = None;
         for (i, stage) in stages.iter().enumerate() {
             let stage_io = Io {
                 piped_in: i > 0 || io.piped_in,
@@ -379,12 +389,14 @@ impl Walker {
             self.listed = None;
             let out = self.walk(*stage, src, &stage_io);
             self.restore(scope);
+            last.clone_from(&out);
             stdin = Some(match (out, self.listed.take()) {
                 (Some(text), _) => Stdin::Text(text),
-                (None, Some(starts)) => Stdin::Under(starts),
+                (None, Some(listing)) => listing,
                 (None, None) => Stdin::Unknown,
             });
         }
+        last
     }
 
     fn walk_redirected(&mut self, node: Node<'_>, src: &str, io: &Io) -> Option<String> {
@@ -451,8 +463,7 @@ impl Walker {
                     src,
                     &pipe_io,
                     Some(out.map_or(Stdin::Unknown, Stdin::Text)),
-                );
-                None
+                )
             }
             Some((right, false)) => {
                 self.conditional += 1;
@@ -732,8 +743,8 @@ impl Walker {
                 None => self.vars.remove(&name),
             };
         }
-        if program.as_deref() == Some("find") && cmd.stdout_files().next().is_none() {
-            self.listed = Some(crate::nested::find_starts(cmd.args()).0);
+        if cmd.stdout_files().next().is_none() {
+            self.listed = crate::nested::listing(&cmd, io);
         }
         crate::nested::static_output(&cmd, io)
     }

@@ -433,11 +433,30 @@ fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
             out.push(Tok::Dyn(text.to_owned()));
             return;
         }
-        Lookup::Home => {
+        Lookup::Home if exp.transform.is_none() => {
             out.push(Tok::Home);
             return;
         }
+        Lookup::Home => {
+            out.push(Tok::Dyn(text.to_owned()));
+            return;
+        }
     };
+    let value = match (exp.transform, value) {
+        (None, v) => v,
+        (Some(t), Val::Str(v)) => match t.apply(&v) {
+            Some(x) => Val::Str(x),
+            None => Val::Unknown,
+        },
+        (Some(t @ (Transform::Prefix(..) | Transform::Suffix(..))), Val::Glob(v)) => {
+            t.apply(&v).map_or(Val::Unknown, Val::Glob)
+        }
+        (Some(_), _) => Val::Unknown,
+    };
+    if value == Val::Unknown {
+        out.push(Tok::Dyn(text.to_owned()));
+        return;
+    }
     match value {
         Val::Str(v) => out.extend(v.chars().map(|c| Tok::Ch(c, q))),
         Val::Glob(v) => out.extend(v.chars().map(|c| {
@@ -474,6 +493,132 @@ struct Expansion<'t> {
     index: Option<usize>,
     /// The word of `${NAME:-word}` / `${NAME-word}` / `${NAME:=word}`.
     default: Option<&'t str>,
+    /// `${NAME%pat}`, `${NAME#pat}`, `${NAME/a/b}`, `${NAME:1:2}`, `${NAME^^}`.
+    transform: Option<Transform<'t>>,
+}
+
+/// A parameter expansion's operation on the value.
+#[derive(Clone, Copy)]
+enum Transform<'t> {
+    /// `#` / `##`: remove the shortest / longest prefix matching the pattern.
+    Prefix(bool, &'t str),
+    /// `%` / `%%`: remove the shortest / longest suffix matching the pattern.
+    Suffix(bool, &'t str),
+    /// `/pat/rep` (first) or `//pat/rep` (all), with a literal pattern.
+    Replace(bool, &'t str, &'t str),
+    /// `:offset` or `:offset:length`.
+    Substring(i64, Option<i64>),
+    Upper,
+    Lower,
+}
+
+impl Transform<'_> {
+    fn apply(self, value: &str) -> Option<String> {
+        let chars: Vec<char> = value.chars().collect();
+        let at = |i: usize| chars[..i].iter().collect::<String>();
+        let from = |i: usize| chars[i..].iter().collect::<String>();
+        Some(match self {
+            Transform::Prefix(longest, pat) => {
+                let mut cuts: Vec<usize> = (0..=chars.len()).collect();
+                if longest {
+                    cuts.reverse();
+                }
+                match cuts
+                    .into_iter()
+                    .find(|&i| crate::paths::glob_match(pat, &at(i)))
+                {
+                    Some(i) => from(i),
+                    None => value.to_owned(),
+                }
+            }
+            Transform::Suffix(longest, pat) => {
+                let mut cuts: Vec<usize> = (0..=chars.len()).rev().collect();
+                if longest {
+                    cuts.reverse();
+                }
+                match cuts
+                    .into_iter()
+                    .find(|&i| crate::paths::glob_match(pat, &from(i)))
+                {
+                    Some(i) => at(i),
+                    None => value.to_owned(),
+                }
+            }
+            Transform::Replace(all, pat, rep) => {
+                if pat.contains(['*', '?', '[']) || pat.is_empty() {
+                    return None;
+                }
+                if all {
+                    value.replace(pat, rep)
+                } else {
+                    value.replacen(pat, rep, 1)
+                }
+            }
+            Transform::Substring(offset, length) => {
+                let n = i64::try_from(chars.len()).ok()?;
+                let start = if offset < 0 {
+                    (n + offset).max(0)
+                } else {
+                    offset.min(n)
+                };
+                let end = match length {
+                    Some(l) if l < 0 => (n + l).max(start),
+                    Some(l) => (start + l).min(n),
+                    None => n,
+                };
+                chars[usize::try_from(start).ok()?..usize::try_from(end).ok()?]
+                    .iter()
+                    .collect()
+            }
+            Transform::Upper => value.to_uppercase(),
+            Transform::Lower => value.to_lowercase(),
+        })
+    }
+}
+
+impl<'t> Transform<'t> {
+    fn parse(rest: &'t str) -> Option<Transform<'t>> {
+        if let Some(p) = rest.strip_prefix("##") {
+            return Some(Transform::Prefix(true, p));
+        }
+        if let Some(p) = rest.strip_prefix('#') {
+            return Some(Transform::Prefix(false, p));
+        }
+        if let Some(p) = rest.strip_prefix("%%") {
+            return Some(Transform::Suffix(true, p));
+        }
+        if let Some(p) = rest.strip_prefix('%') {
+            return Some(Transform::Suffix(false, p));
+        }
+        if let Some(r) = rest.strip_prefix("//") {
+            let (pat, rep) = r.split_once('/').unwrap_or((r, ""));
+            return Some(Transform::Replace(true, pat, rep));
+        }
+        if let Some(r) = rest.strip_prefix('/') {
+            let (pat, rep) = r.split_once('/').unwrap_or((r, ""));
+            return Some(Transform::Replace(false, pat, rep));
+        }
+        match rest {
+            "^^" => return Some(Transform::Upper),
+            ",," => return Some(Transform::Lower),
+            _ => {}
+        }
+        let r = rest.strip_prefix(':')?;
+        let mut parts = r.splitn(2, ':');
+        let offset = parts
+            .next()?
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .trim()
+            .parse()
+            .ok()?;
+        let length = match parts.next() {
+            Some(l) => Some(l.trim().parse().ok()?),
+            None => None,
+        };
+        Some(Transform::Substring(offset, length))
+    }
 }
 
 enum Lookup {
@@ -520,6 +665,7 @@ impl<'t> Expansion<'t> {
             all: None,
             index: None,
             default: None,
+            transform: None,
         };
         if name == "@" || name == "*" {
             exp.all = name.chars().next();
@@ -552,7 +698,8 @@ impl<'t> Expansion<'t> {
                 return Some(exp);
             }
         }
-        None
+        exp.transform = Some(Transform::parse(rest)?);
+        Some(exp)
     }
 
     fn lookup(&self, env: &Env<'_>) -> Lookup {
@@ -564,6 +711,7 @@ impl<'t> Expansion<'t> {
                     all: self.all,
                     index: self.index,
                     default: self.default,
+                    transform: None,
                 }
                 .lookup(env),
                 _ => Lookup::Unknown,

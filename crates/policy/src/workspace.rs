@@ -170,6 +170,20 @@ pub(crate) fn check(
     if !DATA_PROGRAMS.contains(&program.as_str()) {
         operands(cmd, &program, &mut candidates);
     }
+    // A program run by path reads that file: `../other/run.sh`, `/tmp/payload`. Programs in
+    // the system's and the user's program directories are tools, not data.
+    if let Some(first) = cmd.argv().first()
+        && let Some(t) = first.literal()
+        && t.contains('/')
+    {
+        const PROGRAM_DIRS: &[&str] = &[
+            "/usr/", "/bin/", "/sbin/", "/lib", "/opt/", "/nix/", "/snap/",
+        ];
+        let in_home_tools = home.is_some_and(|h| Path::new(&t).starts_with(h));
+        if !PROGRAM_DIRS.iter().any(|d| t.starts_with(d)) && !in_home_tools && !t.starts_with('~') {
+            candidates.push((first.clone(), Access::Read));
+        }
+    }
     // Wrappers' own paths (`strace -o /tmp/trace`, `time -o /tmp/t`).
     for (opt, v) in &cmd.unwrapped.option_values {
         let t = v.text();
