@@ -290,6 +290,11 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
     if found.is_some() {
         return found;
     }
+    if cmd.origin != Origin::Exec
+        && let Some(&i) = p.positionals.iter().find(|&&i| dynamic_path(&args[i]))
+    {
+        return Some(file_target_ask(program, &args[i]));
+    }
     let unknown_target = p.positionals.iter().any(|&i| {
         !args[i].is_static()
             && !matches!(
@@ -332,6 +337,11 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
 /// could name anything; a fresh temporary path is not one.
 fn dynamic_path(word: &Word) -> bool {
     word.starts_dynamic() && !word.starts_temp()
+}
+
+/// A directory every file of which is critical (`/boot`, `/usr/bin`, `/etc/sudoers.d`).
+fn critical_dir(dir: &Path) -> bool {
+    critical_file(&dir.join("x"))
 }
 
 fn file_target_ask(program: &str, word: &Word) -> Finding {
@@ -1273,6 +1283,26 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                         "the write target `{}` is a device only known at run time and could be a disk, so it needs approval. Write the device path literally.",
                         t.text()
                     ),
+                ));
+            }
+            // A file only known at run time (`> "$OUT"`, `cp x "$DEST"`): it could be any file
+            // on the machine. A critical tree with a dynamic name in it is as bad as a literal
+            // one (`cp /dev/null /boot/vmlinuz-$(uname -r)`).
+            if fixed.starts_with('/') && kind != WriteKind::Append && critical_dir(&dir) {
+                return Some(Finding::deny(
+                    Class::Hardline,
+                    RuleId::HardlineSystemFile,
+                    format!(
+                        "writing `{}`, a file in {} whose name is only known at run time, would break the machine, which is never allowed (hardline guard). Work on a copy inside the project instead.",
+                        t.text(),
+                        dir.display()
+                    ),
+                ));
+            }
+            if dynamic_path(&t) {
+                return Some(file_target_ask(
+                    program.as_deref().unwrap_or("a redirection"),
+                    &t,
                 ));
             }
             continue;

@@ -248,7 +248,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     scoped: false,
                     positional: None,
                 });
-            } else {
+            } else if !args.iter().all(environment_setup) {
                 out.push(unresolved(
                     RuleId::UnresolvedEval,
                     "`eval` runs a string only known at run time, so it needs approval. Run the command directly instead.",
@@ -394,6 +394,50 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
         _ => {}
     }
     out
+}
+
+/// Tools whose whole job is printing shell settings for `eval` (`eval "$(ssh-agent -s)"`):
+/// what they print is variable assignments and function definitions of their own.
+const ENVIRONMENT_PRINTERS: &[&str] = &[
+    "ssh-agent",
+    "opam",
+    "pyenv",
+    "rbenv",
+    "nodenv",
+    "goenv",
+    "jenv",
+    "direnv",
+    "brew",
+    "starship",
+    "zoxide",
+    "fnm",
+    "dircolors",
+    "keychain",
+    "conda",
+    "mise",
+    "rtx",
+    "atuin",
+    "thefuck",
+    "luarocks",
+    "rustup",
+];
+
+/// A word that is `$(TOOL …)` for an environment printer, or static.
+fn environment_setup(word: &Word) -> bool {
+    if word.is_static() {
+        return true;
+    }
+    let text = word.text();
+    let inner = text
+        .strip_prefix("$(")
+        .and_then(|t| t.strip_suffix(')'))
+        .or_else(|| text.strip_prefix('`').and_then(|t| t.strip_suffix('`')));
+    inner.is_some_and(|t| {
+        !t.contains([';', '|', '&', '$', '`', '>', '<', '('])
+            && t.split_whitespace()
+                .next()
+                .is_some_and(|p| ENVIRONMENT_PRINTERS.contains(&p.rsplit('/').next().unwrap_or(p)))
+    })
 }
 
 /// An environment assignment whose value something will run (`GIT_SSH_COMMAND='…'`).

@@ -976,7 +976,7 @@ pub(crate) fn is_mktemp(text: &str) -> bool {
     inner.is_some_and(|t| {
         let mut words = t.split_whitespace();
         words.next() == Some("mktemp")
-            && !t.contains(['$', '`', ';', '|', '&', '>', '<', '/'])
+            && !t.contains(['$', '`', ';', '|', '&', '>', '<'])
             && words.all(|w| w.starts_with('-') || !w.contains(".."))
     })
 }
