@@ -51,9 +51,77 @@ const PARTITIONERS: &[&str] = &[
     "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "cgdisk",
 ];
 
-/// Programs that delete the paths `find -exec` hands them.
+/// Programs that destroy or lock the paths `find -exec` hands them.
 const DELETERS: &[&str] = &[
-    "rm", "unlink", "rmdir", "shred", "truncate", "srm", "trash", "rimraf",
+    "rm", "unlink", "rmdir", "shred", "truncate", "srm", "trash", "rimraf", "chmod", "chown",
+    "chgrp", "chattr", "setfacl", "mv",
+];
+
+/// Packages a system cannot run without (Debian's essential set, and their kin elsewhere).
+const ESSENTIAL_PACKAGES: &[&str] = &[
+    "libc6",
+    "libc-bin",
+    "glibc",
+    "coreutils",
+    "bash",
+    "dash",
+    "dpkg",
+    "apt",
+    "rpm",
+    "yum",
+    "dnf",
+    "pacman",
+    "systemd",
+    "systemd-sysv",
+    "init",
+    "sysvinit",
+    "sudo",
+    "util-linux",
+    "login",
+    "passwd",
+    "base-files",
+    "base-passwd",
+    "debianutils",
+    "findutils",
+    "grep",
+    "gzip",
+    "sed",
+    "tar",
+    "perl-base",
+    "libpam-modules",
+    "libpam0g",
+    "openssh-server",
+    "linux-image-generic",
+    "grub-pc",
+    "grub2",
+    "filesystem",
+    "shadow-utils",
+    "busybox",
+];
+
+/// Device and volume destruction verbs: (program, words that make it destructive).
+const DEVICE_DESTROYERS: &[(&str, &[&str])] = &[
+    (
+        "hdparm",
+        &[
+            "--security-erase",
+            "--security-erase-enhanced",
+            "--trim-sector-ranges",
+            "--write-sector",
+            "--make-bad-sector",
+            "--fwdownload",
+        ],
+    ),
+    ("nvme", &["format", "sanitize", "delete-ns"]),
+    ("lvremove", &[]),
+    ("vgremove", &[]),
+    ("pvremove", &[]),
+    ("zpool", &["destroy", "labelclear"]),
+    ("zfs", &["destroy"]),
+    ("flashrom", &["-E", "--erase", "-w", "--write"]),
+    ("mdadm", &["--zero-superblock"]),
+    ("sg_format", &[]),
+    ("dmsetup", &["remove_all", "wipe_table"]),
 ];
 
 /// What the guard needs besides the command.
@@ -111,6 +179,30 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                 )
             }),
         "docker" | "podman" | "nerdctl" => host_root_mount(args),
+        "apt" | "apt-get" | "aptitude" | "dpkg" | "rpm" | "yum" | "dnf" | "pacman" | "zypper"
+        | "apk" => system_package(&program, args),
+        "userdel" | "deluser" => args
+            .iter()
+            .any(|a| a.is("-r") || a.is("--remove") || a.is("--remove-home") || a.is("--remove-all-files"))
+            .then(|| {
+                Finding::deny(
+                    Class::Hardline,
+                    RuleId::HardlineRecursiveDeleteHome,
+                    format!("`{program}` with home removal deletes a user's home directory, which is never allowed (hardline guard). Remove the account without `-r`, or ask the user."),
+                )
+            }),
+        "kubectl" | "oc" => cluster_wipe(&program, args),
+        p if DEVICE_DESTROYERS.iter().any(|(name, _)| *name == p) => {
+            let (_, verbs) = DEVICE_DESTROYERS.iter().find(|(name, _)| *name == p)?;
+            (verbs.is_empty() || args.iter().any(|a| verbs.iter().any(|v| a.is(v) || a.text().starts_with(&format!("{v}=")))))
+                .then(|| {
+                    Finding::deny(
+                        Class::Hardline,
+                        RuleId::HardlineDeviceFormat,
+                        format!("`{p}` here destroys a disk, a volume or firmware, which is never allowed (hardline guard). Ask the user to do it."),
+                    )
+                })
+        }
         "dbus-send" | "busctl" | "gdbus" | "qdbus" => dbus_power(&program, args),
         "dd" => None,
         "badblocks" => args
@@ -155,7 +247,7 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             .then(|| power("kexec -e")),
         "kill" => kill(args),
         "killall5" => Some(kill_finding("killall5 signals every process on the system")),
-        "pkill" | "killall" | "pgrep" => pkill(&program, args),
+        "pkill" | "killall" | "pgrep" => pkill(&program, args, ctx.home),
         p if p.starts_with("mkfs") || MKFS.contains(&p) => device_tool(args, p, false),
         p if PARTITIONERS.contains(&p) => device_tool(args, p, true),
         _ => None,
@@ -422,6 +514,77 @@ fn system_file(cmd: &Cmd, word: &Word, what: &str, ctx: &Ctx<'_>) -> Option<Find
     ))
 }
 
+/// Removing a package the system cannot run without, or removing with the safety off
+/// (`--allow-remove-essential`, `--force-all`, `rpm -e --nodeps`, `pacman -Rdd`).
+fn system_package(program: &str, args: &[Word]) -> Option<Finding> {
+    let texts: Vec<String> = args.iter().map(Word::text).collect();
+    let removes = texts.iter().any(|t| {
+        matches!(
+            t.as_str(),
+            "remove"
+                | "purge"
+                | "autoremove"
+                | "erase"
+                | "del"
+                | "uninstall"
+                | "-r"
+                | "-P"
+                | "--remove"
+                | "--purge"
+                | "-e"
+                | "--erase"
+        ) || (program == "pacman" && t.starts_with("-R"))
+    });
+    if !removes {
+        return None;
+    }
+    let forced = texts.iter().any(|t| {
+        matches!(
+            t.as_str(),
+            "--allow-remove-essential"
+                | "--force-remove-essential"
+                | "--force-all"
+                | "--nodeps"
+                | "--force-depends"
+        ) || (program == "pacman" && t.starts_with("-R") && t.matches('d').count() >= 2)
+    });
+    let essential = texts
+        .iter()
+        .filter(|t| !t.starts_with('-'))
+        .find(|t| ESSENTIAL_PACKAGES.contains(&t.split([':', '=']).next().unwrap_or(t)));
+    if !forced && essential.is_none() {
+        return None;
+    }
+    Some(Finding::deny(
+        Class::Hardline,
+        RuleId::HardlineSystemPackage,
+        format!(
+            "`{program}` would remove {} the system cannot run without, which is never allowed (hardline guard). Remove only the package you installed, without forcing.",
+            essential.map_or_else(
+                || "packages with the safety checks off, which can take what".to_owned(),
+                |p| format!("`{p}`, a package")
+            )
+        ),
+    ))
+}
+
+/// `kubectl delete … --all --all-namespaces`: every resource of the cluster.
+fn cluster_wipe(program: &str, args: &[Word]) -> Option<Finding> {
+    let deletes = args.iter().any(|a| a.is("delete"));
+    let all = args.iter().any(|a| a.is("--all"));
+    let everywhere = args.iter().any(|a| a.is("--all-namespaces") || a.is("-A"));
+    let namespaces = args
+        .iter()
+        .any(|a| a.is("ns") || a.is("namespace") || a.is("namespaces"));
+    (deletes && all && (everywhere || namespaces)).then(|| {
+        Finding::deny(
+            Class::Hardline,
+            RuleId::HardlineClusterWipe,
+            format!("`{program} delete --all` across namespaces deletes everything in the cluster, which is never allowed (hardline guard). Delete the named resources instead."),
+        )
+    })
+}
+
 /// `gzip FILE` replaces the file with `FILE.gz`: on a critical file, or recursively on a
 /// protected directory, that is a deletion.
 fn compressor(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
@@ -641,6 +804,27 @@ fn find(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
 fn rsync(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
     let home = ctx.home;
     let p = parse(args, &spec_for("rsync"));
+    // `--remove-source-files` deletes what it copied: the sources.
+    if p.has_long("remove-source-files") {
+        let n = p.positionals.len().saturating_sub(1);
+        let mut found = None;
+        for &i in &p.positionals[..n] {
+            let t = classify(&args[i], &cmd.cwd, home, ctx.links);
+            found = worst(
+                found,
+                delete_finding(
+                    Family::RsyncDelete,
+                    "`rsync --remove-source-files`",
+                    &args[i],
+                    &t,
+                    home,
+                ),
+            );
+        }
+        if found.is_some() {
+            return found;
+        }
+    }
     let deletes = p.longs.iter().any(|l| l.starts_with("del"));
     if !deletes {
         return None;
@@ -726,11 +910,62 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
         });
     }
     if !p.has('R', "recursive") {
+        // `chmod 000 /`, `chmod 777 /etc/sudoers`, `chmod u-s /usr/bin/sudo`.
+        for &i in p.positionals.iter().skip(skip) {
+            let hit = target_paths(cmd, &args[i], ctx).and_then(|ps| {
+                ps.into_iter().find(|p| {
+                    p == Path::new("/")
+                        || critical_file(p)
+                        || p.starts_with("/usr/bin")
+                        || p.starts_with("/bin")
+                        || p.starts_with("/usr/sbin")
+                        || p.starts_with("/sbin")
+                })
+            });
+            if let Some(path) = hit {
+                return Some(Finding::deny(
+                    Class::Hardline,
+                    RuleId::HardlineRecursiveChmod,
+                    format!(
+                        "`{program}` on {} (`{}`) changes who may use a file the system depends on, which is never allowed (hardline guard). Change a file of the project instead.",
+                        path.display(),
+                        args[i].text()
+                    ),
+                ));
+            }
+        }
         return None;
     }
+    // `chmod -R a-rwx ~`: the user locked out of their own home.
+    let locks_out = program == "chmod"
+        && p.positionals
+            .first()
+            .and_then(|&i| args[i].literal())
+            .is_some_and(|mode| {
+                let numeric_owner = mode.chars().rev().nth(2).or_else(|| mode.chars().next());
+                (mode.chars().all(|c| c.is_ascii_digit()) && numeric_owner.is_some_and(|d| d < '6'))
+                    || (mode.contains('-')
+                        && (mode.starts_with('a')
+                            || mode.starts_with('u')
+                            || mode.starts_with('-'))
+                        && mode.contains(['r', 'w', 'x']))
+            });
     let mut found = None;
     for &i in p.positionals.iter().skip(skip) {
         let t = classify(&args[i], &cmd.cwd, home, ctx.links);
+        if locks_out && t == Target::Home {
+            found = worst(
+                found,
+                delete_finding(
+                    Family::RecursiveChmod,
+                    &format!("recursive `{program}` that removes access"),
+                    &args[i],
+                    &t,
+                    home,
+                ),
+            );
+            continue;
+        }
         // `chmod -R 700 ~/.ssh` is how keys are fixed, not broken.
         let t = if matches!(t, Target::Home | Target::HomeData(_)) {
             Target::Safe
@@ -767,6 +1002,17 @@ fn power(what: &str) -> Finding {
 }
 
 fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
+    if program == "loginctl"
+        && args.iter().any(|a| {
+            a.is("terminate-user")
+                || a.is("terminate-seat")
+                || a.is("kill-user")
+                || a.is("terminate-session")
+                || a.is("kill-session")
+        })
+    {
+        return Some(kill_finding("it ends a user's or a seat's whole session"));
+    }
     let p = parse(args, &spec_for("systemctl"));
     if let [v, unit, ..] = p.positionals.as_slice()
         && args[*v].is("isolate")
@@ -944,7 +1190,9 @@ fn kill(args: &[Word]) -> Option<Finding> {
 
 /// `pkill`/`killall` with a pattern that matches every process (`.`, `''`, `.*`), `-v`
 /// (everything that does not match), or init by name.
-fn pkill(program: &str, args: &[Word]) -> Option<Finding> {
+fn pkill(program: &str, args: &[Word], home: &Path) -> Option<Finding> {
+    // The home directory's owner is the user whose every process `-u NAME` would signal.
+    let home_user = home.file_name().and_then(|n| n.to_str());
     if program == "pgrep" {
         return None;
     }
@@ -977,7 +1225,10 @@ fn pkill(program: &str, args: &[Word]) -> Option<Finding> {
     let root_user = ["-u", "-U", "--uid", "--euid", "--user"]
         .iter()
         .filter_map(|o| p.value(&[o]))
-        .any(|u| u.split(',').any(|u| u == "0" || u == "root"));
+        .any(|u| {
+            u.split(',')
+                .any(|u| u == "0" || u == "root" || Some(u) == home_user)
+        });
     if root_user && p.positionals.is_empty() {
         return Some(kill_finding(
             "it signals every process of root, init included",
@@ -1003,7 +1254,18 @@ fn pkill(program: &str, args: &[Word]) -> Option<Finding> {
         return None;
     }
     for t in &patterns {
-        if matches!(t.as_str(), "init" | "systemd" | "launchd") {
+        if matches!(
+            t.as_str(),
+            "init"
+                | "systemd"
+                | "launchd"
+                | "sshd"
+                | "dbus-daemon"
+                | "systemd-logind"
+                | "systemd-journald"
+                | "agetty"
+                | "login"
+        ) {
             return Some(kill_finding("it kills PID 1 (init)"));
         }
         if regex && matches_everything(t) {
@@ -1431,9 +1693,13 @@ pub(crate) fn spawning_loop(node: Node<'_>, src: &str) -> Option<Finding> {
     let body_text = src.get(body.byte_range())?;
     let backgrounds =
         body_text.contains('&') && !body_text.contains("&&") && body.kind() == "do_group";
-    let paced = ["sleep", "wait", "read", "timeout"]
-        .iter()
-        .any(|w| body_text.contains(w));
+    // Paced by a command that waits in the foreground (a backgrounded `sleep &` does not).
+    let paced = body_text.split([';', '\n']).map(str::trim).any(|st| {
+        ["sleep", "wait", "read", "timeout"]
+            .iter()
+            .any(|w| st.contains(w))
+            && !st.ends_with('&')
+    });
     (endless && backgrounds && !paced).then(|| {
         Finding::deny(
             Class::Hardline,

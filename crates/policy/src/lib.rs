@@ -33,7 +33,7 @@
 //! `hardline.rsync-delete`, `hardline.recursive-chmod`, `hardline.move-system`,
 //! `hardline.system-file`, `hardline.device-format`, `hardline.device-write`, `hardline.sysrq`,
 //! `hardline.power`, `hardline.kill-all`, `hardline.fork-bomb`, `hardline.crontab-remove`,
-//! `hardline.host-root-mount`. Configured rules: `config.deny-prefix:RULE`,
+//! `hardline.host-root-mount`, `hardline.system-package`, `hardline.cluster-wipe`. Configured rules: `config.deny-prefix:RULE`,
 //! `config.deny-regex:RULE`, `config.ask-prefix:RULE`, `config.ask-regex:RULE`,
 //! `config.allow-prefix:RULE`, `config.allow-regex:RULE`, `config.allowlist`,
 //! `config.denied-env`. The workspace restriction: `workspace.outside`, `workspace.unresolved`.

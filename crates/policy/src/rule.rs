@@ -58,6 +58,10 @@ rule_ids! {
     HardlineForkBomb = "hardline.fork-bomb",
     /// `crontab -r`.
     HardlineCrontabRemove = "hardline.crontab-remove",
+    /// Removing a package the system cannot run without, or removing with the checks off.
+    HardlineSystemPackage = "hardline.system-package",
+    /// Deleting every resource of a cluster.
+    HardlineClusterWipe = "hardline.cluster-wipe",
     /// The host's root mounted writable into a container.
     HardlineHostRootMount = "hardline.host-root-mount",
     /// A configured deny prefix matched.
