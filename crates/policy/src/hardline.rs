@@ -146,6 +146,25 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         }
         "find" => find(cmd, args, ctx),
         "rsync" => rsync(cmd, args, ctx),
+        "scp" | "sftp" => {
+            // `scp /dev/null host:/etc/passwd`: a critical file on the other side.
+            let dest = args.iter().rev().find(|a| !a.starts_with("-"))?;
+            let text = dest.literal()?;
+            let (host, path) = text.split_once(':')?;
+            (!host.contains('/') && critical_file(Path::new(path))).then(|| {
+                Finding::deny(
+                    Class::Hardline,
+                    RuleId::HardlineSystemFile,
+                    format!("`{program}` overwrites the critical file {path} on {host}, which is never allowed (hardline guard)."),
+                )
+            })
+        }
+        // `tar -x … -C /`, `unzip -d /`: an archive spread over the system.
+        "tar" | "bsdtar" | "unzip" if extracts_over_system(&program, args) => Some(Finding::ask(
+            Class::Unresolved,
+            RuleId::UnresolvedFileTarget,
+            format!("`{program}` extracts an archive over `/` or a system directory, where it can replace any file, so it needs approval. Extract into the project and copy what is needed."),
+        )),
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => chmod(cmd, &program, args, ctx),
         "mv" => mv(cmd, args, ctx),
         "tar" | "bsdtar" | "zip" => archive_removing(cmd, &program, args, ctx),
@@ -372,12 +391,35 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
         }
         return found;
     }
-    // Without `-r`: a critical system file (`rm /etc/passwd`), or a system directory.
+    // Without `-r`: a critical system file (`rm /etc/passwd`), every file of a protected
+    // directory (`rm -f /etc/*`), or every file `find` lists under one (`find / | xargs rm`).
     for &i in &p.positionals {
         found = worst(
             found,
             system_file(cmd, &args[i], &format!("`{program}`"), ctx),
         );
+        let listed = cmd.origin == Origin::Exec
+            && matches!(args[i].segs.last(), Some(Seg::Dyn(d)) if d == "{}");
+        if args[i].has_glob() || listed {
+            let mut under = args[i].clone();
+            if listed {
+                under.segs.pop();
+                under.segs.push(Seg::Glob("*".into()));
+            }
+            let t = classify(&under, &cmd.cwd, home, ctx.links);
+            if matches!(t, Target::Root | Target::System(_)) {
+                found = worst(
+                    found,
+                    delete_finding(
+                        Family::RecursiveDelete,
+                        &format!("deletion of every file by `{program}`"),
+                        &args[i],
+                        &t,
+                        home,
+                    ),
+                );
+            }
+        }
     }
     if found.is_some() {
         return found;
@@ -512,6 +554,43 @@ fn system_file(cmd: &Cmd, word: &Word, what: &str, ctx: &Ctx<'_>) -> Option<Find
             word.text()
         ),
     ))
+}
+
+/// `tar -x -C DIR` / `unzip -d DIR` where DIR is `/` or a system directory.
+fn extracts_over_system(program: &str, args: &[Word]) -> bool {
+    let texts: Vec<String> = args.iter().map(Word::text).collect();
+    let extracting = program == "unzip"
+        || texts.iter().any(|t| {
+            t == "--extract"
+                || t == "--get"
+                || (t.starts_with('-') && !t.starts_with("--") && t.contains('x'))
+                || (!t.starts_with('-')
+                    && t.len() <= 6
+                    && t.contains('x')
+                    && texts.first() == Some(t))
+        });
+    if !extracting {
+        return false;
+    }
+    let flag = if program == "unzip" { "-d" } else { "-C" };
+    let dir = texts
+        .iter()
+        .position(|t| t == flag || t == "--directory")
+        .and_then(|i| texts.get(i + 1).cloned())
+        .or_else(|| {
+            texts
+                .iter()
+                .find_map(|t| t.strip_prefix("--directory=").map(str::to_owned))
+        });
+    dir.is_some_and(|d| {
+        let p = normalize(Path::new("/"), Path::new(&d));
+        d.starts_with('/')
+            && (p == Path::new("/")
+                || p == Path::new("/etc")
+                || p == Path::new("/usr")
+                || p == Path::new("/boot")
+                || in_system_tree(&p) && p.components().count() <= 2)
+    })
 }
 
 /// Removing a package the system cannot run without, or removing with the safety off
@@ -875,13 +954,25 @@ fn rsync(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
 fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
     let home = ctx.home;
     let p = parse(args, &spec_for(program));
-    let skip = usize::from(!p.longs.iter().any(|l| l == "reference"));
+    // The mode comes first, unless `--reference` gives it or it looks like options
+    // (`chmod -x FILE` is the mode `-x`).
+    let mode_as_flags = program == "chmod"
+        && args.iter().any(|a| {
+            a.literal().is_some_and(|t| {
+                t.len() > 1 && t.starts_with('-') && t[1..].chars().all(|c| "rwxXst".contains(c))
+            })
+        });
+    let skip = usize::from(!p.longs.iter().any(|l| l == "reference") && !mode_as_flags);
     // `chattr +i /etc/passwd` (and `setfacl`) on system files, recursive or not.
     let attributes = matches!(program, "chattr" | "setfacl");
     if attributes {
         let mut found = None;
         for &i in p.positionals.iter().skip(usize::from(program == "setfacl")) {
             if args[i].starts_with("+") || args[i].starts_with("=") {
+                continue;
+            }
+            if dynamic_path(&args[i]) {
+                found = worst(found, Some(file_target_ask(program, &args[i])));
                 continue;
             }
             let t = classify(&args[i], &cmd.cwd, home, ctx.links);
@@ -1027,6 +1118,18 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
             ),
         ));
     }
+    if let Some(&v) = p.positionals.first()
+        && !args[v].is_static()
+    {
+        return Some(Finding::ask(
+            Class::Unresolved,
+            RuleId::UnresolvedPower,
+            format!(
+                "`{program} {}` runs a verb only known at run time, which could stop the machine, so it needs approval.",
+                args[v].text()
+            ),
+        ));
+    }
     let mut ops = p.positionals.iter().filter_map(|&i| args[i].literal());
     let verb = ops.next()?;
     let power_verbs = [
@@ -1169,6 +1272,21 @@ fn kill(args: &[Word]) -> Option<Finding> {
     }
     if texts.get(i).is_some_and(|t| t == "--") {
         i += 1;
+    }
+    // `kill -9 -"$PGID"`: a process group only known at run time could be -1.
+    if let Some(w) = args
+        .iter()
+        .skip(i)
+        .find(|a| a.text().starts_with('-') && !a.is_static() && a.segs.len() > 1)
+    {
+        return Some(Finding::ask(
+            Class::Unresolved,
+            RuleId::UnresolvedKillPattern,
+            format!(
+                "`kill {}` signals a process group only known at run time, which could be every process, so it needs approval.",
+                w.text()
+            ),
+        ));
     }
     for t in texts.iter().skip(i) {
         // `kill $(ps -e -o pid=)`, `kill $(pgrep .)`: every process there is.
@@ -1691,6 +1809,10 @@ pub(crate) fn spawning_loop(node: Node<'_>, src: &str) -> Option<Finding> {
     };
     let body = node.child_by_field_name("body")?;
     let body_text = src.get(body.byte_range())?;
+    let body_text = body_text
+        .trim()
+        .trim_start_matches("do")
+        .trim_end_matches("done");
     let backgrounds =
         body_text.contains('&') && !body_text.contains("&&") && body.kind() == "do_group";
     // Paced by a command that waits in the foreground (a backgrounded `sleep &` does not).
@@ -1720,6 +1842,39 @@ pub(crate) fn fork_loop(code: &str) -> Option<Finding> {
         })
     };
     let forks = has_word("fork") || has_word("pcntl_fork");
+    // Starting processes in a loop that never ends (`while(1) spawn(…)`, `while True:
+    // Popen(…)`) floods the machine the same way.
+    let spawns = [
+        "spawn",
+        "Popen",
+        "system",
+        "exec",
+        "execSync",
+        "popen",
+        "spawnSync",
+    ]
+    .iter()
+    .any(|w| has_word(w));
+    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    let endless = [
+        "while(1)",
+        "while(true)",
+        "whileTrue:",
+        "while1:",
+        "for(;;)",
+        "loop{",
+        "while1{",
+        "whiletrue",
+    ]
+    .iter()
+    .any(|p| compact.contains(p));
+    if spawns && endless {
+        return Some(Finding::deny(
+            Class::Hardline,
+            RuleId::HardlineForkBomb,
+            "the inline code starts processes in a loop that never ends: that is a fork bomb and is never allowed (hardline guard).",
+        ));
+    }
     let loops = [
         "while",
         "for",

@@ -578,6 +578,15 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
             vec![Arg::Str(args_text.to_owned())]
         } else {
             split_args(args_text)
+                .into_iter()
+                .map(|a| match a {
+                    // `cmd = "rm -rf ~"; system(cmd)`: a variable assigned one literal.
+                    Arg::Other(ident) => {
+                        assigned_literal(code, &ident).map_or(Arg::Other(ident), Arg::Str)
+                    }
+                    a => a,
+                })
+                .collect()
         };
         // `Path('x').unlink()`: the target is the receiver's argument.
         let args = if matches!(
@@ -597,6 +606,32 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
         }
     }
     out
+}
+
+/// The literal a variable is assigned, when the code assigns it exactly once
+/// (`cmd = "rm -rf ~"`, `my $p = '/etc'`, `const p = "/"`).
+fn assigned_literal(code: &str, ident: &str) -> Option<String> {
+    let name = ident.trim_start_matches(['$', '@']);
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let mut found = None;
+    let mut count = 0;
+    for (i, _) in code.match_indices(name) {
+        let before = code[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let after = code[i + name.len()..].trim_start();
+        let Some(value) = after.strip_prefix('=').filter(|v| !v.starts_with('=')) else {
+            continue;
+        };
+        count += 1;
+        let value = value.trim_start();
+        let end = statement_end(value.as_bytes(), 0);
+        found = literal(value[..end].trim());
+    }
+    if count == 1 { found } else { None }
 }
 
 /// `Path("x").unlink()`: the literal in the call just before `.NAME`.
@@ -727,8 +762,8 @@ fn read_arg(text: &str) -> Arg {
     }
     // `os.path.expanduser('~/x')`, `path.resolve('/x')`: the path inside.
     if let Some(inner) = t
-        .strip_prefix("os.path.expanduser(")
-        .and_then(|r| r.strip_suffix(')'))
+        .rfind("expanduser(")
+        .and_then(|i| t[i + "expanduser(".len()..].strip_suffix(')'))
         && let [Arg::Str(p)] = split_args(inner).as_slice()
         && (p == "~" || p.starts_with("~/"))
     {

@@ -314,6 +314,17 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     ..crate::flags::Spec::PLAIN
                 },
             );
+            for a in args {
+                if let Some(text) = a
+                    .literal()
+                    .and_then(|t| t.strip_prefix("--eval=").map(str::to_owned))
+                {
+                    out.push(Follow::script(
+                        &embedded_commands(&text, Lang::Make),
+                        "make --eval",
+                    ));
+                }
+            }
             if let Some(f) = p.value(&["-f", "--file", "--makefile"]) {
                 out.push(Follow::File {
                     word: Word::lit(f),
@@ -372,7 +383,10 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
         "vim" | "nvim" | "vi" | "ex" | "view" | "vimdiff" => {
             // `-c '!CMD'`, `+'!CMD'`: an Ex command that runs a shell command.
             for (i, a) in args.iter().enumerate() {
-                let command = if a.is("-c") || a.is("--cmd") {
+                let cluster_c = a.literal().is_some_and(|t| {
+                    t.starts_with('-') && !t.starts_with("--") && t.ends_with('c')
+                });
+                let command = if cluster_c || a.is("--cmd") {
                     args.get(i + 1).and_then(Word::literal)
                 } else {
                     a.literal()
@@ -383,6 +397,116 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 {
                     out.push(Follow::script(shell, "vim !"));
                 }
+            }
+        }
+        "tmux" => tmux(args, &mut out),
+        // C fed on the line (`echo 'main(){for(;;)fork();}' | gcc -x c -`): a fork loop.
+        "gcc" | "cc" | "clang" | "g++" | "c++" | "tcc" | "clang++" => {
+            let mut sources: Vec<String> = input_text(cmd, io).into_iter().collect();
+            sources.extend(args.iter().filter_map(|a| known.text(a, cmd)));
+            for text in sources {
+                if let Some(f) = crate::hardline::fork_loop(&text) {
+                    out.push(Follow::Finding(f));
+                }
+            }
+        }
+        "screen" => {
+            // `screen -X stuff 'TEXT'` types TEXT into a shell; otherwise the words after the
+            // options are a command to run.
+            if let Some(i) = args.iter().position(|a| a.is("stuff")) {
+                if let Some(text) = args.get(i + 1) {
+                    let typed = Word::lit(&text.text().replace("\\n", "\n").replace("^M", "\n"));
+                    out.push(Follow::string(typed, "screen stuff", io));
+                }
+            } else {
+                let mut i = 0;
+                while let Some(t) = args.get(i).and_then(Word::literal) {
+                    if !t.starts_with('-') {
+                        break;
+                    }
+                    let takes = matches!(
+                        t.as_str(),
+                        "-S" | "-c"
+                            | "-e"
+                            | "-h"
+                            | "-p"
+                            | "-T"
+                            | "-t"
+                            | "-X"
+                            | "-dmS"
+                            | "-dmSL"
+                            | "-L"
+                            | "-Logfile"
+                    );
+                    i += 1 + usize::from(takes && t != "-L");
+                }
+                if i < args.len() {
+                    out.push(Follow::Exec {
+                        words: args[i..].to_vec(),
+                        place: Place::Here,
+                        stdin: None,
+                    });
+                }
+            }
+        }
+        "expect" => {
+            // `expect -c 'spawn CMD …'`: what it spawns.
+            if let Some(script) = option_value(args, &["-c"]).and_then(|w| w.literal()) {
+                for statement in script.split([';', '\n']) {
+                    let st = statement.trim();
+                    if let Some(rest) = st
+                        .strip_prefix("spawn ")
+                        .or_else(|| st.strip_prefix("exec "))
+                    {
+                        out.push(Follow::script(rest, "expect spawn"));
+                    }
+                }
+            }
+        }
+        "gdb" | "lldb" => {
+            // `-ex 'shell CMD'`, `-ex '!CMD'`.
+            for (i, a) in args.iter().enumerate() {
+                if (a.is("-ex") || a.is("--ex") || a.is("-o") || a.is("--one-line"))
+                    && let Some(c) = args.get(i + 1).and_then(Word::literal)
+                    && let Some(shell) = c
+                        .trim()
+                        .strip_prefix("shell ")
+                        .or_else(|| c.trim().strip_prefix('!'))
+                        .or_else(|| c.trim().strip_prefix("platform shell "))
+                {
+                    out.push(Follow::script(shell, "gdb shell"));
+                }
+            }
+        }
+        "npm" | "pnpm" | "yarn" => {
+            // `npm pkg set scripts.NAME='CMD'` stores a command a later `npm run` runs;
+            // `npm exec -c 'CMD'` runs one now.
+            let set = args.windows(2).any(|w| w[0].is("pkg") && w[1].is("set"))
+                || args.first().is_some_and(|a| a.is("set-script"));
+            if set {
+                for a in args {
+                    if let Some(t) = a.literal()
+                        && let Some((key, value)) = t.split_once('=')
+                        && key.starts_with("scripts.")
+                    {
+                        out.push(Follow::script(value, "npm script"));
+                    }
+                }
+                if args.first().is_some_and(|a| a.is("set-script"))
+                    && let Some(v) = args.get(2)
+                {
+                    out.push(Follow::string(v.clone(), "npm script", io));
+                }
+            }
+            if args.first().is_some_and(|a| a.is("exec") || a.is("x"))
+                && let Some(c) = option_value(args, &["-c", "--call"])
+            {
+                out.push(Follow::string(c, "npm exec -c", io));
+            }
+        }
+        "npx" | "pnpx" => {
+            if let Some(c) = option_value(args, &["-c", "--call"]) {
+                out.push(Follow::string(c, "npx -c", io));
             }
         }
         "zip" => {
@@ -522,6 +646,8 @@ enum Input {
     Under(Vec<Word>),
     /// Every process ID (from `ps -e`).
     AllPids,
+    /// These paths, one per item (from `ls`).
+    Paths(Vec<Word>),
     Word(Word),
     File(Word),
     Unknown,
@@ -560,6 +686,7 @@ fn input(cmd: &Cmd, io: &Io) -> Input {
         Some(Stdin::Text(t)) => Input::Text(t.clone()),
         Some(Stdin::Under(starts)) => Input::Under(starts.clone()),
         Some(Stdin::AllPids) => Input::AllPids,
+        Some(Stdin::Paths(paths)) => Input::Paths(paths.clone()),
         Some(Stdin::Unknown) => Input::Unknown,
         None if io.piped_in => Input::Unknown,
         None => Input::Terminal,
@@ -580,11 +707,11 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
             ),
         )),
         (Input::File(w), lang) => out.push(Follow::File { word: w, lang }),
-        (Input::Unknown | Input::Under(_) | Input::AllPids, Lang::Shell) => out.push(unresolved(
+        (Input::Unknown | Input::Under(_) | Input::AllPids | Input::Paths(_), Lang::Shell) => out.push(unresolved(
             RuleId::UnresolvedPipeToShell,
             "a script generated at run time is piped into a shell, so it needs approval. Save it to a file, review it, then run the file.",
         )),
-        (Input::Unknown | Input::Under(_) | Input::AllPids, Lang::Code(_)) => out.push(unresolved(
+        (Input::Unknown | Input::Under(_) | Input::AllPids | Input::Paths(_), Lang::Code(_)) => out.push(unresolved(
             RuleId::UnresolvedPipeToInterpreter,
             format!(
                 "a script generated at run time is piped into `{what}`, so it needs approval. Save it to a file, review it, then run the file."
@@ -842,6 +969,7 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
         Input::AllPids if !from_file => Some(vec![Word {
             segs: vec![Seg::Glob("*".into())],
         }]),
+        Input::Paths(paths) if !from_file => Some(paths),
         _ => None,
     };
     let items: Option<Vec<String>> = text.map(|t| {
@@ -983,9 +1111,14 @@ pub(crate) fn embedded_commands(text: &str, lang: Lang) -> String {
     let mut out = String::new();
     for line in text.lines().take(4096) {
         let command = match lang {
+            // A recipe line, or the recipe after `;` on a rule line (`x: ; cmd`).
             Lang::Make => line
                 .strip_prefix('\t')
-                .map(|l| l.trim_start_matches(['@', '-', '+'])),
+                .or_else(|| {
+                    let (head, recipe) = line.split_once(';')?;
+                    (head.contains(':') && !head.contains('=')).then_some(recipe)
+                })
+                .map(|l| l.trim_start().trim_start_matches(['@', '-', '+'])),
             Lang::Crontab => {
                 let l = line.trim_start();
                 if l.is_empty()
@@ -1064,6 +1197,37 @@ fn tar_commands(args: &[Word], io: &Io, out: &mut Vec<Follow>) {
 /// time).
 fn sed_commands(args: &[Word], out: &mut Vec<Follow>) {
     let p = crate::flags::parse(args, &crate::flags::spec_for("sed"));
+    // A script only known at run time could hold `e`.
+    let script_word = p
+        .positionals
+        .first()
+        .map(|&i| &args[i])
+        .filter(|_| p.value(&["-e", "--expression", "-f", "--file"]).is_none());
+    if let Some(w) = script_word
+        && w.starts_dynamic()
+    {
+        out.push(unresolved(
+            RuleId::UnresolvedShellString,
+            format!(
+                "`sed` runs the script `{}`, only known at run time (sed's `e` runs commands), so it needs approval.",
+                w.text()
+            ),
+        ));
+    }
+    // A script only known at run time could hold `e`.
+    let script_word = p
+        .positionals
+        .first()
+        .map(|&i| &args[i])
+        .filter(|_| p.value(&["-e", "--expression", "-f", "--file"]).is_none());
+    if let Some(w) = script_word
+        && w.starts_dynamic()
+    {
+        out.push(unresolved(
+            RuleId::UnresolvedShellString,
+            format!("`sed` runs the script `{}`, only known at run time (sed's `e` runs commands), so it needs approval.", w.text()),
+        ));
+    }
     let mut scripts: Vec<String> = p
         .values
         .iter()
@@ -1085,16 +1249,105 @@ fn sed_commands(args: &[Word], out: &mut Vec<Follow>) {
                 out.push(Follow::script(cmd.trim(), "sed e"));
             } else if let Some(rest) = st.strip_prefix('s')
                 && let Some(delim) = rest.chars().next()
-                && rest
-                    .split(delim)
-                    .nth(3)
-                    .is_some_and(|flags| flags.contains('e'))
+                && let parts = split_escaped(&rest[delim.len_utf8()..], delim)
+                && parts.get(2).is_some_and(|flags| flags.contains('e'))
             {
-                out.push(unresolved(
-                    RuleId::UnresolvedShellString,
-                    "`sed s///e` runs the edited text as a command, only known at run time, so it needs approval.",
-                ));
+                // The edited line runs: its replacement is the command when it keeps nothing
+                // of the input.
+                let replacement = parts[1].as_str();
+                if replacement.contains('&') || replacement.contains('\\') {
+                    out.push(unresolved(
+                        RuleId::UnresolvedShellString,
+                        "`sed s///e` runs the edited text as a command, only known at run time, so it needs approval.",
+                    ));
+                } else {
+                    out.push(Follow::script(replacement, "sed s///e"));
+                }
             }
+        }
+    }
+}
+
+/// Splits sed's `s` command body on an unescaped delimiter; `\/` becomes `/`.
+fn split_escaped(text: &str, delim: char) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(n) if n == delim => parts.last_mut().map(|p| p.push(n)).unwrap_or_default(),
+                Some(n) => {
+                    if let Some(p) = parts.last_mut() {
+                        p.push('\\');
+                        p.push(n);
+                    }
+                }
+                None => {}
+            }
+        } else if c == delim {
+            parts.push(String::new());
+        } else if let Some(p) = parts.last_mut() {
+            p.push(c);
+        }
+    }
+    parts
+}
+
+/// tmux commands that run a shell command: `new-session`/`new-window`/`split-window`/
+/// `respawn-pane`/`run-shell` take it as their last word; `send-keys` types it.
+fn tmux(args: &[Word], out: &mut Vec<Follow>) {
+    const RUNS: &[&str] = &[
+        "new-session",
+        "new",
+        "new-window",
+        "neww",
+        "split-window",
+        "splitw",
+        "respawn-pane",
+        "respawnp",
+        "respawn-window",
+        "respawnw",
+        "run-shell",
+        "run",
+        "display-popup",
+        "popup",
+    ];
+    const VALUE: &[&str] = &[
+        "-t", "-s", "-n", "-c", "-x", "-y", "-e", "-F", "-l", "-w", "-h", "-S", "-L", "-f", "-T",
+        "-d",
+    ];
+    let Some(sub) = args.iter().position(|a| !a.starts_with("-")) else {
+        return;
+    };
+    let verb = args[sub].text();
+    let rest = &args[sub + 1..];
+    let mut i = 0;
+    let mut words = Vec::new();
+    while i < rest.len() {
+        let t = rest[i].text();
+        if t.starts_with('-') && t.len() == 2 {
+            // `-d` is a flag for new-session; the others take a value.
+            i += 1 + usize::from(VALUE.contains(&t.as_str()) && t != "-d");
+            continue;
+        }
+        words.push(rest[i].clone());
+        i += 1;
+    }
+    if RUNS.contains(&verb.as_str()) {
+        if !words.is_empty() {
+            out.push(Follow::string(joined(&words), "tmux", &Io::default()));
+        }
+    } else if verb == "send-keys" || verb == "send" {
+        let typed: Vec<Word> = words
+            .into_iter()
+            .filter(|w| !matches!(w.text().as_str(), "Enter" | "C-m" | "KPEnter" | "C-j"))
+            .collect();
+        if !typed.is_empty() {
+            out.push(Follow::string(
+                joined(&typed),
+                "tmux send-keys",
+                &Io::default(),
+            ));
         }
     }
 }
@@ -1163,7 +1416,15 @@ fn parallel(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
         _ => template.to_vec(),
     };
     if template.is_empty() {
-        return Vec::new();
+        // No template: every input line is a command.
+        return match input(cmd, io) {
+            Input::Text(t) => vec![Follow::script(&t, "parallel")],
+            Input::Terminal => Vec::new(),
+            _ => vec![unresolved(
+                RuleId::UnresolvedShellString,
+                "`parallel` runs commands read at run time, so it needs approval. List the commands literally.",
+            )],
+        };
     }
     items
         .iter()
@@ -1640,6 +1901,25 @@ pub(crate) fn listing(cmd: &Cmd, io: &Io) -> Option<Stdin> {
     };
     match program.as_str() {
         "find" => Some(Stdin::Under(find_starts(args).0)),
+        // `ls -d ARGS` lists the arguments; `ls DIR` the names in DIR (relative ones).
+        "ls" => {
+            let operands: Vec<Word> = args
+                .iter()
+                .filter(|a| !a.starts_with("-"))
+                .cloned()
+                .collect();
+            let dirs_themselves = args.iter().any(|a| {
+                a.literal()
+                    .is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('d'))
+            });
+            if dirs_themselves && !operands.is_empty() {
+                Some(Stdin::Paths(operands))
+            } else {
+                Some(Stdin::Paths(vec![Word {
+                    segs: vec![Seg::Glob("*".into())],
+                }]))
+            }
+        }
         "ps" if args.iter().any(every) => Some(Stdin::AllPids),
         "pgrep" => {
             let patterns: Vec<String> = args

@@ -74,6 +74,7 @@ const SYSTEM_TREES: &[&str] = &[
     "/sys",
     // Package databases, and every service's data (`/var/lib/postgresql`, `/var/lib/docker`).
     "/var/lib",
+    "/var/opt",
     "/nix/store",
     "/System",
     "/Library",

@@ -54,6 +54,8 @@ pub(crate) enum Stdin {
     Under(Vec<Word>),
     /// The ID of every process (`ps -e -o pid= |`, `pgrep . |`).
     AllPids,
+    /// These paths, one per item (`ls -d /* |`, `ls |` as `*`).
+    Paths(Vec<Word>),
     /// Whatever the previous stage writes.
     Unknown,
 }
@@ -761,10 +763,21 @@ impl Walker {
     fn assign_read(&mut self, cmd: &Cmd, io: &Io) {
         let args = cmd.args();
         let mut names: Vec<String> = Vec::new();
+        let mut array = false;
         let mut i = 0;
         while i < args.len() {
             let Some(t) = args[i].literal() else { return };
             if let Some(opt) = t.strip_prefix('-') {
+                // `-a NAME`: the words go into an array.
+                array |= opt.contains('a');
+                if opt.ends_with('a') {
+                    i += 1;
+                    if let Some(name) = args.get(i).and_then(Word::literal) {
+                        names.push(name);
+                    }
+                    i += 1;
+                    continue;
+                }
                 // Options with a value: -a -d -i -n -N -p -t -u.
                 if opt.len() == 1 && "adinNptu".contains(opt) {
                     i += 1;
@@ -787,6 +800,13 @@ impl Walker {
             }
         };
         let line = text.lines().next().unwrap_or("");
+        if array {
+            let items = line.split_whitespace().map(str::to_owned).collect();
+            if let Some(name) = names.first() {
+                self.vars.insert(name.clone(), Val::List(items));
+            }
+            return;
+        }
         let mut fields = line.split_whitespace();
         let last = names.len() - 1;
         for (k, n) in names.into_iter().enumerate() {
@@ -956,6 +976,17 @@ impl Walker {
             }
         } else if text.starts_with("/dev/fd/") || text == "/dev/stdin" {
             Some(Written::Unknown)
+        } else if file.starts_dynamic() && !file.starts_temp() {
+            // A script whose path is only known at run time (`at -f "$JOB"`).
+            self.finding(Finding::ask(
+                Class::Unresolved,
+                RuleId::UnresolvedScriptPath,
+                format!(
+                    "`{}` runs the script `{text}`, whose path is only known at run time, so it needs approval. Write the script's path literally.",
+                    cmd.program().unwrap_or_default()
+                ),
+            ));
+            return;
         } else {
             self.written_script(file, &cmd.cwd)
         };
