@@ -967,7 +967,27 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
     let attributes = matches!(program, "chattr" | "setfacl");
     if attributes {
         let mut found = None;
-        for &i in p.positionals.iter().skip(usize::from(program == "setfacl")) {
+        // setfacl's ACL spec is an option's value (`-m u:x:r FILE`): every operand is a file.
+        let p = if program == "setfacl" {
+            parse(
+                args,
+                &crate::flags::Spec {
+                    value_short: "mxMX",
+                    value_long: &[
+                        "modify",
+                        "remove",
+                        "set",
+                        "modify-file",
+                        "remove-file",
+                        "set-file",
+                    ],
+                    ..crate::flags::Spec::PLAIN
+                },
+            )
+        } else {
+            p
+        };
+        for &i in &p.positionals {
             if args[i].starts_with("+") || args[i].starts_with("=") {
                 continue;
             }

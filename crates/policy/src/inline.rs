@@ -23,7 +23,9 @@ pub(crate) enum CodeLang {
     Node,
     Php,
     Awk,
-    /// Lua, Tcl, PowerShell …: only the generic scan.
+    /// Tcl: `exec CMD ARGS`, `file delete -force PATH`.
+    Tcl,
+    /// Lua, PowerShell …: only the generic scan.
     Other,
 }
 
@@ -37,9 +39,8 @@ impl CodeLang {
             "node" | "nodejs" | "bun" | "deno" => CodeLang::Node,
             p if p.starts_with("php") => CodeLang::Php,
             "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => CodeLang::Awk,
-            "lua" | "luajit" | "tclsh" | "osascript" | "pwsh" | "powershell" | "Rscript" => {
-                CodeLang::Other
-            }
+            "tclsh" | "wish" | "expect-tcl" => CodeLang::Tcl,
+            "lua" | "luajit" | "osascript" | "pwsh" | "powershell" | "Rscript" => CodeLang::Other,
             _ => return None,
         })
     }
@@ -52,7 +53,7 @@ impl CodeLang {
             CodeLang::Ruby => &["-e"],
             CodeLang::Node => &["-e", "--eval", "-p", "--print"],
             CodeLang::Php => &["-r"],
-            CodeLang::Awk => &[],
+            CodeLang::Awk | CodeLang::Tcl => &[],
             CodeLang::Other => &["-e", "-c", "--eval", "-Command", "-command"],
         }
     }
@@ -233,6 +234,9 @@ pub(crate) fn analyse(code: &str, lang: CodeLang) -> Vec<Follow> {
     if let Some(f) = crate::hardline::fork_loop(code) {
         out.push(Follow::Finding(f));
     }
+    if lang == CodeLang::Tcl {
+        tcl(code, &mut out);
+    }
     for (name, api, args, raw) in calls(code, lang).into_iter().take(64) {
         judge(name, api, &args, &raw, lang, &mut out);
     }
@@ -254,6 +258,38 @@ pub(crate) fn analyse(code: &str, lang: CodeLang) -> Vec<Follow> {
         }
     }
     out
+}
+
+/// Tcl's `exec CMD ARGS…` runs a program; `file delete [-force] PATH…` deletes.
+fn tcl(code: &str, out: &mut Vec<Follow>) {
+    for statement in code.split([';', '\n', '[', ']']).map(str::trim).take(256) {
+        let words: Vec<&str> = statement.split_whitespace().collect();
+        match words.as_slice() {
+            ["exec", rest @ ..] if !rest.is_empty() => out.push(Follow::Exec {
+                words: rest
+                    .iter()
+                    .map(|w| Word::lit(w.trim_matches(['"', '{', '}'])))
+                    .collect(),
+                place: Place::Here,
+                stdin: None,
+            }),
+            ["file", "delete", rest @ ..] => {
+                let force = rest.contains(&"-force");
+                for path in rest.iter().filter(|w| !w.starts_with('-')) {
+                    out.push(Follow::Exec {
+                        words: vec![
+                            Word::lit("rm"),
+                            Word::lit(if force { "-rf" } else { "-f" }),
+                            path_word(path.trim_matches(['"', '{', '}'])),
+                        ],
+                        place: Place::Here,
+                        stdin: None,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn script_follow(text: &str) -> Follow {
@@ -536,7 +572,9 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
         if start > 0 && matches!(bytes[start - 1], b'$' | b'@' | b'%') {
             continue;
         }
-        if NEEDS_RECEIVER.contains(&name) && !receiver {
+        // Perl, Ruby, PHP and awk have `kill`, `system`, `exec` … as builtins; elsewhere a
+        // bare name like `run` or `remove` is the program's own function.
+        if NEEDS_RECEIVER.contains(&name) && !receiver && !lang.bare_calls() {
             continue;
         }
         // Python's `exec`/`eval` run Python; elsewhere `exec` runs a command and `eval` code.

@@ -110,6 +110,61 @@ pub(crate) enum Lang {
     Make,
     /// A crontab: each entry's command runs in a shell later.
     Crontab,
+    /// A system crontab (`/etc/crontab`, `/etc/cron.d/*`): a user field before the command.
+    SystemCrontab,
+    /// A systemd unit: its `Exec…=` lines run.
+    Unit,
+}
+
+/// Whether writing `path` schedules what is written to run later, and as what.
+pub(crate) fn runs_later(path: &std::path::Path, home: Option<&str>) -> Option<Lang> {
+    let s = path.to_string_lossy();
+    if s.contains("/.git/hooks/") {
+        return Some(Lang::Shell);
+    }
+    if s == "/etc/crontab" || s.starts_with("/etc/cron.d/") {
+        return Some(Lang::SystemCrontab);
+    }
+    if s.starts_with("/var/spool/cron/") {
+        return Some(Lang::Crontab);
+    }
+    if s.ends_with(".service") && (s.contains("/systemd/") || s.starts_with("/etc/systemd")) {
+        return Some(Lang::Unit);
+    }
+    const SHELL_STARTUP: &[&str] = &[
+        "/etc/profile",
+        "/etc/bash.bashrc",
+        "/etc/rc.local",
+        "/etc/environment",
+    ];
+    if SHELL_STARTUP.contains(&s.as_ref())
+        || s.starts_with("/etc/profile.d/")
+        || [
+            "/etc/cron.hourly/",
+            "/etc/cron.daily/",
+            "/etc/cron.weekly/",
+            "/etc/cron.monthly/",
+        ]
+        .iter()
+        .any(|d| s.starts_with(d))
+    {
+        return Some(Lang::Shell);
+    }
+    let home = home?;
+    let rest = s.strip_prefix(home)?.trim_start_matches('/');
+    matches!(
+        rest,
+        ".bashrc"
+            | ".bash_profile"
+            | ".profile"
+            | ".zshrc"
+            | ".zprofile"
+            | ".bash_login"
+            | ".bash_logout"
+            | ".zshenv"
+            | ".config/fish/config.fish"
+    )
+    .then_some(Lang::Shell)
 }
 
 /// One thing a command runs.
@@ -717,10 +772,11 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
                 "a script generated at run time is piped into `{what}`, so it needs approval. Save it to a file, review it, then run the file."
             ),
         )),
-        (Input::Text(t), l @ (Lang::Make | Lang::Crontab)) => {
+        (Input::Text(t), l @ (Lang::Make | Lang::Crontab | Lang::SystemCrontab | Lang::Unit)) => {
             out.push(Follow::script(&embedded_commands(&t, l), what));
         }
-        (Input::Terminal, _) | (_, Lang::Make | Lang::Crontab) => {}
+        (Input::Terminal, _)
+        | (_, Lang::Make | Lang::Crontab | Lang::SystemCrontab | Lang::Unit) => {}
     }
 }
 
@@ -909,6 +965,7 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
         let chars: Vec<char> = t.chars().skip(1).collect();
         for (k, &c) in chars.iter().enumerate() {
             let rest: String = chars[k + 1..].iter().collect();
+            let next_word = args.get(i + 1).cloned();
             let mut value = || {
                 if rest.is_empty() {
                     i += 1;
@@ -933,11 +990,12 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 }
                 'a' => {
                     from_file = true;
-                    arg_file = Some(if rest.is_empty() {
-                        Word::lit(&value())
+                    arg_file = if rest.is_empty() {
+                        next_word
                     } else {
-                        Word::lit(&rest)
-                    });
+                        Some(Word::lit(&rest))
+                    };
+                    value();
                     break;
                 }
                 'n' | 'L' | 'P' | 's' | 'E' => {
@@ -1061,9 +1119,14 @@ pub(crate) fn find_starts(args: &[Word]) -> (Vec<Word>, usize) {
 
 fn find_exec(args: &[Word]) -> Vec<Follow> {
     let (starts, first_expr) = find_starts(args);
-    let filtered = args[first_expr..]
-        .iter()
-        .any(|a| FIND_FILTERS.iter().any(|f| a.is(f)));
+    // `-maxdepth 0`: the start path is the only match.
+    let only_start = args
+        .windows(2)
+        .any(|w| w[0].is("-maxdepth") && w[1].is("0"));
+    let filtered = !only_start
+        && args[first_expr..]
+            .iter()
+            .any(|a| FIND_FILTERS.iter().any(|f| a.is(f)));
     let mut out = Vec::new();
     let mut i = first_expr;
     while i < args.len() {
@@ -1119,7 +1182,12 @@ pub(crate) fn embedded_commands(text: &str, lang: Lang) -> String {
                     (head.contains(':') && !head.contains('=')).then_some(recipe)
                 })
                 .map(|l| l.trim_start().trim_start_matches(['@', '-', '+'])),
-            Lang::Crontab => {
+            Lang::Unit => line
+                .trim_start()
+                .split_once('=')
+                .filter(|(key, _)| key.trim().starts_with("Exec"))
+                .map(|(_, command)| command.trim_start_matches(['-', '@', '+', '!', ':'])),
+            Lang::Crontab | Lang::SystemCrontab => {
                 let l = line.trim_start();
                 if l.is_empty()
                     || l.starts_with('#')
@@ -1127,7 +1195,8 @@ pub(crate) fn embedded_commands(text: &str, lang: Lang) -> String {
                 {
                     None
                 } else {
-                    let fields = if l.starts_with('@') { 1 } else { 5 };
+                    let user = usize::from(lang == Lang::SystemCrontab);
+                    let fields = user + if l.starts_with('@') { 1 } else { 5 };
                     let mut rest = l;
                     for _ in 0..fields {
                         rest = rest.trim_start();
@@ -1791,9 +1860,33 @@ fn container(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
         target_seen = true;
         i += 1;
     }
-    let words = rest.get(i..).unwrap_or(&[]).to_vec();
+    let mut words = rest.get(i..).unwrap_or(&[]).to_vec();
     if words.is_empty() {
         return;
+    }
+    // Paths under a bind mount are the host's: `-v /etc:/e … rm -rf /e` removes /etc.
+    let mounts: Vec<(String, String)> = rest[..i]
+        .windows(2)
+        .filter(|w| w[0].is("-v") || w[0].is("--volume"))
+        .filter_map(|w| w[1].literal())
+        .filter_map(|v| {
+            let mut parts = v.split(':');
+            let (src, dst) = (parts.next()?, parts.next()?);
+            let read_only = parts
+                .next()
+                .is_some_and(|o| o.split(',').any(|x| x == "ro"));
+            (src.starts_with('/') && dst.starts_with('/') && !read_only)
+                .then(|| (src.to_owned(), dst.trim_end_matches('/').to_owned()))
+        })
+        .collect();
+    for w in &mut words {
+        let Some(t) = w.literal() else { continue };
+        if let Some((src, dst)) = mounts
+            .iter()
+            .find(|(_, dst)| t == *dst || t.starts_with(&format!("{dst}/")))
+        {
+            *w = Word::lit(&format!("{src}{}", &t[dst.len()..]));
+        }
     }
     // With `-i`, the command reads our standard input.
     let interactive = rest[..i].iter().any(|w| {

@@ -994,7 +994,10 @@ impl Walker {
             (Some(Written::Known(script)), Lang::Shell) => {
                 self.walk_scoped(&script, &Io::default());
             }
-            (Some(Written::Known(text)), Lang::Make | Lang::Crontab) => {
+            (
+                Some(Written::Known(text)),
+                Lang::Make | Lang::Crontab | Lang::SystemCrontab | Lang::Unit,
+            ) => {
                 let script = crate::nested::embedded_commands(&text, lang);
                 self.walk_scoped(&script, &Io::default());
             }
@@ -1048,7 +1051,7 @@ impl Walker {
                 files.push((a, input.clone()));
             }
         }
-        let mut hooks: Vec<PathBuf> = Vec::new();
+        let mut later: Vec<(PathBuf, Lang)> = Vec::new();
         for (target, text) in files {
             let Some(t) = target.literal() else { continue };
             let path = normalize(&cwd, Path::new(&t));
@@ -1060,15 +1063,16 @@ impl Walker {
                 (Some(content), Some(new)) => content.push_str(new),
                 _ => *entry = None,
             }
-            // A git hook runs at the next git command: follow it now.
+            // A file something runs later (a git hook, a crontab, a shell's start file, a
+            // systemd unit): follow what was written into it now.
             let t_path = normalize(&cwd, Path::new(&t));
-            if t_path.to_string_lossy().contains("/.git/hooks/") {
-                hooks.push(t_path);
+            if let Some(lang) = crate::nested::runs_later(&t_path, self.home.as_deref()) {
+                later.push((t_path, lang));
             }
         }
-        for hook in hooks {
+        for (file, lang) in later {
             let here = self.bare_cmd();
-            self.run_file(&Word::lit(&hook.to_string_lossy()), Lang::Shell, &here);
+            self.run_file(&Word::lit(&file.to_string_lossy()), lang, &here);
         }
     }
 
