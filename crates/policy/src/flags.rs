@@ -707,6 +707,19 @@ mod tests {
     }
 
     #[test]
+    fn unambiguous_long_prefixes_are_the_option() {
+        let rm = spec_for("rm").longs;
+        assert_eq!(canonical_long("recur", rm), "recursive");
+        assert_eq!(canonical_long("no-preserve", rm), "no-preserve-root");
+        // `--p` could only be `--preserve-root`; `--ver` is `--verbose` or `--version`.
+        assert_eq!(canonical_long("p", rm), "preserve-root");
+        assert_eq!(canonical_long("ver", rm), "ver");
+        assert_eq!(canonical_long("bogus", rm), "bogus");
+        let p = parse_rm(&["--recu", "--forc", "/"]);
+        assert!(p.has('r', "recursive") && p.has('f', "force"));
+    }
+
+    #[test]
     fn double_dash_ends_options() {
         let p = parse_rm(&["--", "-rf"]);
         assert!(!p.has('r', "recursive"));

@@ -1914,3 +1914,28 @@ pub(crate) fn fork_loop(code: &str) -> Option<Finding> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn process_ids_are_read_as_numbers() {
+        assert_eq!(pid("1"), Some(1));
+        assert_eq!(pid("0001"), Some(1));
+        assert_eq!(pid("-01"), Some(-1));
+        assert_eq!(pid("+1"), Some(1));
+        assert_eq!(pid("-KILL"), None);
+        assert_eq!(pid("12"), Some(12));
+    }
+
+    #[test]
+    fn match_all_patterns_are_recognised() {
+        for p in ["", ".", ".*", "^", "[a-z0-9]*", "(?s).*"] {
+            assert!(matches_everything(p), "{p:?}");
+        }
+        for p in ["node", "^sshd$", "python3"] {
+            assert!(!matches_everything(p), "{p:?}");
+        }
+    }
+}

@@ -1406,3 +1406,105 @@ fn operator(node: Node<'_>, src: &str) -> String {
     }
     op
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The commands the walk finds, each as its words.
+    fn commands(script: &str) -> Vec<Vec<String>> {
+        let mut w = Walker::new(Path::new("/work/proj"), Some(Path::new("/home/dev")));
+        w.walk_script(script, &Io::default());
+        w.out
+            .cmds
+            .iter()
+            .map(|c| c.argv().iter().map(Word::text).collect())
+            .collect()
+    }
+
+    fn last(script: &str) -> Vec<String> {
+        commands(script).pop().unwrap_or_default()
+    }
+
+    #[test]
+    fn unquoted_expansions_are_split_into_fields() {
+        assert_eq!(last("x='-rf  /'; rm $x"), ["rm", "-rf", "/"]);
+        assert_eq!(last("x='-rf /'; rm \"$x\""), ["rm", "-rf /"]);
+        assert_eq!(last("x=''; rm $x f"), ["rm", "f"]);
+        assert_eq!(last("IFS=:; x=a:b; cmd $x"), ["cmd", "a", "b"]);
+        assert_eq!(last("rm${IFS}-rf${IFS}/"), ["rm", "-rf", "/"]);
+    }
+
+    #[test]
+    fn arrays_and_positional_parameters_expand() {
+        assert_eq!(last("a=(x 'y z'); cmd \"${a[@]}\""), ["cmd", "x", "y z"]);
+        assert_eq!(last("a=(x 'y z'); cmd ${a[*]}"), ["cmd", "x", "y", "z"]);
+        assert_eq!(last("a=(x y); cmd ${a[1]} $a"), ["cmd", "y", "x"]);
+        assert_eq!(
+            last("set -- a b c; shift; cmd \"$@\" $1"),
+            ["cmd", "b", "c", "b"]
+        );
+        assert_eq!(
+            last("read -ra w <<< 'p q'; cmd \"${w[@]}\""),
+            ["cmd", "p", "q"]
+        );
+        assert_eq!(last("read x y <<< 'p q r'; cmd $y"), ["cmd", "q", "r"]);
+        assert_eq!(last("printf -v x '%s-%s' a b; cmd $x"), ["cmd", "a-b"]);
+    }
+
+    #[test]
+    fn for_loops_walk_each_literal_value() {
+        let cmds = commands("for d in /a /b; do rm -rf \"$d\"; done");
+        assert!(cmds.contains(&vec!["rm".into(), "-rf".into(), "/a".into()]));
+        assert!(cmds.contains(&vec!["rm".into(), "-rf".into(), "/b".into()]));
+        // A glob value stays a glob, quoted or not.
+        let cmds = commands("for f in /*; do rm -rf \"$f\"; done");
+        assert!(cmds.iter().any(|c| c == &["rm", "-rf", "/*"]));
+    }
+
+    #[test]
+    fn parameter_expansion_operators_apply() {
+        assert_eq!(
+            last("x=/usr/bin; cmd ${x%/*} ${x#/} ${x/usr/opt} ${x:1:3} ${x^^} ${x##*/}"),
+            [
+                "cmd", "/usr", "usr/bin", "/opt/bin", "usr", "/USR/BIN", "bin"
+            ]
+        );
+        assert_eq!(last("v=HOME; cmd ${!v}"), ["cmd", "/home/dev"]);
+        assert_eq!(last("declare -n r=HOME; cmd $r"), ["cmd", "/home/dev"]);
+        assert_eq!(last("unset Z; cmd ${Z:-/x}"), ["cmd", "/x"]);
+    }
+
+    #[test]
+    fn substitutions_with_known_output_resolve() {
+        assert_eq!(last("$(echo rm) -rf /"), ["rm", "-rf", "/"]);
+        assert_eq!(last("cmd \"$(printf '\\x72\\x6d')\""), ["cmd", "rm"]);
+        assert_eq!(last("cmd $(echo cm0= | base64 -d)"), ["cmd", "rm"]);
+        assert_eq!(last("cmd $(dirname /etc/x) /$(true)"), ["cmd", "/etc", "/"]);
+        assert_eq!(
+            last("cmd ~root ~+ ~dev-nobody"),
+            ["cmd", "/root", "/work/proj", "/home/dev-nobody"]
+        );
+    }
+
+    #[test]
+    fn cd_follows_cdpath_and_back() {
+        let mut w = Walker::new(Path::new("/work/proj"), None);
+        w.walk_script("CDPATH=/ cd usr; cd -; cd /tmp", &Io::default());
+        let cwds: Vec<Cwd> = w.out.cmds.iter().map(|c| c.cwd.clone()).collect();
+        // Either CDPATH's `/usr` or, when that does not exist, `./usr`.
+        assert!(
+            cwds[1].options.contains(&PathBuf::from("/usr")),
+            "{:?}",
+            cwds[1]
+        );
+        assert_eq!(w.cwd, Cwd::known(PathBuf::from("/tmp")));
+        assert_eq!(w.oldcwd, Cwd::known(PathBuf::from("/work/proj")));
+    }
+
+    #[test]
+    fn functions_run_their_body_with_arguments() {
+        let cmds = commands("f() { rm -rf \"$1\"; }; f /x");
+        assert!(cmds.iter().any(|c| c == &["rm", "-rf", "/x"]), "{cmds:?}");
+    }
+}
