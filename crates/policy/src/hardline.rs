@@ -168,6 +168,12 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => chmod(cmd, &program, args, ctx),
         "mv" => mv(cmd, args, ctx),
         "tar" | "bsdtar" | "zip" => archive_removing(cmd, &program, args, ctx),
+        "shred" | "truncate" | "wipe"
+            if cmd.origin == Origin::Exec
+                && args.iter().any(|a| matches!(a.segs.last(), Some(Seg::Dyn(d)) if d == "{}")) =>
+        {
+            rm(cmd, "rm", &[Word::lit("-f")].iter().cloned().chain(args.iter().filter(|a| !a.starts_with("-")).cloned()).collect::<Vec<_>>(), ctx)
+        }
         "shred" | "truncate" | "wipe" => {
             let p = parse(args, &crate::flags::Spec { value_short: "nsr", value_long: &["iterations", "size", "random-source", "reference"], ..crate::flags::Spec::PLAIN });
             p.positionals
@@ -226,7 +232,11 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         "dd" => None,
         "badblocks" => args
             .iter()
-            .any(|a| a.is("-w") || a.is("-n"))
+            .any(|a| {
+                a.literal().is_some_and(|t| {
+                    t.starts_with('-') && !t.starts_with("--") && t.contains(['w', 'n'])
+                })
+            })
             .then(|| device_tool(args, "badblocks -w", false))
             .flatten(),
         "cryptsetup" => args
@@ -378,7 +388,18 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
     let mut found = None;
     if recursive || no_preserve {
         for &i in &p.positionals {
-            let t = classify(&args[i], &cmd.cwd, home, ctx.links);
+            // A path `find`/`fd` hands over (`START/{}`) is anything under START.
+            let listed = cmd.origin == Origin::Exec
+                && matches!(args[i].segs.last(), Some(Seg::Dyn(d)) if d == "{}");
+            let word = if listed {
+                let mut w = args[i].clone();
+                w.segs.pop();
+                w.segs.push(Seg::Glob("*".into()));
+                w
+            } else {
+                args[i].clone()
+            };
+            let t = classify(&word, &cmd.cwd, home, ctx.links);
             let f = delete_finding(
                 Family::RecursiveDelete,
                 "recursive deletion",
@@ -407,7 +428,7 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
                 under.segs.push(Seg::Glob("*".into()));
             }
             let t = classify(&under, &cmd.cwd, home, ctx.links);
-            if matches!(t, Target::Root | Target::System(_)) {
+            if matches!(t, Target::Root | Target::System(_) | Target::Home) {
                 found = worst(
                     found,
                     delete_finding(
@@ -582,15 +603,22 @@ fn extracts_over_system(program: &str, args: &[Word]) -> bool {
                 .iter()
                 .find_map(|t| t.strip_prefix("--directory=").map(str::to_owned))
         });
-    dir.is_some_and(|d| {
-        let p = normalize(Path::new("/"), Path::new(&d));
-        d.starts_with('/')
-            && (p == Path::new("/")
-                || p == Path::new("/etc")
-                || p == Path::new("/usr")
-                || p == Path::new("/boot")
-                || in_system_tree(&p) && p.components().count() <= 2)
-    })
+    // A directory only known at run time (`-C "$PREFIX"`) could be `/` as well.
+    let dynamic_dir = args
+        .iter()
+        .position(|a| a.is(flag) || a.is("--directory"))
+        .and_then(|i| args.get(i + 1))
+        .is_some_and(dynamic_path);
+    dynamic_dir
+        || dir.is_some_and(|d| {
+            let p = normalize(Path::new("/"), Path::new(&d));
+            d.starts_with('/')
+                && (p == Path::new("/")
+                    || p == Path::new("/etc")
+                    || p == Path::new("/usr")
+                    || p == Path::new("/boot")
+                    || in_system_tree(&p) && p.components().count() <= 2)
+        })
 }
 
 /// Removing a package the system cannot run without, or removing with the safety off

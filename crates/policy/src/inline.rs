@@ -40,7 +40,8 @@ impl CodeLang {
             p if p.starts_with("php") => CodeLang::Php,
             "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => CodeLang::Awk,
             "tclsh" | "wish" | "expect-tcl" => CodeLang::Tcl,
-            "lua" | "luajit" | "osascript" | "pwsh" | "powershell" | "Rscript" => CodeLang::Other,
+            "lua" | "luajit" | "osascript" | "pwsh" | "powershell" | "Rscript" | "R" | "julia"
+            | "jshell" | "groovy" | "scala" | "kotlin" | "swift" => CodeLang::Other,
             _ => return None,
         })
     }
@@ -102,6 +103,8 @@ const APIS: &[(&str, Api)] = &[
     ("rimraf", Api::DeleteTree),
     ("rimrafSync", Api::DeleteTree),
     ("remove_dir_all", Api::DeleteTree),
+    ("RemoveAll", Api::DeleteTree),
+    ("Remove", Api::Delete),
     ("rmSync", Api::DeleteMaybeTree),
     ("removeSync", Api::DeleteMaybeTree),
     ("rm", Api::DeleteMaybeTree),
@@ -164,10 +167,16 @@ const APIS: &[(&str, Api)] = &[
     ("read_bytes", Api::Read),
     ("file_get_contents", Api::Read),
     ("readlines", Api::Read),
+    ("listdir", Api::Read),
+    ("read", Api::Read),
+    ("scandir", Api::Read),
+    ("readdirSync", Api::Read),
+    ("readdir", Api::Read),
 ];
 
 /// Names that only count with a receiver (`fs.rm`, `File.delete`): alone they are too common.
 const NEEDS_RECEIVER: &[&str] = &[
+    "read",
     "rm",
     "delete",
     "remove",
@@ -372,8 +381,7 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
     let first = args.first();
     match api {
         Api::DeleteTree | Api::Delete | Api::DeleteMaybeTree => {
-            let recursive = api == Api::DeleteTree
-                || (api == Api::DeleteMaybeTree && raw.contains("recursive"));
+            let recursive = api == Api::DeleteTree || raw.contains("recursive");
             let flag = if recursive { "-rf" } else { "-f" };
             let targets: Vec<&Arg> = match first {
                 Some(Arg::List(items)) => items.iter().collect(),
@@ -572,9 +580,15 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
         if start > 0 && matches!(bytes[start - 1], b'$' | b'@' | b'%') {
             continue;
         }
-        // Perl, Ruby, PHP and awk have `kill`, `system`, `exec` … as builtins; elsewhere a
-        // bare name like `run` or `remove` is the program's own function.
-        if NEEDS_RECEIVER.contains(&name) && !receiver && !lang.bare_calls() {
+        // Perl, Ruby, PHP, awk, R, Julia … have `kill`, `system`, `rm` … as builtins; in
+        // Python and JavaScript a bare `run` or `remove` is the program's own function
+        // (Python's `exec`/`eval` excepted: they run code).
+        let builtin_code = lang == CodeLang::Python && matches!(name, "exec" | "eval");
+        if NEEDS_RECEIVER.contains(&name)
+            && !receiver
+            && matches!(lang, CodeLang::Python | CodeLang::Node)
+            && !builtin_code
+        {
             continue;
         }
         // Python's `exec`/`eval` run Python; elsewhere `exec` runs a command and `eval` code.
@@ -610,6 +624,12 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
                 Some(e) => (&code[j + 1..e], e + 1),
                 None => continue,
             },
+            // Perl's `unlink;` deletes `$_`: a file only known at run time.
+            None | Some(b';' | b'}' | b'\n')
+                if lang.bare_calls() && matches!(api, Api::Delete | Api::DeleteTree) =>
+            {
+                ("$_", j)
+            }
             _ => continue,
         };
         let args = if name == "qx" {
@@ -782,9 +802,12 @@ fn split_args(text: &str) -> Vec<Arg> {
 /// One argument: a string literal, a list of them, or something only known at run time.
 fn read_arg(text: &str) -> Arg {
     let t = text.trim();
-    // Perl's `glob "/etc/*"`, `glob("/etc/*")`: the pattern.
+    // Perl's `glob "/etc/*"`, `glob("/etc/*")`, Ruby's `Dir.glob`, Python's `glob.glob`.
     if let Some(pattern) = t
-        .strip_prefix("glob")
+        .strip_prefix("Dir.glob")
+        .or_else(|| t.strip_prefix("glob.glob"))
+        .or_else(|| t.strip_prefix("Dir[").map(|r| r.trim_end_matches(']')))
+        .or_else(|| t.strip_prefix("glob"))
         .map(|r| {
             r.trim()
                 .trim_start_matches('(')
@@ -797,6 +820,21 @@ fn read_arg(text: &str) -> Arg {
     }
     if HOME_EXPRESSIONS.contains(&t) {
         return Arg::Str(HOME.into());
+    }
+    // `Dir.home + "/.gitconfig"`, `'/et' + 'c'`: a sum of literals and the home directory.
+    if t.contains('+') {
+        let parts: Option<Vec<String>> = t
+            .split('+')
+            .map(|part| match read_arg(part) {
+                Arg::Str(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        if let Some(parts) = parts
+            && parts.len() > 1
+        {
+            return Arg::Str(parts.concat());
+        }
     }
     // `os.path.expanduser('~/x')`, `path.resolve('/x')`: the path inside.
     if let Some(inner) = t
@@ -890,6 +928,18 @@ fn literal(t: &str) -> Option<String> {
 /// Backtick commands of Perl, Ruby and PHP (`` `rm -rf /` ``).
 fn backticks(code: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // `%x(…)`, `%x{…}` (Ruby) and `qx(…)`, `qx{…}` (Perl) are backticks too.
+    for opener in ["%x", "qx"] {
+        for (i, _) in code.match_indices(opener) {
+            let bytes = code.as_bytes();
+            let open = i + opener.len();
+            if matches!(bytes.get(open), Some(b'(' | b'{' | b'['))
+                && let Some(end) = close(bytes, open)
+            {
+                out.push(code[open + 1..end].to_owned());
+            }
+        }
+    }
     let mut rest = code;
     while let Some(open) = rest.find('`') {
         let after = &rest[open + 1..];

@@ -114,6 +114,10 @@ pub(crate) enum Lang {
     SystemCrontab,
     /// A systemd unit: its `Exec…=` lines run.
     Unit,
+    /// A `package.json`: its `scripts` run under `npm install`, `npm run`, ….
+    PackageJson,
+    /// A justfile: its indented recipe lines run.
+    Just,
 }
 
 /// Whether writing `path` schedules what is written to run later, and as what.
@@ -310,14 +314,65 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 ));
             }
         }
-        "source" | "." => {
-            if let Some(script) = args.first() {
-                out.push(Follow::File {
-                    word: script.clone(),
-                    lang: Lang::Shell,
+        "source" | "." => match args.first() {
+            // `. /dev/stdin <<< '…'`: the script is standard input.
+            Some(script) if script.is("/dev/stdin") || script.is("-") => {
+                stdin_script(cmd, io, Lang::Shell, program, &mut out);
+            }
+            Some(script) => out.push(Follow::File {
+                word: script.clone(),
+                lang: Lang::Shell,
+            }),
+            None => {}
+        },
+        "cmake" => {
+            // `cmake -E rm -rf PATH`, `cmake -E remove_directory PATH`: rm by another name.
+            if let Some(e) = args.iter().position(|a| a.is("-E"))
+                && let Some(verb) = args.get(e + 1).and_then(Word::literal)
+            {
+                let rest = args.get(e + 2..).unwrap_or(&[]);
+                let flag = match verb.as_str() {
+                    "rm" => None,
+                    "remove_directory" => Some("-rf"),
+                    "remove" => Some("-f"),
+                    _ => return out,
+                };
+                let words: Vec<Word> = std::iter::once(Word::lit("rm"))
+                    .chain(flag.map(Word::lit))
+                    .chain(rest.iter().cloned())
+                    .collect();
+                out.push(Follow::Exec {
+                    words,
+                    place: Place::Here,
+                    stdin: None,
                 });
             }
         }
+        "ansible" | "ansible-playbook" => {
+            // `ansible HOSTS -m shell|command|raw -a 'CMD'` runs CMD on every host.
+            let module = option_value(args, &["-m", "--module-name"]).and_then(|w| w.literal());
+            if matches!(
+                module.as_deref(),
+                Some(
+                    "shell"
+                        | "command"
+                        | "raw"
+                        | "ansible.builtin.shell"
+                        | "ansible.builtin.command"
+                )
+            ) && let Some(a) = option_value(args, &["-a", "--args"])
+            {
+                out.push(Follow::String {
+                    word: a,
+                    what: "ansible".into(),
+                    io: Io::default(),
+                    place: Place::Remote,
+                    scoped: true,
+                    positional: None,
+                });
+            }
+        }
+        "fd" | "fdfind" => out.extend(fd_exec(args)),
         "trap" => {
             let mut rest = args;
             if rest.first().is_some_and(|w| w.is("--")) {
@@ -380,11 +435,19 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     ));
                 }
             }
-            if let Some(f) = p.value(&["-f", "--file", "--makefile"]) {
-                out.push(Follow::File {
+            match p.value(&["-f", "--file", "--makefile"]) {
+                Some("-") => stdin_script(cmd, io, Lang::Make, "make -f -", &mut out),
+                Some(f) => out.push(Follow::File {
                     word: Word::lit(f),
                     lang: Lang::Make,
-                });
+                }),
+                // The default makefile, when the line wrote it.
+                None => out.extend(
+                    ["GNUmakefile", "makefile", "Makefile"].map(|f| Follow::File {
+                        word: Word::lit(f),
+                        lang: Lang::Make,
+                    }),
+                ),
             }
             for (i, a) in args.iter().enumerate() {
                 if (a.is("-f") || a.is("--file"))
@@ -397,6 +460,57 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 }
             }
         }
+        // Build tools run files the line may have written: package.json scripts, a justfile's
+        // recipes, build.rs, the sources `go run` compiles.
+        "npm" | "pnpm" | "yarn" | "bun"
+            if args.first().and_then(Word::literal).is_some_and(|v| {
+                matches!(
+                    v.as_str(),
+                    "install"
+                        | "i"
+                        | "ci"
+                        | "run"
+                        | "run-script"
+                        | "test"
+                        | "t"
+                        | "start"
+                        | "build"
+                        | "add"
+                        | "rebuild"
+                        | "restart"
+                        | "stop"
+                        | "pack"
+                        | "publish"
+                )
+            }) =>
+        {
+            out.push(Follow::File {
+                word: Word::lit("package.json"),
+                lang: Lang::PackageJson,
+            });
+        }
+        "just" => out.extend(["justfile", "Justfile", ".justfile"].map(|f| Follow::File {
+            word: Word::lit(f),
+            lang: Lang::Just,
+        })),
+        "cargo" => out.extend(
+            ["build.rs", "src/main.rs", "src/lib.rs"].map(|f| Follow::File {
+                word: Word::lit(f),
+                lang: Lang::Code(CodeLang::Other),
+            }),
+        ),
+        "go" => out.extend(
+            args.iter()
+                .filter(|a| {
+                    std::path::Path::new(&a.text())
+                        .extension()
+                        .is_some_and(|e| e.eq_ignore_ascii_case("go"))
+                })
+                .map(|a| Follow::File {
+                    word: a.clone(),
+                    lang: Lang::Code(CodeLang::Other),
+                }),
+        ),
         "crontab" => {
             let ops: Vec<&Word> = args
                 .iter()
@@ -463,6 +577,11 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 if let Some(f) = crate::hardline::fork_loop(&text) {
                     out.push(Follow::Finding(f));
                 }
+                // What the program will do when run (`system("…")`, `remove(…)`).
+                out.push(Follow::Code {
+                    text,
+                    lang: CodeLang::Other,
+                });
             }
         }
         "screen" => {
@@ -772,11 +891,22 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
                 "a script generated at run time is piped into `{what}`, so it needs approval. Save it to a file, review it, then run the file."
             ),
         )),
-        (Input::Text(t), l @ (Lang::Make | Lang::Crontab | Lang::SystemCrontab | Lang::Unit)) => {
+        (
+            Input::Text(t),
+            l @ (Lang::Make
+            | Lang::Crontab
+            | Lang::SystemCrontab
+            | Lang::Unit
+            | Lang::PackageJson
+            | Lang::Just),
+        ) => {
             out.push(Follow::script(&embedded_commands(&t, l), what));
         }
         (Input::Terminal, _)
-        | (_, Lang::Make | Lang::Crontab | Lang::SystemCrontab | Lang::Unit) => {}
+        | (
+            _,
+            Lang::Make | Lang::Crontab | Lang::SystemCrontab | Lang::Unit | Lang::PackageJson | Lang::Just,
+        ) => {}
     }
 }
 
@@ -797,7 +927,22 @@ fn interpreter(cmd: &Cmd, args: &[Word], io: &Io, lang: CodeLang, out: &mut Vec<
                 lang: Lang::Code(lang),
             });
         } else if let Some(&first) = p.positionals.first() {
-            code_word(&args[first], lang, &program, out);
+            // `-v NAME=VALUE` sets a variable the program reads (`-v c='rm -rf /'
+            // 'BEGIN{system(c)}'`): the program sees it assigned first.
+            let assigned: String = p
+                .values
+                .iter()
+                .filter(|(k, _)| k == "-v" || k == "--assign")
+                .filter_map(|(_, v)| v.split_once('='))
+                .map(|(n, v)| format!("{n}=\"{}\"\n", v.replace('"', "\\\"")))
+                .collect();
+            match args[first].literal() {
+                Some(code) if !assigned.is_empty() => out.push(Follow::Code {
+                    text: assigned + &code,
+                    lang,
+                }),
+                _ => code_word(&args[first], lang, &program, out),
+            }
             // `system($0)` runs each input line: known input is the script.
             if args[first].text().contains("system($0)")
                 && let Some(text) = input_text(cmd, io)
@@ -1172,9 +1317,33 @@ fn find_exec(args: &[Word]) -> Vec<Follow> {
 /// The shell commands inside a makefile's recipes or a crontab's entries.
 pub(crate) fn embedded_commands(text: &str, lang: Lang) -> String {
     let mut out = String::new();
+    if lang == Lang::PackageJson {
+        for script in package_scripts(text) {
+            out.push_str(&script);
+            out.push('\n');
+        }
+        return out;
+    }
+    // `.RECIPEPREFIX = >` changes the recipe prefix from a tab.
+    let recipe_prefix = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(".RECIPEPREFIX"))
+        .and_then(|r| r.trim_start().strip_prefix([':', '=']).or(Some(r)))
+        .and_then(|r| r.trim_start_matches(['=', ' ', ':']).chars().next())
+        .unwrap_or('\t');
+    // Make's `$(HOME)` / `${HOME}` are the environment's variables; `$$` is a `$`.
+    let text = if lang == Lang::Make {
+        make_variables(text)
+    } else {
+        text.to_owned()
+    };
+    let text = text.as_str();
     for line in text.lines().take(4096) {
         let command = match lang {
             // A recipe line, or the recipe after `;` on a rule line (`x: ; cmd`).
+            Lang::Make if recipe_prefix != '\t' => line
+                .strip_prefix(recipe_prefix)
+                .map(|l| l.trim_start().trim_start_matches(['@', '-', '+'])),
             Lang::Make => line
                 .strip_prefix('\t')
                 .or_else(|| {
@@ -1182,6 +1351,10 @@ pub(crate) fn embedded_commands(text: &str, lang: Lang) -> String {
                     (head.contains(':') && !head.contains('=')).then_some(recipe)
                 })
                 .map(|l| l.trim_start().trim_start_matches(['@', '-', '+'])),
+            Lang::Just => line
+                .strip_prefix([' ', '\t'])
+                .map(|l| l.trim_start().trim_start_matches(['@', '-'])),
+            Lang::PackageJson => None,
             Lang::Unit => line
                 .trim_start()
                 .split_once('=')
@@ -1213,6 +1386,87 @@ pub(crate) fn embedded_commands(text: &str, lang: Lang) -> String {
         }
     }
     out
+}
+
+/// Make's references to environment variables as the shell's: `$(HOME)` and `${HOME}` become
+/// `$HOME`, `$$` becomes `$`.
+fn make_variables(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '$' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('$') => {
+                chars.next();
+                out.push('$');
+            }
+            Some(&open @ ('(' | '{')) => {
+                let close = if open == '(' { ')' } else { '}' };
+                let mut name = String::new();
+                chars.next();
+                for d in chars.by_ref() {
+                    if d == close {
+                        break;
+                    }
+                    name.push(d);
+                }
+                if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    out.push_str(&format!("${{{name}}}"));
+                } else {
+                    // A function (`$(shell …)`, `$(wildcard …)`): only known when make runs.
+                    out.push_str("$UNKNOWN_MAKE_EXPANSION");
+                }
+            }
+            _ => out.push('$'),
+        }
+    }
+    out
+}
+
+/// The values of a package.json's `"scripts"` object (a small scan: string pairs inside the
+/// braces after `"scripts"`, escapes decoded).
+fn package_scripts(json: &str) -> Vec<String> {
+    let Some(start) = json.find("\"scripts\"") else {
+        return Vec::new();
+    };
+    let Some(open) = json[start..].find('{').map(|i| start + i) else {
+        return Vec::new();
+    };
+    let mut strings = Vec::new();
+    let mut chars = json[open + 1..].chars();
+    let mut depth = 0;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                let mut s = String::new();
+                while let Some(d) = chars.next() {
+                    match d {
+                        '\\' => match chars.next() {
+                            Some('n') => s.push('\n'),
+                            Some('t') => s.push('\t'),
+                            Some(e) => s.push(e),
+                            None => {}
+                        },
+                        '"' => break,
+                        d => s.push(d),
+                    }
+                }
+                strings.push(s);
+            }
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            _ => {}
+        }
+        if strings.len() > 512 {
+            break;
+        }
+    }
+    // Keys and values alternate.
+    strings.into_iter().skip(1).step_by(2).collect()
 }
 
 /// tar's options whose value is a command: `--to-command`, `--checkpoint-action=exec=`,
@@ -1360,6 +1614,59 @@ fn split_escaped(text: &str, delim: char) -> Vec<String> {
         }
     }
     parts
+}
+
+/// `fd [PATTERN] [PATH…] -x CMD` / `-X CMD`: CMD runs on what fd finds under PATH (the
+/// working directory by default).
+fn fd_exec(args: &[Word]) -> Vec<Follow> {
+    let Some(x) = args
+        .iter()
+        .position(|a| a.is("-x") || a.is("--exec") || a.is("-X") || a.is("--exec-batch"))
+    else {
+        return Vec::new();
+    };
+    let before = &args[..x];
+    let p = crate::flags::parse(before, &crate::flags::spec_for("fd"));
+    let mut paths: Vec<Word> = p
+        .positionals
+        .iter()
+        .skip(1)
+        .map(|&i| before[i].clone())
+        .collect();
+    if let Some(base) = p.value(&["--base-directory", "--search-path"]) {
+        paths.push(Word::lit(base));
+    }
+    if paths.is_empty() {
+        paths.push(Word::lit("."));
+    }
+    let mut inner: Vec<Word> = args[x + 1..]
+        .iter()
+        .take_while(|a| !a.is(";"))
+        .cloned()
+        .collect();
+    if inner.is_empty() {
+        return Vec::new();
+    }
+    let has_placeholder = inner.iter().any(|w| w.text().contains("{}"));
+    if !has_placeholder {
+        inner.push(Word::lit("{}"));
+    }
+    paths
+        .iter()
+        .take(4)
+        .map(|start| {
+            let mut found = start.clone();
+            if !found.text().ends_with('/') {
+                found.segs.push(Seg::Lit("/".into()));
+            }
+            found.segs.push(Seg::Dyn("{}".into()));
+            Follow::Exec {
+                words: inner.iter().map(|w| substitute(w, "{}", &found)).collect(),
+                place: Place::Here,
+                stdin: None,
+            }
+        })
+        .collect()
 }
 
 /// tmux commands that run a shell command: `new-session`/`new-window`/`split-window`/
@@ -1994,6 +2301,8 @@ pub(crate) fn listing(cmd: &Cmd, io: &Io) -> Option<Stdin> {
     };
     match program.as_str() {
         "find" => Some(Stdin::Under(find_starts(args).0)),
+        // `locate` lists paths from anywhere.
+        "locate" | "plocate" | "mlocate" => Some(Stdin::Under(vec![Word::lit("/")])),
         // `ls -d ARGS` lists the arguments; `ls DIR` the names in DIR (relative ones).
         "ls" => {
             let operands: Vec<Word> = args
@@ -2051,7 +2360,7 @@ pub(crate) fn static_text(cmd: &Cmd, io: &Io) -> Option<String> {
             .collect::<Option<Vec<String>>>()
     };
     match program.as_str() {
-        "true" | "false" | ":" => Some(String::new()),
+        "true" | "false" | ":" | "cd" | "export" | "set" | "shopt" | "unset" => Some(String::new()),
         "tr" => {
             let sets: Vec<String> = literal_args()?
                 .into_iter()
@@ -2110,6 +2419,22 @@ pub(crate) fn static_text(cmd: &Cmd, io: &Io) -> Option<String> {
                 .map(|l| l.chars().rev().collect::<String>() + "\n")
                 .collect(),
         ),
+        "pwd" => cmd.cwd.exact().map(|d| format!("{}\n", d.display())),
+        "realpath" | "grealpath" | "readlink" => {
+            let words = literal_args()?;
+            let path = words.iter().rfind(|w| !w.starts_with('-'))?;
+            let resolves = program != "readlink"
+                || words
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "-f" | "-e" | "-m" | "--canonicalize"));
+            let cwd = cmd.cwd.exact()?;
+            resolves.then(|| {
+                format!(
+                    "{}\n",
+                    crate::paths::physical(cwd, path, &crate::paths::Links::new(), true).display()
+                )
+            })
+        }
         "dirname" | "basename" => {
             let words = literal_args()?;
             let path = words.iter().find(|w| !w.starts_with('-'))?;

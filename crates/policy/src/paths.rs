@@ -32,6 +32,8 @@ const SYSTEM_TOP: &[&str] = &[
     "var",
     "snap",
     "nix",
+    "mnt",
+    "media",
     "Applications",
     "Library",
     "System",

@@ -257,7 +257,7 @@ impl Walker {
                 let stages: Vec<Node<'_>> = named_children(node);
                 return self.walk_stages(&stages, src, io, io.stdin.clone());
             }
-            "list" => self.walk_list(node, src, io),
+            "list" => return self.walk_list(node, src, io),
             "subshell" => {
                 let scope = self.save();
                 self.walk_children(node, src, io);
@@ -336,7 +336,8 @@ impl Walker {
         }
     }
 
-    fn walk_list(&mut self, node: Node<'_>, src: &str, io: &Io) {
+    /// Walks `a && b`, `a; b` …; returns what the items print together when that is known.
+    fn walk_list(&mut self, node: Node<'_>, src: &str, io: &Io) -> Option<String> {
         // Lists nest to the left: flatten the spine without recursion.
         let mut items: Vec<(Node<'_>, bool)> = Vec::new();
         let mut cur = node;
@@ -358,15 +359,18 @@ impl Walker {
             }
         }
         items.reverse();
+        let mut printed = Some(String::new());
         for (item, conditional) in items {
             if conditional {
                 self.conditional += 1;
             }
-            self.walk(item, src, io);
+            let out = self.walk(item, src, io);
+            printed = printed.zip(out).map(|(a, b)| a + &b);
             if conditional {
                 self.conditional -= 1;
             }
         }
+        printed
     }
 
     /// Walks pipeline stages, each in a subshell; returns what the last one prints when known.
@@ -996,7 +1000,12 @@ impl Walker {
             }
             (
                 Some(Written::Known(text)),
-                Lang::Make | Lang::Crontab | Lang::SystemCrontab | Lang::Unit,
+                Lang::Make
+                | Lang::Crontab
+                | Lang::SystemCrontab
+                | Lang::Unit
+                | Lang::PackageJson
+                | Lang::Just,
             ) => {
                 let script = crate::nested::embedded_commands(&text, lang);
                 self.walk_scoped(&script, &Io::default());
