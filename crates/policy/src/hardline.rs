@@ -1658,12 +1658,7 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             );
         }
         Some("dd") => {
-            for a in args.iter().filter(|a| a.text().starts_with("of=")) {
-                let mut w = a.clone();
-                if let Some(Seg::Lit(first)) = w.segs.first_mut() {
-                    *first = first["of=".len()..].to_owned();
-                }
-                w.segs.retain(|s| !matches!(s, Seg::Lit(t) if t.is_empty()));
+            for w in args.iter().filter_map(|a| a.strip_literal_prefix("of=")) {
                 targets.push((w, WriteKind::Overwrite));
             }
         }

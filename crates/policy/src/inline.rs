@@ -685,6 +685,9 @@ fn assigned_literal(code: &str, ident: &str) -> Option<String> {
             continue;
         };
         count += 1;
+        if count > 1 {
+            return None;
+        }
         let value = value.trim_start();
         let end = statement_end(value.as_bytes(), 0);
         found = literal(value[..end].trim());
@@ -897,27 +900,27 @@ fn literal(t: &str) -> Option<String> {
     if !matches!(q, '\'' | '"' | '`') || t.len() < 2 || !t.ends_with(q) {
         return None;
     }
-    let inner = &t[1..t.len() - 1];
-    let triple =
-        t.len() >= 6 && t[..3].chars().all(|c| c == q) && t.ends_with(&q.to_string().repeat(3));
-    let inner = if triple { &t[3..t.len() - 3] } else { inner };
-    let mut out = String::new();
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some(e) => out.push(e),
-                None => {}
-            }
+    // The quote is one ASCII byte, so these slices fall on character boundaries.
+    let three = q.to_string().repeat(3);
+    let triple = t.len() >= 6 && t.starts_with(&three) && t.ends_with(&three);
+    let inner = if triple {
+        &t[3..t.len() - 3]
+    } else {
+        &t[1..t.len() - 1]
+    };
+    // No unescaped quote inside: two literals glued (`'a' 'b'`) or an expression are not one.
+    let mut escaped = false;
+    for c in inner.chars() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
         } else if c == q && !triple {
-            // Two literals glued (`'a' 'b'`) or an expression: not one literal.
             return None;
-        } else {
-            out.push(c);
         }
     }
+    // Escapes as the languages read them (`\n`, `\x2f`, `\u00e9`, `\"`).
+    let out = crate::words::ansi_c(inner);
     // Interpolation makes it dynamic: `${x}` (JS, Perl, Ruby `#{x}`), `$x` in Perl/PHP "…".
     if (q == '`' && out.contains("${")) || out.contains("#{") || (q == '"' && out.contains('$')) {
         return None;
@@ -958,6 +961,9 @@ fn awk_pipes(code: &str) -> Vec<Follow> {
     for (i, &b) in bytes.iter().enumerate() {
         if b != b'|' {
             continue;
+        }
+        if out.len() >= 16 {
+            break;
         }
         let after = code[i + 1..].trim_start();
         if after.starts_with('"') {

@@ -1248,14 +1248,14 @@ pub(crate) fn find_starts(args: &[Word]) -> (Vec<Word>, usize) {
     while let Some(t) = args.get(i).and_then(Word::literal) {
         match t.as_str() {
             "-H" | "-L" | "-P" => i += 1,
-            "-D" => i += 2,
+            "-D" => i = (i + 2).min(args.len()),
             o if o.starts_with("-O") => i += 1,
             _ => break,
         }
     }
     let rest = args.get(i..).unwrap_or(&[]);
     let end = i + find_expression_start(rest);
-    let mut starts: Vec<Word> = args[i..end].to_vec();
+    let mut starts: Vec<Word> = args.get(i..end).unwrap_or(&[]).to_vec();
     if starts.is_empty() {
         starts.push(Word::lit("."));
     }
@@ -2506,6 +2506,10 @@ fn tr_set(set: &str) -> Vec<char> {
     let mut i = 0;
     while i < chars.len() {
         if i + 2 < chars.len() && chars[i + 1] == '-' && chars[i] <= chars[i + 2] {
+            // A range past the bound is not a set this analysis needs.
+            if u32::from(chars[i + 2]) - u32::from(chars[i]) > 1024 {
+                return Vec::new();
+            }
             out.extend(chars[i]..=chars[i + 2]);
             i += 3;
         } else {

@@ -269,17 +269,14 @@ impl Walker {
                     captured: true,
                     ..Io::default()
                 };
-                let mut printed = None;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    printed = self.walk(child, src, &inner);
-                }
+                let printed = self.walk_sequence(node, src, &inner);
                 self.restore(scope);
                 let subs = if node.kind() == "process_substitution" {
                     &mut self.procsubs
                 } else {
                     &mut self.cmdsubs
                 };
+                let printed = printed.filter(|p| p.len() <= words::MAX_VALUE);
                 subs.insert(text(node, src).to_owned(), printed);
             }
             "function_definition" => self.walk_function(node, src),
@@ -293,14 +290,7 @@ impl Walker {
             "variable_assignment" => self.walk_assignment(node, src),
             "declaration_command" | "unset_command" => self.walk_declaration(node, src, io),
             "comment" => {}
-            "compound_statement" | "program" => {
-                let mut last = None;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    last = self.walk(child, src, io);
-                }
-                return last;
-            }
+            "compound_statement" | "program" => return self.walk_sequence(node, src, io),
             _ => self.walk_children(node, src, io),
         }
         None
@@ -336,10 +326,26 @@ impl Walker {
         }
     }
 
+    /// Walks statements in order; returns what they print together when all of it is known
+    /// (`$(echo ~; true)` prints the home directory).
+    fn walk_sequence(&mut self, node: Node<'_>, src: &str, io: &Io) -> Option<String> {
+        let mut printed = Some(String::new());
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        for child in children {
+            let out = self.walk(child, src, io);
+            if child.kind() != "comment" {
+                printed = printed.zip(out).map(|(a, b)| a + &b);
+            }
+        }
+        printed
+    }
+
     /// Walks `a && b`, `a; b` …; returns what the items print together when that is known.
     fn walk_list(&mut self, node: Node<'_>, src: &str, io: &Io) -> Option<String> {
-        // Lists nest to the left: flatten the spine without recursion.
-        let mut items: Vec<(Node<'_>, bool)> = Vec::new();
+        // Lists nest to the left: flatten the spine without recursion. Each item after the
+        // first may not run; after `||` it usually does not.
+        let mut items: Vec<(Node<'_>, bool, bool)> = Vec::new();
         let mut cur = node;
         loop {
             let kids = named_children(cur);
@@ -347,25 +353,30 @@ impl Walker {
                 break;
             };
             if kids.len() == 1 {
-                items.push((left, false));
+                items.push((left, false, false));
                 break;
             }
-            items.push((right, true));
+            let or = operator(cur, src).contains("||");
+            items.push((right, true, or));
             if left.kind() == "list" {
                 cur = left;
             } else {
-                items.push((left, false));
+                items.push((left, false, false));
                 break;
             }
         }
         items.reverse();
         let mut printed = Some(String::new());
-        for (item, conditional) in items {
+        for (item, conditional, after_or) in items {
             if conditional {
                 self.conditional += 1;
             }
             let out = self.walk(item, src, io);
-            printed = printed.zip(out).map(|(a, b)| a + &b);
+            // What a fallback after `||` prints is only certain when it is nothing.
+            printed = match (printed, out) {
+                (Some(a), Some(b)) if !after_or || b.is_empty() => Some(a + &b),
+                _ => None,
+            };
             if conditional {
                 self.conditional -= 1;
             }
@@ -1069,7 +1080,9 @@ impl Walker {
                 .entry(path)
                 .or_insert_with(|| Some(String::new()));
             match (entry.as_mut(), &text) {
-                (Some(content), Some(new)) => content.push_str(new),
+                (Some(content), Some(new)) if content.len() + new.len() <= words::MAX_VALUE => {
+                    content.push_str(new);
+                }
                 _ => *entry = None,
             }
             // A file something runs later (a git hook, a crontab, a shell's start file, a
@@ -1234,6 +1247,13 @@ impl Walker {
             }
             Some(v) => {
                 let words = self.resolve(v, src);
+                if let Some(f) = words
+                    .first()
+                    .and_then(|w| crate::nested::exec_var(&name, w))
+                {
+                    let here = self.bare_cmd();
+                    self.apply(&here, vec![f]);
+                }
                 match words.as_slice() {
                     [w] if w.starts_temp() && w.segs.len() == 1 => Val::Temp,
                     [w] => w.literal().map_or(Val::Unknown, Val::Str),
@@ -1242,17 +1262,20 @@ impl Walker {
                 }
             }
         };
-        if let Some(v) = value {
-            let words = self.resolve(v, src);
-            if let Some(f) = words
-                .first()
-                .and_then(|w| crate::nested::exec_var(&name, w))
-            {
-                let here = self.bare_cmd();
-                self.apply(&here, vec![f]);
+        let too_long = match &resolved {
+            Val::Str(s) | Val::Glob(s) => s.len() > words::MAX_VALUE,
+            Val::List(items) => items.iter().map(String::len).sum::<usize>() > words::MAX_VALUE,
+            Val::Unknown | Val::Temp => false,
+        };
+        let known = self.conditional == 0 && !appending && !too_long;
+        // `a[1]=x` changes the array `a`: what it holds is no longer known.
+        let name = match name.split_once('[') {
+            Some((base, _)) => {
+                self.vars.insert(base.to_owned(), Val::Unknown);
+                return;
             }
-        }
-        let known = self.conditional == 0 && !appending;
+            None => name,
+        };
         self.vars
             .insert(name, if known { resolved } else { Val::Unknown });
     }

@@ -8,6 +8,11 @@ use tree_sitter::Node;
 /// Upper bound on the words one brace expansion may produce; past it the word is kept
 /// unexpanded (and so does not match anything dangerous by accident).
 const MAX_BRACE_WORDS: usize = 256;
+/// Values longer than this are not transformed by `${x%…}` and the like (they are unknown).
+const MAX_TRANSFORMED: usize = 4096;
+/// A variable's value longer than this is kept as unknown: doubling a value on each
+/// assignment (`a=$a$a`) would otherwise grow without bound.
+pub(crate) const MAX_VALUE: usize = 64 * 1024;
 /// Recursion bound for nested word nodes (strings in expansions in strings ...).
 const MAX_WORD_DEPTH: u32 = 64;
 
@@ -119,6 +124,28 @@ impl Word {
     /// True when the literal text equals `s`.
     pub(crate) fn is(&self, s: &str) -> bool {
         self.is_static() && self.text() == s
+    }
+
+    /// The word without a literal `prefix` (which may span literal parts: `of` `=/x`).
+    pub(crate) fn strip_literal_prefix(&self, prefix: &str) -> Option<Word> {
+        let mut rest = prefix;
+        let mut out = Word::default();
+        let mut segs = self.segs.iter();
+        while !rest.is_empty() {
+            match segs.next()? {
+                Seg::Lit(t) => {
+                    if let Some(after) = t.strip_prefix(rest) {
+                        out.push_lit(after);
+                        rest = "";
+                    } else {
+                        rest = rest.strip_prefix(t.as_str())?;
+                    }
+                }
+                _ => return None,
+            }
+        }
+        out.segs.extend(segs.cloned());
+        Some(out)
     }
 
     /// True when the word is static and starts with `prefix`.
@@ -380,7 +407,9 @@ fn double_quoted(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, d
 /// `$(…)`: what it prints when that is known statically (trailing newlines removed, as the
 /// shell does), a fresh temporary path for `$(mktemp)`, else a dynamic part.
 fn command_substitution(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
-    if let Some(Some(printed)) = env.subs.get(text) {
+    if let Some(Some(printed)) = env.subs.get(text)
+        && out.len() + printed.len() <= MAX_VALUE
+    {
         if q == Q::Expanded {
             out.push(Tok::Mark);
         }
@@ -457,6 +486,16 @@ fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
         out.push(Tok::Dyn(text.to_owned()));
         return;
     }
+    // A word built from many long values (`$a$a$a…`) is bounded like a value.
+    let size = match &value {
+        Val::Str(v) | Val::Glob(v) => v.len(),
+        Val::List(items) => items.iter().map(String::len).sum(),
+        Val::Unknown | Val::Temp => 0,
+    };
+    if out.len() + size > MAX_VALUE {
+        out.push(Tok::Dyn(text.to_owned()));
+        return;
+    }
     match value {
         Val::Str(v) => out.extend(v.chars().map(|c| Tok::Ch(c, q))),
         Val::Glob(v) => out.extend(v.chars().map(|c| {
@@ -514,6 +553,10 @@ enum Transform<'t> {
 
 impl Transform<'_> {
     fn apply(self, value: &str) -> Option<String> {
+        // Pattern removal tries every cut with a glob match: bounded, a long value is unknown.
+        if value.len() > MAX_TRANSFORMED {
+            return None;
+        }
         let chars: Vec<char> = value.chars().collect();
         let at = |i: usize| chars[..i].iter().collect::<String>();
         let from = |i: usize| chars[i..].iter().collect::<String>();
@@ -557,13 +600,13 @@ impl Transform<'_> {
             Transform::Substring(offset, length) => {
                 let n = i64::try_from(chars.len()).ok()?;
                 let start = if offset < 0 {
-                    (n + offset).max(0)
+                    n.saturating_add(offset).max(0)
                 } else {
                     offset.min(n)
                 };
                 let end = match length {
-                    Some(l) if l < 0 => (n + l).max(start),
-                    Some(l) => (start + l).min(n),
+                    Some(l) if l < 0 => n.saturating_add(l).max(start),
+                    Some(l) => start.saturating_add(l).min(n),
                     None => n,
                 };
                 chars[usize::try_from(start).ok()?..usize::try_from(end).ok()?]
@@ -933,7 +976,7 @@ fn sequence(inner: &[Tok]) -> Option<Vec<Vec<Tok>>> {
     };
     let as_toks = |s: String| s.chars().map(|c| Tok::Ch(c, Q::Quoted)).collect::<Vec<_>>();
     if let (Ok(a), Ok(b)) = (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
-        let count = (a - b).unsigned_abs() / step.unsigned_abs() + 1;
+        let count = a.checked_sub(b)?.unsigned_abs() / step.unsigned_abs() + 1;
         if count > MAX_BRACE_WORDS as u64 {
             return None;
         }
@@ -941,7 +984,11 @@ fn sequence(inner: &[Tok]) -> Option<Vec<Vec<Tok>>> {
         let mut x = a;
         for _ in 0..count {
             v.push(as_toks(x.to_string()));
-            x = if a <= b { x + step } else { x - step };
+            x = if a <= b {
+                x.checked_add(step)?
+            } else {
+                x.checked_sub(step)?
+            };
         }
         return Some(v);
     }
