@@ -59,6 +59,29 @@ impl CodeLang {
         }
     }
 
+    /// Options whose value is the next word (not code, not the script).
+    pub(crate) fn value_options(self) -> &'static [&'static str] {
+        match self {
+            CodeLang::Python => &["-W", "-X", "-Q"],
+            CodeLang::Perl => &["-I", "-M", "-m", "-x", "-C"],
+            CodeLang::Ruby => &["-r", "-I", "-C", "-E", "-x", "--encoding"],
+            CodeLang::Node => &[
+                "-r",
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+                "-C",
+                "--conditions",
+                "--input-type",
+                "--title",
+                "--env-file",
+            ],
+            CodeLang::Php => &["-d", "-c", "-z", "-t", "-S"],
+            CodeLang::Awk | CodeLang::Tcl | CodeLang::Other => &[],
+        }
+    }
+
     /// Calls may omit parentheses (`system "ls"`, `unlink "f"`).
     fn bare_calls(self) -> bool {
         matches!(
@@ -90,6 +113,9 @@ enum Api {
     /// Reads a file (`readFileSync`, `file_get_contents`).
     Read,
 }
+
+/// Calls (and paths of one call) followed one by one; past it the code asks.
+const MAX_CALLS: usize = 64;
 
 /// Known names; a name preceded by `.` or `::` matches too (`os.remove`, `File::Path::rmtree`).
 const APIS: &[(&str, Api)] = &[
@@ -246,7 +272,15 @@ pub(crate) fn analyse(code: &str, lang: CodeLang) -> Vec<Follow> {
     if lang == CodeLang::Tcl {
         tcl(code, &mut out);
     }
-    for (name, api, args, raw) in calls(code, lang).into_iter().take(64) {
+    let found = calls(code, lang);
+    if found.len() > MAX_CALLS {
+        out.push(Follow::Finding(Finding::ask(
+            Class::Unresolved,
+            RuleId::UnresolvedTooComplex,
+            "the inline code makes too many calls to analyse completely, so it needs approval. Put it in a file and review it.",
+        )));
+    }
+    for (name, api, args, raw) in found.into_iter().take(MAX_CALLS) {
         judge(name, api, &args, &raw, lang, &mut out);
     }
     if lang != CodeLang::Node && lang != CodeLang::Python {
@@ -393,7 +427,10 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
                     return;
                 }
             };
-            for t in targets.into_iter().take(16) {
+            if targets.len() > MAX_CALLS {
+                out.push(dynamic(name, raw));
+            }
+            for t in targets.into_iter().take(MAX_CALLS) {
                 match t {
                     Arg::Str(path) => out.push(Follow::Exec {
                         words: vec![Word::lit("rm"), Word::lit(flag), path_word(path)],

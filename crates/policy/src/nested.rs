@@ -982,6 +982,8 @@ fn interpreter(cmd: &Cmd, args: &[Word], io: &Io, lang: CodeLang, out: &mut Vec<
                         i += 1;
                     }
                 }
+            } else if inline.is_none() && lang.value_options().contains(&name) {
+                i += 1;
             }
             i += 1;
             continue;
@@ -1005,6 +1007,11 @@ fn interpreter(cmd: &Cmd, args: &[Word], io: &Io, lang: CodeLang, out: &mut Vec<
             }
             if *c == 'm' && lang == CodeLang::Python {
                 return;
+            }
+            // An option with a value (`-W ignore`, `-r fileutils`, `-d x=1`) ends the cluster.
+            if lang.value_options().contains(&opt.as_str()) {
+                consumed_next = k + 1 == cluster.len();
+                break;
             }
         }
         i += 1 + usize::from(consumed_next);
@@ -1185,28 +1192,23 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
             .into_iter()
             .filter(|s| !s.is_empty() && s != "\n")
             .map(|s| s.strip_suffix('\n').map(str::to_owned).unwrap_or(s))
-            .take(16)
             .collect()
     });
     // `find START … | xargs CMD`: each item is a path below a start path.
     let items: Option<Vec<Word>> = items
-        .map(|v| v.iter().map(|t| Word::lit(t)).collect())
+        .map(|v| bounded_words(v.iter().map(|t| Word::lit(t))))
         .or_else(|| {
             under.map(|starts| {
-                starts
-                    .into_iter()
-                    .take(4)
-                    .map(|mut w| {
-                        if w.has_glob() {
-                            return w;
-                        }
-                        if !w.text().ends_with('/') {
-                            w.segs.push(Seg::Lit("/".into()));
-                        }
-                        w.segs.push(Seg::Dyn("{}".into()));
-                        w
-                    })
-                    .collect()
+                bounded_words(starts.into_iter().map(|mut w| {
+                    if w.has_glob() {
+                        return w;
+                    }
+                    if !w.text().ends_with('/') {
+                        w.segs.push(Seg::Lit("/".into()));
+                    }
+                    w.segs.push(Seg::Dyn("{}".into()));
+                    w
+                }))
             })
         });
     let commands: Vec<Vec<Word>> = match (&replace, items) {
@@ -1239,6 +1241,19 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
             stdin: None,
         })
         .collect()
+}
+
+/// Items followed one by one (xargs items, find start paths, parallel arguments); past the
+/// bound, one item only known at run time stands for the rest, so nothing is dropped.
+const MAX_ITEMS: usize = 64;
+
+fn bounded_words(items: impl Iterator<Item = Word>) -> Vec<Word> {
+    let mut v: Vec<Word> = items.take(MAX_ITEMS + 1).collect();
+    if v.len() > MAX_ITEMS {
+        v.truncate(MAX_ITEMS);
+        v.push(Word::dynamic("…"));
+    }
+    v
 }
 
 /// `find`'s start paths (after `-H`, `-L`, `-P`, `-D …`, `-O…`) and where its expression
@@ -1288,7 +1303,7 @@ fn find_exec(args: &[Word]) -> Vec<Follow> {
             end += 1;
         }
         let inner = &args[from..end.min(args.len())];
-        for start in starts.iter().take(4) {
+        for start in &bounded_words(starts.iter().cloned()) {
             // The first match is the start path itself; with filters, something below it.
             let found = if filtered {
                 let mut w = start.clone();
@@ -1766,20 +1781,14 @@ fn parallel(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
         None => (rest, None),
     };
     let items: Vec<Word> = match sources {
-        Some(src) if src.first().is_some_and(|w| w.is(":::") || w.is(":::+")) => src
-            .iter()
-            .skip(1)
-            .filter(|w| !w.is(":::") && !w.is(":::+"))
-            .take(16)
-            .cloned()
-            .collect(),
+        Some(src) if src.first().is_some_and(|w| w.is(":::") || w.is(":::+")) => bounded_words(
+            src.iter()
+                .skip(1)
+                .filter(|w| !w.is(":::") && !w.is(":::+"))
+                .cloned(),
+        ),
         _ => match input(cmd, io) {
-            Input::Text(t) => t
-                .lines()
-                .filter(|l| !l.is_empty())
-                .take(16)
-                .map(Word::lit)
-                .collect(),
+            Input::Text(t) => bounded_words(t.lines().filter(|l| !l.is_empty()).map(Word::lit)),
             _ => vec![Word::dynamic("…")],
         },
     };

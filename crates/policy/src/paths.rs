@@ -377,7 +377,24 @@ fn path_text(segs: &[Seg]) -> String {
 /// symbolic links.
 pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path, links: &Links) -> Target {
     if word.starts_temp() {
-        return Target::Safe;
+        // A temporary path is harmless, unless it comes out empty (`mktemp` failed):
+        // `"$d"/*` is then `/*`.
+        let rest = Word {
+            segs: word.segs[1..].to_vec(),
+        };
+        let empty_case = if rest.text().starts_with('/') {
+            classify(&rest, cwd, home, links)
+        } else {
+            Target::Safe
+        };
+        return match empty_case {
+            Target::Safe => Target::Safe,
+            _ => Target::Unknown(format!(
+                "`{}` is `{}` if the temporary path comes out empty",
+                word.text(),
+                rest.text()
+            )),
+        };
     }
     if word.starts_dynamic() {
         return Target::Unknown(format!(

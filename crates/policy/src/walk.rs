@@ -698,7 +698,12 @@ impl Walker {
                     .and_then(Word::literal)
                     .and_then(|t| t.parse::<usize>().ok())
                     .unwrap_or(1);
-                if let Some(Val::List(items)) = self.vars.get_mut("@") {
+                if self.conditional > 0 {
+                    // It may or may not shift: what `$1` is no longer known.
+                    if self.vars.contains_key("@") {
+                        self.vars.insert("@".into(), Val::Unknown);
+                    }
+                } else if let Some(Val::List(items)) = self.vars.get_mut("@") {
                     items.drain(..n.min(items.len()));
                 }
             }
@@ -836,12 +841,27 @@ impl Walker {
 
     /// `set -- a b`, `set a b`: the positional parameters.
     fn set_positional(&mut self, args: &[Word]) {
-        let mut rest = args;
-        match rest.first() {
-            Some(w) if w.is("--") => rest = &rest[1..],
-            Some(w) if w.starts_with("-") || w.starts_with("+") || !w.is_static() => return,
-            Some(_) => {}
-            None => return,
+        // Options first (`set -e -- a b`, `set -o pipefail x`), then the parameters.
+        let mut i = 0;
+        let mut ended = false;
+        while let Some(w) = args.get(i) {
+            if !w.is_static() {
+                self.vars.insert("@".into(), Val::Unknown);
+                return;
+            }
+            if w.is("--") {
+                i += 1;
+                ended = true;
+                break;
+            }
+            if !(w.starts_with("-") || w.starts_with("+")) || w.is("-") {
+                break;
+            }
+            i += 1 + usize::from(w.is("-o") || w.is("+o"));
+        }
+        let rest = args.get(i..).unwrap_or(&[]);
+        if rest.is_empty() && !ended {
+            return;
         }
         let value = if self.conditional > 0 {
             Val::Unknown
@@ -1351,6 +1371,7 @@ impl Walker {
                         if nameref && let Some(v) = child.child_by_field_name("value") {
                             let target = text(v, src);
                             let value = match (self.vars.get(target), target, &self.home) {
+                                _ if self.conditional > 0 => Val::Unknown,
                                 (Some(v), _, _) => v.clone(),
                                 (None, "HOME", Some(h)) => Val::Str(h.clone()),
                                 _ => Val::Unknown,

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-/// Upper bound on the words one brace expansion may produce; past it the word is kept
-/// unexpanded (and so does not match anything dangerous by accident).
+/// Upper bound on the words one brace expansion or one field split may produce; past it the
+/// rest counts as one word only known at run time (so a deletion of it asks).
 const MAX_BRACE_WORDS: usize = 256;
 /// Values longer than this are not transformed by `${x%…}` and the like (they are unknown).
 const MAX_TRANSFORMED: usize = 4096;
@@ -27,8 +27,10 @@ pub(crate) enum Seg {
     Dyn(String),
     /// The home directory, when the caller did not say where it is.
     Home,
-    /// A fresh temporary path only known at run time (`$(mktemp -d)`, `$TMPDIR`); holds its
-    /// source text. Dynamic, but never `/`, the home directory or a system directory.
+    /// A fresh temporary path only known at run time (`$(mktemp -d)`, `${TMPDIR:-/tmp}`);
+    /// holds its source text. Dynamic, but never `/`, the home directory or a system
+    /// directory — unless it comes out empty (`mktemp` failed), which [`crate::paths::classify`]
+    /// allows for.
     Temp(String),
 }
 
@@ -272,7 +274,9 @@ fn split_fields(toks: Vec<Tok>, ifs: &str) -> Vec<Vec<Tok>> {
             }
         }
         if out.len() >= MAX_BRACE_WORDS {
-            break;
+            // Past the bound, one field only known at run time stands for the rest.
+            out.push(vec![Tok::Dyn("…".into())]);
+            return out;
         }
     }
     if has {
@@ -451,11 +455,26 @@ fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
                 out.push(Tok::Dyn(text.to_owned()));
                 return;
             }
-            Val::Str(d.to_owned())
+            // The default word is tilde-expanded (`${x:-~}` is the home directory).
+            match (d.strip_prefix('~'), env.home) {
+                (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+                    Val::Str(format!("{h}{rest}"))
+                }
+                (Some(rest), None) if rest.is_empty() || rest.starts_with('/') => {
+                    out.push(Tok::Home);
+                    out.extend(rest.chars().map(|c| Tok::Ch(c, q)));
+                    return;
+                }
+                (Some(_), _) => {
+                    out.push(Tok::Dyn(text.to_owned()));
+                    return;
+                }
+                (None, _) => Val::Str(d.to_owned()),
+            }
         }
         Lookup::Default | Lookup::Unknown => {
             // `${TMPDIR:-/tmp}`: a temporary directory whichever way it goes.
-            if exp.name == "TMPDIR" && exp.default.is_none_or(|d| d == "/tmp") {
+            if exp.name == "TMPDIR" && exp.default == Some("/tmp") {
                 out.push(Tok::Temp(text.to_owned()));
                 return;
             }
@@ -505,15 +524,20 @@ fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
         Val::Temp => out.push(Tok::Temp(text.to_owned())),
         Val::Unknown => out.push(Tok::Dyn(text.to_owned())),
         Val::List(items) => {
-            // `"${a[@]}"` keeps the elements apart; `${a[*]}` and unquoted forms join them
-            // with a space (and split again when unquoted).
-            let apart = q == Q::Quoted && exp.all == Some('@');
+            // `"${a[@]}"` and unquoted `${a[@]}`/`${a[*]}` keep the elements apart (unquoted
+            // ones are split again on `$IFS`); `"${a[*]}"` joins them with `$IFS`'s first
+            // character.
+            let apart = q == Q::Expanded || exp.all == Some('@');
+            let joiner = match env.vars.get("IFS") {
+                Some(Val::Str(ifs)) => ifs.chars().next(),
+                _ => Some(' '),
+            };
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     if apart {
                         out.push(Tok::Break);
-                    } else {
-                        out.push(Tok::Ch(' ', q));
+                    } else if let Some(j) = joiner {
+                        out.push(Tok::Ch(j, q));
                     }
                 }
                 out.extend(item.chars().map(|c| Tok::Ch(c, q)));
@@ -621,6 +645,14 @@ impl Transform<'_> {
 
 impl<'t> Transform<'t> {
     fn parse(rest: &'t str) -> Option<Transform<'t>> {
+        // Patterns with quotes, escapes or expansions, and the anchored `/#` `/%` forms, are
+        // not read here: the value is then unknown, never wrongly static.
+        if rest.contains(['"', '\'', '\\', '$', '`'])
+            || rest.starts_with("/#")
+            || rest.starts_with("/%")
+        {
+            return None;
+        }
         if let Some(p) = rest.strip_prefix("##") {
             return Some(Transform::Prefix(true, p));
         }
@@ -794,7 +826,6 @@ impl<'t> Expansion<'t> {
                         .oldpwd
                         .map_or(Lookup::Unknown, |p| Lookup::Value(Val::Str(p.to_owned()))),
                     "IFS" => Lookup::Value(Val::Str(DEFAULT_IFS.to_owned())),
-                    "TMPDIR" if self.default.is_none() => Lookup::Value(Val::Temp),
                     _ => Lookup::Unknown,
                 };
             }
@@ -892,7 +923,9 @@ fn brace_expand(toks: Vec<Tok>, out: &mut Vec<Vec<Tok>>) {
     let mut work = vec![toks];
     while let Some(toks) = work.pop() {
         if out.len() + work.len() >= MAX_BRACE_WORDS {
-            out.push(toks);
+            // Past the bound the word is not expanded; it stands for words only known when
+            // bash expands them (never a harmless literal `{…}`).
+            out.push(vec![Tok::Dyn("{…}".into())]);
             continue;
         }
         match find_brace(&toks) {

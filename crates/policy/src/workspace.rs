@@ -9,6 +9,9 @@ use crate::flags::{parse, spec_for};
 use crate::paths::{Links, UNKNOWN_HOME, normalize, physical};
 use crate::words::{Seg, Word};
 
+/// Paths one command may name before the check gives up and asks.
+const MAX_CANDIDATES: usize = 256;
+
 /// Always allowed, for reading and writing.
 const EXEMPT: &[&str] = &[
     "/dev/null",
@@ -199,7 +202,17 @@ pub(crate) fn check(
     // A relative path is only a concern when it could land outside: after `cd` out of the
     // workspace (the `cd` itself is checked) or through a symlink.
     let mut ask = None;
-    for (word, access) in candidates.iter().take(64) {
+    if candidates.len() > MAX_CANDIDATES {
+        return Some(Finding::ask(
+            Class::Unresolved,
+            RuleId::WorkspaceUnresolved,
+            format!(
+                "the command names more than {MAX_CANDIDATES} paths, too many to check against the workspace ({}); it needs approval. Split it.",
+                roots.shown()
+            ),
+        ));
+    }
+    for (word, access) in &candidates {
         match check_word(word, *access, cmd, roots, home, links) {
             Some(f) if f.decision == crate::Decision::Deny => return Some(f),
             Some(f) => ask = ask.or(Some(f)),
