@@ -1387,6 +1387,24 @@ fn pkill(program: &str, args: &[Word], home: &Path) -> Option<Finding> {
     };
     let p = parse(args, &spec);
     let regex = program == "pkill" || p.shorts.contains(&'r') || p.has_long("regexp");
+    // `pkill -u "$USER"`: a user only known at run time could be root.
+    for (k, a) in args.iter().enumerate() {
+        if ["-u", "-U", "--uid", "--euid", "--user"]
+            .iter()
+            .any(|o| a.is(o))
+            && let Some(v) = args.get(k + 1)
+            && !v.is_static()
+        {
+            return Some(Finding::ask(
+                Class::Unresolved,
+                RuleId::UnresolvedKillPattern,
+                format!(
+                    "`{program}` signals the processes of `{}`, a user only known at run time, so it needs approval.",
+                    v.text()
+                ),
+            ));
+        }
+    }
     // `pkill -U 0`, `killall -u root`: every process of root, init included.
     let root_user = ["-u", "-U", "--uid", "--euid", "--user"]
         .iter()

@@ -443,22 +443,32 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
         }
         Api::Run => match args {
             [Arg::Str(s)] => out.push(script_follow(s)),
-            [Arg::Str(s), rest @ ..] if rest.first().is_some_and(|a| matches!(a, Arg::Str(_))) => {
-                // `system("rm", "-rf", "/")`: a list of words.
-                let words: Option<Vec<Word>> = std::iter::once(s)
-                    .chain(rest.iter().map_while(|a| match a {
-                        Arg::Str(t) => Some(t),
-                        _ => None,
-                    }))
-                    .map(|t| Some(Word::lit(t)))
+            // `os.execl("/bin/sh", "sh", "-c", "…")`: the path, then argv with its own argv[0].
+            [Arg::Str(path), Arg::Str(_), rest @ ..]
+                if name.starts_with("exec")
+                    && name.ends_with(['l', 'p', 'e'])
+                    && lang == CodeLang::Python =>
+            {
+                let words: Vec<Word> = std::iter::once(Word::lit(path))
+                    .chain(rest.iter().map(arg_word))
                     .collect();
-                if let Some(words) = words {
-                    out.push(Follow::Exec {
-                        words,
-                        place: Place::Here,
-                        stdin: None,
-                    });
-                }
+                out.push(Follow::Exec {
+                    words,
+                    place: Place::Here,
+                    stdin: None,
+                });
+            }
+            [Arg::Str(s), rest @ ..] if rest.first().is_some_and(|a| matches!(a, Arg::Str(_))) => {
+                // `system("rm", "-rf", "/")`: a list of words; one only known at run time
+                // stays in it as such.
+                let words: Vec<Word> = std::iter::once(Word::lit(s))
+                    .chain(rest.iter().map(arg_word))
+                    .collect();
+                out.push(Follow::Exec {
+                    words,
+                    place: Place::Here,
+                    stdin: None,
+                });
             }
             [Arg::Str(s), Arg::List(items), ..] => push_argv(Some(s), items, name, raw, out),
             [Arg::List(items), ..] => push_argv(None, items, name, raw, out),
@@ -563,6 +573,15 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
     }
 }
 
+/// An argument as a word: a literal, or a part only known at run time.
+fn arg_word(arg: &Arg) -> Word {
+    match arg {
+        Arg::Str(t) => path_word(t),
+        Arg::Other(t) => Word::dynamic(t),
+        Arg::List(_) => Word::dynamic("[…]"),
+    }
+}
+
 fn push_argv(
     program: Option<&String>,
     items: &[Arg],
@@ -571,7 +590,9 @@ fn push_argv(
     out: &mut Vec<Follow>,
 ) {
     let mut words: Vec<Word> = program.map(|p| Word::lit(p)).into_iter().collect();
-    for item in items {
+    // `os.execv(path, [argv0, …])`: the list repeats the program as its first element.
+    let skip = usize::from(program.is_some() && name.starts_with("execv"));
+    for item in items.iter().skip(skip) {
         match item {
             Arg::Str(t) => words.push(Word::lit(t)),
             _ => words.push(Word::dynamic("…")),

@@ -414,7 +414,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
         "find" => out.extend(find_exec(args)),
         "parallel" => out.extend(parallel(cmd, args, io)),
         "tar" | "bsdtar" => tar_commands(args, io, &mut out),
-        "sed" | "gsed" => sed_commands(args, &mut out),
+        "sed" | "gsed" => sed_commands(cmd, args, io, &mut out),
         "make" | "gmake" => {
             let p = crate::flags::parse(
                 args,
@@ -1533,15 +1533,12 @@ fn tar_commands(args: &[Word], io: &Io, out: &mut Vec<Follow>) {
 
 /// sed's `e COMMAND` runs a command; `s/…/…/e` runs the pattern space (only known at run
 /// time).
-fn sed_commands(args: &[Word], out: &mut Vec<Follow>) {
+fn sed_commands(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
     let p = crate::flags::parse(args, &crate::flags::spec_for("sed"));
+    let from_options = p.value(&["-e", "--expression", "-f", "--file"]).is_some();
     // A script only known at run time could hold `e`.
-    let script_word = p
-        .positionals
-        .first()
-        .map(|&i| &args[i])
-        .filter(|_| p.value(&["-e", "--expression", "-f", "--file"]).is_none());
-    if let Some(w) = script_word
+    if let Some(w) = p.positionals.first().map(|&i| &args[i])
+        && !from_options
         && w.starts_dynamic()
     {
         out.push(unresolved(
@@ -1552,43 +1549,51 @@ fn sed_commands(args: &[Word], out: &mut Vec<Follow>) {
             ),
         ));
     }
-    // A script only known at run time could hold `e`.
-    let script_word = p
-        .positionals
-        .first()
-        .map(|&i| &args[i])
-        .filter(|_| p.value(&["-e", "--expression", "-f", "--file"]).is_none());
-    if let Some(w) = script_word
-        && w.starts_dynamic()
-    {
-        out.push(unresolved(
-            RuleId::UnresolvedShellString,
-            format!("`sed` runs the script `{}`, only known at run time (sed's `e` runs commands), so it needs approval.", w.text()),
-        ));
-    }
     let mut scripts: Vec<String> = p
         .values
         .iter()
         .filter(|(k, _)| k == "-e" || k == "--expression")
         .map(|(_, v)| v.clone())
         .collect();
-    if scripts.is_empty()
-        && p.value(&["-f", "--file"]).is_none()
-        && let Some(&first) = p.positionals.first()
-    {
+    if !from_options && let Some(&first) = p.positionals.first() {
         scripts.extend(args[first].literal());
     }
     for script in scripts {
-        for statement in script.split(['\n', ';']) {
-            let st = statement.trim_start().trim_start_matches(|c: char| {
-                c.is_ascii_digit() || matches!(c, ',' | '$' | ' ' | '!')
-            });
-            if let Some(cmd) = st.strip_prefix('e').filter(|r| r.starts_with([' ', '\t'])) {
-                out.push(Follow::script(cmd.trim(), "sed e"));
-            } else if let Some(rest) = st.strip_prefix('s')
-                && let Some(delim) = rest.chars().next()
-                && let parts = split_escaped(&rest[delim.len_utf8()..], delim)
-                && parts.get(2).is_some_and(|flags| flags.contains('e'))
+        for line in script.lines() {
+            sed_line(line, cmd, io, out);
+        }
+    }
+}
+
+/// One line of a sed script: commands separated by `;`, except that `e COMMAND` takes the rest
+/// of the line.
+fn sed_line(line: &str, cmd: &Cmd, io: &Io, out: &mut Vec<Follow>) {
+    let mut rest = line;
+    while !rest.is_empty() {
+        let st = sed_strip_address(rest.trim_start());
+        if let Some(command) = st.strip_prefix('e') {
+            let command = command.trim();
+            if command.is_empty() || command.starts_with([';', '}']) {
+                // A bare `e` runs the pattern space: the input, when it is known.
+                match input_text(cmd, io) {
+                    Some(text) => out.push(Follow::script(&text, "sed e")),
+                    None => out.push(unresolved(
+                        RuleId::UnresolvedShellString,
+                        "`sed e` runs the input lines as commands, only known at run time, so it needs approval.",
+                    )),
+                }
+            } else {
+                out.push(Follow::script(command, "sed e"));
+            }
+            return;
+        }
+        if let Some(body) = st.strip_prefix('s')
+            && let Some(delim) = body.chars().next()
+        {
+            let parts = split_escaped(&body[delim.len_utf8()..], delim);
+            if parts
+                .get(2)
+                .is_some_and(|flags| flags.split(';').next().unwrap_or("").contains('e'))
             {
                 // The edited line runs: its replacement is the command when it keeps nothing
                 // of the input.
@@ -1602,8 +1607,73 @@ fn sed_commands(args: &[Word], out: &mut Vec<Follow>) {
                     out.push(Follow::script(replacement, "sed s///e"));
                 }
             }
+            // The next command starts after the flags that follow the third delimiter.
+            let mut seen = 0;
+            let mut escaped = false;
+            let mut flags_at = None;
+            for (i, c) in body.char_indices().skip(1) {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == delim {
+                    seen += 1;
+                    if seen == 2 {
+                        flags_at = Some(i + c.len_utf8());
+                        break;
+                    }
+                }
+            }
+            match flags_at.and_then(|f| body[f..].find(';').map(|j| f + j)) {
+                Some(j) => {
+                    rest = &body[j + 1..];
+                    continue;
+                }
+                None => return,
+            }
+        }
+        match st.find(';') {
+            Some(i) => rest = &st[i + 1..],
+            None => return,
         }
     }
+}
+
+/// A sed command without its address (`1`, `$`, `1,5`, `/re/`, `\%re%`, `!`).
+fn sed_strip_address(st: &str) -> &str {
+    let mut st = st;
+    for _ in 0..4 {
+        st = st.trim_start_matches(|c: char| {
+            c.is_ascii_digit() || matches!(c, ',' | '$' | ' ' | '!' | '~' | '+')
+        });
+        let delim = if st.starts_with('/') {
+            Some('/')
+        } else if let Some(r) = st.strip_prefix('\\') {
+            st = r;
+            r.chars().next()
+        } else {
+            None
+        };
+        let Some(d) = delim else { break };
+        let body = &st[d.len_utf8()..];
+        let mut escaped = false;
+        let mut end = None;
+        for (i, c) in body.char_indices() {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == d {
+                end = Some(i);
+                break;
+            }
+        }
+        match end {
+            Some(i) => st = &body[i + d.len_utf8()..],
+            None => return "",
+        }
+    }
+    st.trim_start()
 }
 
 /// Splits sed's `s` command body on an unescaped delimiter; `\/` becomes `/`.
@@ -1707,9 +1777,25 @@ fn tmux(args: &[Word], out: &mut Vec<Follow>) {
         "-t", "-s", "-n", "-c", "-x", "-y", "-e", "-F", "-l", "-w", "-h", "-S", "-L", "-f", "-T",
         "-d",
     ];
-    let Some(sub) = args.iter().position(|a| !a.starts_with("-")) else {
+    // Global options before the verb: `-L socket`, `-S path`, `-f file`, `-c command`.
+    let mut sub = 0;
+    while let Some(a) = args.get(sub) {
+        let t = a.text();
+        if !t.starts_with('-') {
+            break;
+        }
+        if t == "-c" {
+            // `tmux -c COMMAND` runs COMMAND with the default shell.
+            if let Some(c) = args.get(sub + 1) {
+                out.push(Follow::string(c.clone(), "tmux -c", &Io::default()));
+            }
+            return;
+        }
+        sub += 1 + usize::from(matches!(t.as_str(), "-L" | "-S" | "-f" | "-T"));
+    }
+    if sub >= args.len() {
         return;
-    };
+    }
     let verb = args[sub].text();
     let rest = &args[sub + 1..];
     let mut i = 0;
@@ -2033,6 +2119,25 @@ fn ssh(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
             .is_some_and(|k| k + 2 == t.len());
         i += 1 + usize::from(takes);
     }
+    // `-o ProxyCommand=CMD` and `-o LocalCommand=CMD` run CMD here.
+    for (k, a) in args.iter().enumerate() {
+        let value = if a.is("-o") {
+            args.get(k + 1).and_then(Word::literal)
+        } else {
+            a.literal().and_then(|t| {
+                t.strip_prefix("-o")
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_owned)
+            })
+        };
+        if let Some(v) = value {
+            let (key, command) = v.split_once(['=', ' ']).unwrap_or((&v, ""));
+            if key.eq_ignore_ascii_case("ProxyCommand") || key.eq_ignore_ascii_case("LocalCommand")
+            {
+                out.push(Follow::script(command.trim(), "ssh -o ProxyCommand"));
+            }
+        }
+    }
     let mut rest = args.get(i + 1..).unwrap_or(&[]);
     if rest.first().is_some_and(|w| w.is("--")) {
         rest = &rest[1..];
@@ -2133,16 +2238,76 @@ fn container(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
         "--label-file",
         "--cidfile",
         "--init-path",
+        "--ip",
+        "--ip6",
+        "--mac-address",
+        "--cpuset-cpus",
+        "--cpuset-mems",
+        "--cpu-shares",
+        "--memory-swap",
+        "--memory-reservation",
+        "--pids-limit",
+        "--stop-timeout",
+        "--blkio-weight",
+        "--dns-search",
+        "--dns-option",
+        "--domainname",
+        "--isolation",
+        "--network-alias",
+        "--attach",
+        "-a",
+        "--index",
+        "--project-directory",
+        "--profile",
+        "--env-from-file",
+        "--secret",
     ];
-    let Some(mut sub) = args.iter().position(|w| !w.starts_with("-")) else {
+    // Global options come before the verb (`docker -H host run`, `docker compose -f x run`).
+    const GLOBAL_VALUE: &[&str] = &[
+        "-H",
+        "--host",
+        "-c",
+        "--context",
+        "--config",
+        "-l",
+        "--log-level",
+        "-f",
+        "--file",
+        "-p",
+        "--project-name",
+        "-n",
+        "--namespace",
+        "--kubeconfig",
+        "--cluster",
+        "--user",
+        "-s",
+        "--server",
+        "--tlscacert",
+        "--tlscert",
+        "--tlskey",
+        "--connection",
+        "--url",
+    ];
+    let verb_at = |from: usize| {
+        let mut i = from;
+        while let Some(w) = args.get(i) {
+            let t = w.text();
+            if !t.starts_with('-') {
+                return Some(i);
+            }
+            i += 1 + usize::from(!t.contains('=') && GLOBAL_VALUE.contains(&t.as_str()));
+        }
+        None
+    };
+    let Some(mut sub) = verb_at(0) else {
         return;
     };
     let mut verb = args[sub].literal().unwrap_or_default();
     if verb == "compose" || verb == "container" {
-        let Some(next) = args[sub + 1..].iter().position(|w| !w.starts_with("-")) else {
+        let Some(next) = verb_at(sub + 1) else {
             return;
         };
-        sub += 1 + next;
+        sub = next;
         verb = args[sub].literal().unwrap_or_default();
     }
     if !matches!(verb.as_str(), "exec" | "run") {
@@ -2181,27 +2346,12 @@ fn container(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
         return;
     }
     // Paths under a bind mount are the host's: `-v /etc:/e … rm -rf /e` removes /etc.
-    let mounts: Vec<(String, String)> = rest[..i]
-        .windows(2)
-        .filter(|w| w[0].is("-v") || w[0].is("--volume"))
-        .filter_map(|w| w[1].literal())
-        .filter_map(|v| {
-            let mut parts = v.split(':');
-            let (src, dst) = (parts.next()?, parts.next()?);
-            let read_only = parts
-                .next()
-                .is_some_and(|o| o.split(',').any(|x| x == "ro"));
-            (src.starts_with('/') && dst.starts_with('/') && !read_only)
-                .then(|| (src.to_owned(), dst.trim_end_matches('/').to_owned()))
-        })
-        .collect();
+    let mounts = bind_mounts(rest.get(..i).unwrap_or(&[]));
     for w in &mut words {
         let Some(t) = w.literal() else { continue };
-        if let Some((src, dst)) = mounts
-            .iter()
-            .find(|(_, dst)| t == *dst || t.starts_with(&format!("{dst}/")))
-        {
-            *w = Word::lit(&format!("{src}{}", &t[dst.len()..]));
+        let mapped = map_mounts(&t, &mounts);
+        if mapped != t {
+            *w = Word::lit(&mapped);
         }
     }
     // With `-i`, the command reads our standard input.
@@ -2220,6 +2370,80 @@ fn container(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
         place: Place::Remote,
         stdin,
     });
+}
+
+/// Writable bind mounts of a container command: (host source, container target), from `-v
+/// SRC:DST`, `-vSRC:DST`, `--volume=…` and `--mount type=bind,src=…,dst=…`.
+fn bind_mounts(options: &[Word]) -> Vec<(String, String)> {
+    let mut values: Vec<String> = Vec::new();
+    for (k, w) in options.iter().enumerate() {
+        let Some(t) = w.literal() else { continue };
+        let next = || options.get(k + 1).and_then(Word::literal);
+        match t.as_str() {
+            "-v" | "--volume" | "--mount" => values.extend(next()),
+            _ => values.extend(
+                t.strip_prefix("--volume=")
+                    .or_else(|| t.strip_prefix("--mount="))
+                    .or_else(|| t.strip_prefix("-v").filter(|v| v.starts_with('/')))
+                    .map(str::to_owned),
+            ),
+        }
+    }
+    values
+        .iter()
+        .filter_map(|v| {
+            if v.contains('=') {
+                let field = |names: &[&str]| {
+                    v.split(',').find_map(|kv| {
+                        let (k, val) = kv.split_once('=')?;
+                        names.contains(&k).then(|| val.to_owned())
+                    })
+                };
+                let read_only = v
+                    .split(',')
+                    .any(|kv| kv == "readonly" || kv == "ro" || kv == "readonly=true");
+                let src = field(&["source", "src"])?;
+                let dst = field(&["destination", "dst", "target"])?;
+                (!read_only).then_some((src, dst))
+            } else {
+                let mut parts = v.split(':');
+                let (src, dst) = (parts.next()?.to_owned(), parts.next()?.to_owned());
+                let read_only = parts
+                    .next()
+                    .is_some_and(|o| o.split(',').any(|x| x == "ro"));
+                (!read_only).then_some((src, dst))
+            }
+        })
+        .filter(|(src, dst)| src.starts_with('/') && dst.starts_with('/'))
+        .map(|(src, dst)| (src, dst.trim_end_matches('/').to_owned()))
+        .filter(|(_, dst)| !dst.is_empty())
+        .collect()
+}
+
+/// `text` with every path under a mount target rewritten to the host's source, wherever it
+/// stands on a path boundary (`rm -rf /h`, `sh -c 'rm -rf /h/x'`).
+fn map_mounts(text: &str, mounts: &[(String, String)]) -> String {
+    let mut out = text.to_owned();
+    for (src, dst) in mounts {
+        let mut result = String::new();
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(dst.as_str()) {
+            let before_ok = rest[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '=' | '(' | ';'));
+            let after = &rest[at + dst.len()..];
+            let after_ok = after.chars().next().is_none_or(|c| {
+                c == '/' || c.is_whitespace() || matches!(c, '\'' | '"' | ';' | ')')
+            });
+            result.push_str(&rest[..at]);
+            result.push_str(if before_ok && after_ok { src } else { dst });
+            rest = after;
+        }
+        result.push_str(rest);
+        out = result;
+    }
+    out
 }
 
 /// Words joined by spaces into one word (dynamic parts kept).

@@ -541,9 +541,21 @@ fn classify_glob(word: &Word, base: &Path, home: &Path, links: &Links) -> Target
                 Target::Safe
             }
         }
-        t if match_all || !last => t,
+        t if match_all || !last || broad_glob(pattern) => t,
         _ => Target::Safe,
     }
+}
+
+/// A glob that matches most names: it starts with a glob character and has no literal
+/// suffix to narrow it (`[a-z]*`, `?*`, `*[0-9]`; not `*.log`).
+fn broad_glob(pattern: &str) -> bool {
+    if !pattern.starts_with(['*', '?', '[']) {
+        return false;
+    }
+    let tail = pattern
+        .rfind(['*', '?', ']'])
+        .map_or(pattern, |i| &pattern[i + 1..]);
+    tail.chars().count() < 2
 }
 
 /// Whether deleting this exact directory (recursively) is catastrophic.
