@@ -216,6 +216,65 @@ const NEEDS_RECEIVER: &[&str] = &[
     "write_bytes",
 ];
 
+/// Names too common to mean a process call on any receiver.
+const GENERIC: &[&str] = &[
+    "run",
+    "call",
+    "exec",
+    "spawn",
+    "Popen",
+    "check_output",
+    "check_call",
+    "system",
+    "popen",
+    "remove",
+    "delete",
+    "rm",
+    "kill",
+    "read",
+    "open",
+];
+
+/// Receivers of the generic names that do start processes or touch files.
+const PROCESS_OWNERS: &[&str] = &[
+    "subprocess",
+    "sp",
+    "child_process",
+    "cp",
+    "childProcess",
+    "os",
+    "Kernel",
+    "Open3",
+    "IO",
+    "Process",
+    "proc",
+    "shell",
+    "sh",
+    "execa",
+    "shutil",
+    "fs",
+    "fsp",
+    "promises",
+    "FileUtils",
+    "File",
+    "Dir",
+    "Deno",
+    "Bun",
+    "pathlib",
+    "Path",
+    "io",
+    "codecs",
+    "posix",
+    "commands",
+    "pty",
+    "Runtime",
+    "runtime",
+    "ProcessBuilder",
+    "exec",
+    "util",
+    "process",
+];
+
 /// Markers of process APIs: their string literals also go to the hardline guard's rough
 /// split, as a net under the scanner.
 const PROCESS_MARKERS: &[&str] = &[
@@ -473,6 +532,8 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
             [Arg::Str(s), Arg::List(items), ..] => push_argv(Some(s), items, name, raw, out),
             [Arg::List(items), ..] => push_argv(None, items, name, raw, out),
             [Arg::Str(s), ..] => out.push(script_follow(s)),
+            // Nothing to run (`app.run()`).
+            [] => {}
             _ => out.push(dynamic(name, raw)),
         },
         Api::Kill => {
@@ -611,7 +672,27 @@ fn push_argv(
 
 /// The known calls in `code`: (name, kind, arguments, argument text).
 fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String)> {
+    // Regular expressions are data (`s/remove this//`, `/exec format/`).
+    let original = code;
+    let blanked = blank_regexes(code, lang);
+    let code = blanked.as_str();
     let bytes = code.as_bytes();
+    // `import subprocess as s`: `s.run` is `subprocess.run`.
+    let aliases: Vec<String> = code
+        .match_indices(" as ")
+        .filter_map(|(i, _)| {
+            let module = code[..i]
+                .split_whitespace()
+                .last()?
+                .trim_start_matches("import");
+            let module = module.rsplit('.').next().unwrap_or(module);
+            let alias: String = code[i + 4..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            (PROCESS_OWNERS.contains(&module) && !alias.is_empty()).then_some(alias)
+        })
+        .collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
@@ -634,6 +715,29 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
             continue;
         };
         let receiver = start > 0 && matches!(bytes[start - 1], b'.' | b':');
+        // `asyncio.run(main())`, `app.run()`, `re.exec(s)`: generic names count only on a
+        // process module (`subprocess.run`, `child_process.exec`, `Open3.capture2`) or with
+        // literal arguments.
+        let generic_unknown_owner = if receiver && GENERIC.contains(&ident) {
+            let before = code[..start - 1].trim_end_matches(':');
+            let owner: String = before
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            // A regular expression's `exec` (`/re/.exec(s)`) is a match, not a process.
+            if start >= 2 && original.as_bytes().get(start - 2) == Some(&b'/') {
+                continue;
+            }
+            !(owner.is_empty()
+                || PROCESS_OWNERS.contains(&owner.as_str())
+                || aliases.iter().any(|a| a == &owner))
+        } else {
+            false
+        };
         // `$system`, `@unlink`: a variable, not a call.
         if start > 0 && matches!(bytes[start - 1], b'$' | b'@' | b'%') {
             continue;
@@ -715,6 +819,12 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
         } else {
             args
         };
+        // A generic name on an unknown receiver counts only with literal arguments
+        // (`app.run()`, `asyncio.run(main())` are not processes).
+        if generic_unknown_owner && !args.iter().any(|a| matches!(a, Arg::Str(_) | Arg::List(_))) {
+            i = end.max(i);
+            continue;
+        }
         out.push((name, api, args, args_text.to_owned()));
         i = end.max(i);
         if out.len() > 64 {
@@ -751,6 +861,103 @@ fn assigned_literal(code: &str, ident: &str) -> Option<String> {
         found = literal(value[..end].trim());
     }
     if count == 1 { found } else { None }
+}
+
+/// `code` with the regular-expression literals blanked out (same length, spaces), so their
+/// text is not read as calls: Perl's `s/…/…/`, `m/…/`, `qr/…/`, `tr/…/…/`, `y/…/…/`, and a
+/// bare `/…/` where an operand starts (Perl, Ruby, awk, JavaScript).
+fn blank_regexes(code: &str, lang: CodeLang) -> String {
+    if matches!(
+        lang,
+        CodeLang::Python | CodeLang::Php | CodeLang::Tcl | CodeLang::Other
+    ) {
+        return code.to_owned();
+    }
+    let chars: Vec<char> = code.chars().collect();
+    let mut out: Vec<char> = chars.clone();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if matches!(c, '\'' | '"') {
+            // Skip strings.
+            let q = c;
+            i += 1;
+            while i < chars.len() && chars[i] != q {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        let prev = chars[..i]
+            .iter()
+            .rev()
+            .find(|c| !c.is_whitespace())
+            .copied();
+        let word_before = i > 0 && (chars[i - 1].is_ascii_alphanumeric() || chars[i - 1] == '_');
+        // Perl's quote-like operators, with their number of delimited parts.
+        let perl_op = if lang == CodeLang::Perl && !word_before {
+            [("qr", 1), ("tr", 2), ("s", 2), ("m", 1), ("y", 2)]
+                .into_iter()
+                .find(|(op, _)| {
+                    let n = op.len();
+                    chars[i..].iter().take(n).collect::<String>() == *op
+                        && chars
+                            .get(i + n)
+                            .is_some_and(|d| matches!(d, '/' | '|' | '#' | '!'))
+                        && chars.get(i + n + 1).is_none_or(|d| *d != '=')
+                })
+        } else {
+            None
+        };
+        let (start, parts) = match perl_op {
+            Some((op, parts)) => (i + op.len(), parts),
+            None if c == '/' && prev.is_none_or(|p| "(,=~!{;&|?:[".contains(p)) => (i, 1),
+            None => {
+                i += 1;
+                continue;
+            }
+        };
+        let delim = chars[start];
+        let mut j = start + 1;
+        let mut seen = 0;
+        while j < chars.len() {
+            if chars[j] == '\\' {
+                j += 2;
+                continue;
+            }
+            if chars[j] == delim {
+                seen += 1;
+                if seen == parts {
+                    break;
+                }
+            }
+            if chars[j] == '\n' {
+                break;
+            }
+            j += 1;
+        }
+        if seen < parts {
+            i = start + 1;
+            continue;
+        }
+        for slot in out.iter_mut().take(j.min(chars.len() - 1) + 1).skip(start) {
+            *slot = ' ';
+        }
+        i = j + 1;
+    }
+    // Blanks keep their byte width: a replaced wide character becomes as many spaces.
+    let mut text = String::with_capacity(code.len());
+    for (orig, new) in chars.iter().zip(&out) {
+        if orig == new {
+            text.push(*orig);
+        } else {
+            text.extend(std::iter::repeat_n(' ', orig.len_utf8()));
+        }
+    }
+    text
 }
 
 /// `Path("x").unlink()`: the literal in the call just before `.NAME`.

@@ -75,6 +75,9 @@ pub(crate) struct Scope {
     vars: Vars,
 }
 
+/// What a function body held when walked at its definition: its commands and findings.
+type Deferred = (Vec<Cmd>, Vec<Finding>);
+
 /// The walker's state.
 pub(crate) struct Walker {
     pub(crate) home: Option<String>,
@@ -100,6 +103,9 @@ pub(crate) struct Walker {
     cmdsubs: HashMap<String, Option<String>>,
     /// Functions defined on the line: name → body text, followed where they are called.
     functions: HashMap<String, String>,
+    /// What a function's body held when walked at its definition, kept until it is called (then
+    /// dropped: the call is walked with its arguments) or the line ends (then counted).
+    uncalled: HashMap<String, Deferred>,
     /// What the last command walked lists on its output when that is not text: paths under
     /// `find`'s start paths, or every process ID.
     listed: Option<Stdin>,
@@ -123,6 +129,7 @@ impl Walker {
             procsubs: HashMap::new(),
             cmdsubs: HashMap::new(),
             functions: HashMap::new(),
+            uncalled: HashMap::new(),
             listed: None,
             out: Analysis::default(),
         }
@@ -180,6 +187,17 @@ impl Walker {
         self.script_depth += 1;
         self.walk(root, text, io);
         self.script_depth -= 1;
+        if self.script_depth == 0 {
+            // Functions the line defines and never calls: their bodies count as written.
+            let mut uncalled: Vec<(String, Deferred)> = self.uncalled.drain().collect();
+            uncalled.sort_by(|a, b| a.0.cmp(&b.0));
+            for (_, (cmds, findings)) in uncalled {
+                self.out.cmds.extend(cmds);
+                for f in findings {
+                    self.finding(f);
+                }
+            }
+        }
         if self.script_depth == 0 && self.gave_up {
             // Parts were not analysed: the hardline guard still looks at a rough split.
             self.add_rough(text);
@@ -736,6 +754,7 @@ impl Walker {
             && let Some(body) = self.functions.get(name).cloned()
             && self.script_depth < 4
         {
+            self.uncalled.remove(name);
             follows.push(Follow::String {
                 word: Word::lit(&body),
                 what: format!("function {name}"),
@@ -1212,11 +1231,22 @@ impl Walker {
                     .insert(name.clone(), text(body, src).to_owned());
             }
         }
+        // The body is walked now with its parameters unknown; what that finds counts only if
+        // the line never calls the function (a call walks it again with the real arguments).
+        let (cmds, findings) = (self.out.cmds.len(), self.out.findings.len());
         let scope = self.save();
         self.conditional += 1;
         self.walk_children(node, src, &Io::default());
         self.conditional -= 1;
         self.restore(scope);
+        if !name.is_empty() {
+            let body_cmds = self.out.cmds.split_off(cmds.min(self.out.cmds.len()));
+            let body_findings = self
+                .out
+                .findings
+                .split_off(findings.min(self.out.findings.len()));
+            self.uncalled.insert(name, (body_cmds, body_findings));
+        }
     }
 
     fn walk_compound(&mut self, node: Node<'_>, src: &str, io: &Io) {
