@@ -540,6 +540,26 @@ fn ancestor_of_start(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Finding> {
     ))
 }
 
+/// A `chmod` mode that takes access away (`000`, `-x`, `u-s`, `a-rwx`) or gives everyone
+/// write access (`777`, `o+w`).
+fn harmful_mode(mode: &str) -> bool {
+    if mode.chars().all(|c| c.is_ascii_digit()) {
+        let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
+        let (owner, other) = match digits.as_slice() {
+            [.., o, _, t] => (*o, *t),
+            [o] => (*o, 0),
+            _ => return false,
+        };
+        return owner < 4 || other & 2 != 0;
+    }
+    mode.split(',').any(|clause| {
+        let removes = clause.contains('-') || clause.contains('=');
+        let opens = (clause.contains("o+") || clause.starts_with('+') || clause.starts_with("a+"))
+            && clause.contains('w');
+        (removes && clause.contains(['r', 'w', 'x', 's'])) || opens
+    })
+}
+
 /// The absolute paths a word may name from the command's directory, lexically and through
 /// symbolic links; `None` when it is only known at run time.
 fn target_paths(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Vec<PathBuf>> {
@@ -1049,7 +1069,18 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
         });
     }
     if !p.has('R', "recursive") {
-        // `chmod 000 /`, `chmod 777 /etc/sudoers`, `chmod u-s /usr/bin/sudo`.
+        // `chmod 000 /`, `chmod 777 /etc/sudoers`, `chmod u-s /usr/bin/sudo`: a mode that takes
+        // access away or opens a file to everyone (`chmod +x /usr/local/bin/x` is fine, and so
+        // is `chown` of one's own files).
+        let mode = if mode_as_flags {
+            args.iter()
+                .find_map(|a| a.literal().filter(|t| t.starts_with('-')))
+        } else {
+            p.positionals.first().and_then(|&i| args[i].literal())
+        };
+        if program != "chmod" || !mode.as_deref().is_some_and(harmful_mode) {
+            return None;
+        }
         for &i in p.positionals.iter().skip(skip) {
             let hit = target_paths(cmd, &args[i], ctx).and_then(|ps| {
                 ps.into_iter().find(|p| {
@@ -1869,20 +1900,36 @@ pub(crate) fn spawning_loop(node: Node<'_>, src: &str) -> Option<Finding> {
         _ => false,
     };
     let body = node.child_by_field_name("body")?;
-    let body_text = src.get(body.byte_range())?;
-    let body_text = body_text
-        .trim()
-        .trim_start_matches("do")
-        .trim_end_matches("done");
-    let backgrounds =
-        body_text.contains('&') && !body_text.contains("&&") && body.kind() == "do_group";
-    // Paced by a command that waits in the foreground (a backgrounded `sleep &` does not).
-    let paced = body_text.split([';', '\n']).map(str::trim).any(|st| {
-        ["sleep", "wait", "read", "timeout"]
-            .iter()
-            .any(|w| st.contains(w))
-            && !st.ends_with('&')
-    });
+    // The statements of the body that run in the background (`cmd &`; not `2>&1`, not `&&`),
+    // and whether one in the foreground waits (`sleep 1`, `wait`; a `sleep 1 &` does not).
+    let mut backgrounds = false;
+    let mut paced = false;
+    let mut stack = vec![body];
+    let mut seen = 0;
+    while let Some(n) = stack.pop() {
+        seen += 1;
+        if seen > 10_000 {
+            break;
+        }
+        let mut cursor = n.walk();
+        let children: Vec<Node<'_>> = n.children(&mut cursor).collect();
+        for (k, child) in children.iter().enumerate() {
+            if child.kind() == "&" {
+                backgrounds = true;
+            }
+            if child.kind() == "command" {
+                let name = child
+                    .child_by_field_name("name")
+                    .and_then(|c| src.get(c.byte_range()))
+                    .unwrap_or("");
+                let in_background = children.get(k + 1).is_some_and(|next| next.kind() == "&");
+                if matches!(name, "sleep" | "wait" | "read" | "timeout") && !in_background {
+                    paced = true;
+                }
+            }
+            stack.push(*child);
+        }
+    }
     (endless && backgrounds && !paced).then(|| {
         Finding::deny(
             Class::Hardline,
@@ -1929,7 +1976,11 @@ pub(crate) fn fork_loop(code: &str) -> Option<Finding> {
     ]
     .iter()
     .any(|p| compact.contains(p));
-    if spawns && endless {
+    // A loop that waits (`time.sleep`, `sleep`, `wait`, `waitpid`, `setTimeout`) is paced.
+    let waits = ["sleep", "wait", "waitpid", "setTimeout", "usleep", "join"]
+        .iter()
+        .any(|w| has_word(w));
+    if spawns && endless && !waits {
         return Some(Finding::deny(
             Class::Hardline,
             RuleId::HardlineForkBomb,
@@ -1947,7 +1998,7 @@ pub(crate) fn fork_loop(code: &str) -> Option<Finding> {
     ]
     .iter()
     .any(|w| has_word(w));
-    (forks && loops).then(|| {
+    (forks && loops && !waits).then(|| {
         Finding::deny(
             Class::Hardline,
             RuleId::HardlineForkBomb,

@@ -62,11 +62,9 @@ const GIT_SHELL_KEYS: &[&str] = &[
     "core.sshcommand",
     "core.fsmonitor",
     "core.askpass",
-    "core.hookspath",
     "sequence.editor",
     "diff.external",
     "gpg.program",
-    "credential.helper",
 ];
 
 /// Environment variables whose value a program runs as a shell command (git, ssh, sudo,
@@ -740,6 +738,12 @@ fn environment_setup(word: &Word) -> bool {
 
 /// An environment assignment whose value something will run (`GIT_SSH_COMMAND='…'`).
 pub(crate) fn exec_var(name: &str, value: &Word) -> Option<Follow> {
+    // A value only known at run time is usually a program's path (`EDITOR=$(which nvim)`),
+    // not a script: only the variables that hold whole command lines ask then.
+    const COMMAND_LINES: &[&str] = &["GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "PROMPT_COMMAND"];
+    if !value.is_static() && !COMMAND_LINES.contains(&name) {
+        return None;
+    }
     if EXEC_VARS.contains(&name) {
         return Some(Follow::String {
             word: value.clone(),
@@ -1972,8 +1976,10 @@ fn git_setting(setting: &Word, value: Option<&Word>, out: &mut Vec<Follow>) {
         }
     };
     let key = key.to_ascii_lowercase();
-    let runs = if key.starts_with("alias.") {
-        value.text().starts_with('!') || !value.is_static()
+    // An alias or credential helper is a shell command only with `!`; otherwise git runs
+    // its own subcommand (`git-credential-store`).
+    let runs = if key.starts_with("alias.") || key == "credential.helper" {
+        value.text().starts_with('!') || (key.starts_with("alias.") && !value.is_static())
     } else {
         GIT_SHELL_KEYS.contains(&key.as_str())
             || key.starts_with("pager.")
