@@ -430,3 +430,46 @@ proptest! {
         prop_assert_eq!(v.decision, Decision::Deny, "{} -> {:?}", line, v);
     }
 }
+
+/// Inputs a review found to panic, overflow or blow up before the fixes: each gets a verdict.
+#[test]
+fn reviewed_crash_and_blowup_inputs_are_answered() {
+    let doubling: String = std::iter::once("a=x".to_owned())
+        .chain((0..30).map(|_| "a=$a$a".to_owned()))
+        .chain(std::iter::once(": ${a##*y}; rm -rf $a".to_owned()))
+        .collect::<Vec<_>>()
+        .join(";");
+    let long_value = format!("a={}; : ${{a%%*y}}", "x".repeat(100_000));
+    let many_assignments = format!(
+        "python3 -c 'system({}); {}'",
+        vec!["x"; 32].join(","),
+        "x=".repeat(5_000)
+    );
+    let many_pipes = format!("awk 'BEGIN{{}}{}'", "|\"a\"".repeat(5_000));
+    let wide_tr = format!("echo {} | tr 'a-\u{10FFFF}' x", "y".repeat(10_000));
+    let inputs = [
+        "python3 -c 'print(\"héllo\")'",
+        "node -e 'console.log(\"✓ ok\")'",
+        "python3 -c 'open(\"né.txt\")'",
+        "find -D",
+        "find -L -D",
+        "echo of | xargs -I{} dd {}=/dev/null",
+        "find of -exec dd {}=/tmp/x \\;",
+        "echo {9223372036854775807..9223372036854775807}",
+        "echo {-9223372036854775808..1}",
+        "x=abc; echo ${x:1:9223372036854775807} ${x:9223372036854775807} ${x: -9223372036854775807}",
+        &doubling,
+        &long_value,
+        &many_assignments,
+        &many_pipes,
+        &wide_tr,
+        "sed 's/é/x/e' f",
+        "perl -e 'qr/é/; unlink'",
+    ];
+    for policy in [Policy::permissive(), strict()] {
+        for input in &inputs {
+            let v = policy.check(input, &ctx());
+            assert!(!v.reason.is_empty(), "{input}");
+        }
+    }
+}
