@@ -1368,14 +1368,6 @@ fn kill(args: &[Word]) -> Option<Finding> {
         ));
     }
     for t in texts.iter().skip(i) {
-        // `kill $(ps -e -o pid=)`, `kill $(pgrep .)`: every process there is.
-        if (t.starts_with("$(ps ") || t.starts_with("`ps "))
-            && [" -e", " -A", " ax", " aux", " -ax", " -aux", " -ef"]
-                .iter()
-                .any(|o| t.contains(o))
-        {
-            return Some(kill_finding("the PIDs are every process `ps` lists"));
-        }
         match pid(t) {
             Some(-1) => return Some(kill_finding("PID -1 means every process")),
             Some(1) => return Some(kill_finding("PID 1 is init")),

@@ -724,11 +724,7 @@ fn environment_setup(word: &Word) -> bool {
         return true;
     }
     let text = word.text();
-    let inner = text
-        .strip_prefix("$(")
-        .and_then(|t| t.strip_suffix(')'))
-        .or_else(|| text.strip_prefix('`').and_then(|t| t.strip_suffix('`')));
-    inner.is_some_and(|t| {
+    crate::words::substitution_body(&text).is_some_and(|t| {
         !t.contains([';', '|', '&', '$', '`', '>', '<', '('])
             && t.split_whitespace()
                 .next()
@@ -820,12 +816,9 @@ fn shell(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
 /// Where a command's standard input comes from.
 enum Input {
     Text(String),
-    /// Paths under these start paths (from `find`).
-    Under(Vec<Word>),
-    /// Every process ID (from `ps -e`).
-    AllPids,
-    /// These paths, one per item (from `ls`).
-    Paths(Vec<Word>),
+    /// What a producer lists, not known as text: paths or process IDs (`Stdin::Under`,
+    /// `Stdin::AllPids`, `Stdin::Paths`).
+    Listing(Stdin),
     Word(Word),
     File(Word),
     Unknown,
@@ -862,9 +855,9 @@ fn input(cmd: &Cmd, io: &Io) -> Input {
     }
     match &io.stdin {
         Some(Stdin::Text(t)) => Input::Text(t.clone()),
-        Some(Stdin::Under(starts)) => Input::Under(starts.clone()),
-        Some(Stdin::AllPids) => Input::AllPids,
-        Some(Stdin::Paths(paths)) => Input::Paths(paths.clone()),
+        Some(listing @ (Stdin::Under(_) | Stdin::AllPids | Stdin::Paths(_))) => {
+            Input::Listing(listing.clone())
+        }
         Some(Stdin::Unknown) => Input::Unknown,
         None if io.piped_in => Input::Unknown,
         None => Input::Terminal,
@@ -885,11 +878,11 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
             ),
         )),
         (Input::File(w), lang) => out.push(Follow::File { word: w, lang }),
-        (Input::Unknown | Input::Under(_) | Input::AllPids | Input::Paths(_), Lang::Shell) => out.push(unresolved(
+        (Input::Unknown | Input::Listing(_), Lang::Shell) => out.push(unresolved(
             RuleId::UnresolvedPipeToShell,
             "a script generated at run time is piped into a shell, so it needs approval. Save it to a file, review it, then run the file.",
         )),
-        (Input::Unknown | Input::Under(_) | Input::AllPids | Input::Paths(_), Lang::Code(_)) => out.push(unresolved(
+        (Input::Unknown | Input::Listing(_), Lang::Code(_)) => out.push(unresolved(
             RuleId::UnresolvedPipeToInterpreter,
             format!(
                 "a script generated at run time is piped into `{what}`, so it needs approval. Save it to a file, review it, then run the file."
@@ -1178,12 +1171,12 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
         _ => None,
     };
     let under = match input(cmd, io) {
-        Input::Under(starts) if !from_file => Some(starts),
+        Input::Listing(Stdin::Under(starts)) if !from_file => Some(starts),
         // Every PID: one word that matches them all (`kill` reads it as every process).
-        Input::AllPids if !from_file => Some(vec![Word {
+        Input::Listing(Stdin::AllPids) if !from_file => Some(vec![Word {
             segs: vec![Seg::Glob("*".into())],
         }]),
-        Input::Paths(paths) if !from_file => Some(paths),
+        Input::Listing(Stdin::Paths(paths)) if !from_file => Some(paths),
         _ => None,
     };
     let items: Option<Vec<String>> = text.map(|t| {

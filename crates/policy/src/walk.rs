@@ -287,8 +287,14 @@ impl Walker {
                     captured: true,
                     ..Io::default()
                 };
+                self.listed = None;
                 let printed = self.walk_sequence(node, src, &inner);
                 self.restore(scope);
+                // `$(ps -e -o pid=)` prints every process ID: one word that matches them all.
+                let printed = match (printed, self.listed.take()) {
+                    (None, Some(Stdin::AllPids)) => Some(words::EVERY_PID.to_owned()),
+                    (printed, _) => printed,
+                };
                 let subs = if node.kind() == "process_substitution" {
                     &mut self.procsubs
                 } else {

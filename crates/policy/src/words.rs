@@ -8,6 +8,10 @@ use tree_sitter::Node;
 /// Upper bound on the words one brace expansion or one field split may produce; past it the
 /// rest counts as one word only known at run time (so a deletion of it asks).
 const MAX_BRACE_WORDS: usize = 256;
+/// What a substitution listing every process ID (`$(ps -e -o pid=)`) stands for: a glob that
+/// matches every PID, quoted or not. A NUL never occurs in real output.
+pub(crate) const EVERY_PID: &str = "\0every-pid";
+
 /// Values longer than this are not transformed by `${x%…}` and the like (they are unknown).
 const MAX_TRANSFORMED: usize = 4096;
 /// A variable's value longer than this is kept as unknown: doubling a value on each
@@ -411,6 +415,14 @@ fn double_quoted(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, d
 /// `$(…)`: what it prints when that is known statically (trailing newlines removed, as the
 /// shell does), a fresh temporary path for `$(mktemp)`, else a dynamic part.
 fn command_substitution(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
+    if env
+        .subs
+        .get(text)
+        .is_some_and(|p| p.as_deref() == Some(EVERY_PID))
+    {
+        out.push(Tok::Ch('*', Q::Expanded));
+        return;
+    }
     if let Some(Some(printed)) = env.subs.get(text)
         && out.len() + printed.len() <= MAX_VALUE
     {
@@ -1047,13 +1059,16 @@ fn sequence(inner: &[Tok]) -> Option<Vec<Vec<Tok>>> {
     None
 }
 
+/// The command inside `$(…)` or backticks.
+pub(crate) fn substitution_body(text: &str) -> Option<&str> {
+    text.strip_prefix("$(")
+        .and_then(|t| t.strip_suffix(')'))
+        .or_else(|| text.strip_prefix('`').and_then(|t| t.strip_suffix('`')))
+}
+
 /// A command substitution that prints a fresh temporary path (`$(mktemp -d)`).
 pub(crate) fn is_mktemp(text: &str) -> bool {
-    let inner = text
-        .strip_prefix("$(")
-        .and_then(|t| t.strip_suffix(')'))
-        .or_else(|| text.strip_prefix('`').and_then(|t| t.strip_suffix('`')));
-    inner.is_some_and(|t| {
+    substitution_body(text).is_some_and(|t| {
         let mut words = t.split_whitespace();
         words.next() == Some("mktemp")
             && !t.contains(['$', '`', ';', '|', '&', '>', '<'])
