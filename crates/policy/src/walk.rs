@@ -275,7 +275,7 @@ impl Walker {
                 let stages: Vec<Node<'_>> = named_children(node);
                 return self.walk_stages(&stages, src, io, io.stdin.clone());
             }
-            "list" => return self.walk_list(node, src, io),
+            "list" => return self.walk_list(node, src, io, &[]),
             "subshell" => {
                 let scope = self.save();
                 self.walk_children(node, src, io);
@@ -366,7 +366,13 @@ impl Walker {
     }
 
     /// Walks `a && b`, `a; b` …; returns what the items print together when that is known.
-    fn walk_list(&mut self, node: Node<'_>, src: &str, io: &Io) -> Option<String> {
+    fn walk_list(
+        &mut self,
+        node: Node<'_>,
+        src: &str,
+        io: &Io,
+        tail_redirects: &[Node<'_>],
+    ) -> Option<String> {
         // Lists nest to the left: flatten the spine without recursion. Each item after the
         // first may not run; after `||` it usually does not.
         let mut items: Vec<(Node<'_>, bool, bool)> = Vec::new();
@@ -391,11 +397,23 @@ impl Walker {
         }
         items.reverse();
         let mut printed = Some(String::new());
-        for (item, conditional, after_or) in items {
+        let last = items.len().saturating_sub(1);
+        for (k, (item, conditional, after_or)) in items.into_iter().enumerate() {
             if conditional {
                 self.conditional += 1;
             }
-            let out = self.walk(item, src, io);
+            let out = if k == last && !tail_redirects.is_empty() {
+                if item.kind() == "command" {
+                    self.walk_command(item, src, io, tail_redirects)
+                } else {
+                    let out = self.walk(item, src, io);
+                    let redirects = self.redirects(tail_redirects, src);
+                    self.emit(Vec::new(), Vec::new(), redirects, io, Origin::Direct);
+                    out
+                }
+            } else {
+                self.walk(item, src, io)
+            };
             // What a fallback after `||` prints is only certain when it is nothing.
             printed = match (printed, out) {
                 (Some(a), Some(b)) if !after_or || b.is_empty() => Some(a + &b),
@@ -472,6 +490,8 @@ impl Walker {
             Some(b) if b.kind() == "command" => {
                 self.walk_command(b, src, &body_io, &redirect_nodes)
             }
+            // `a && b < f` parses with the redirection on the list; in bash it is `b`'s.
+            Some(b) if b.kind() == "list" => self.walk_list(b, src, &body_io, &redirect_nodes),
             Some(b) => {
                 self.walk(b, src, &body_io);
                 let redirects = self.redirects(&redirect_nodes, src);
