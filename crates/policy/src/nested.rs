@@ -2533,6 +2533,38 @@ pub(crate) fn listing(cmd: &Cmd, io: &Io) -> Option<Stdin> {
     };
     match program.as_str() {
         "find" => Some(Stdin::Under(find_starts(args).0)),
+        // Project file lists: paths under the working directory.
+        "git"
+            if args.iter().any(|a| a.is("ls-files") || a.is("ls-tree"))
+                || (args
+                    .iter()
+                    .any(|a| a.is("diff") || a.is("show") || a.is("log"))
+                    && args.iter().any(|a| a.is("--name-only"))) =>
+        {
+            Some(Stdin::Under(vec![Word::lit(".")]))
+        }
+        "grep" | "egrep" | "rg" | "ag" | "ack"
+            if args.iter().any(|a| {
+                a.is("--files")
+                    || a.is("--files-with-matches")
+                    || a.literal().is_some_and(|t| {
+                        t.starts_with('-') && !t.starts_with("--") && t.contains('l')
+                    })
+            }) =>
+        {
+            // The files it lists are under its operands (the working directory by default).
+            let dirs: Vec<Word> = args
+                .iter()
+                .skip(1)
+                .filter(|a| !a.starts_with("-") && a.text().starts_with(['.', '/', '~']))
+                .cloned()
+                .collect();
+            Some(Stdin::Under(if dirs.is_empty() {
+                vec![Word::lit(".")]
+            } else {
+                dirs
+            }))
+        }
         // `locate` lists paths from anywhere.
         "locate" | "plocate" | "mlocate" => Some(Stdin::Under(vec![Word::lit("/")])),
         // `ls -d ARGS` lists the arguments; `ls DIR` the names in DIR (relative ones).

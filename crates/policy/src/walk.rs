@@ -293,6 +293,10 @@ impl Walker {
                 // `$(ps -e -o pid=)` prints every process ID: one word that matches them all.
                 let printed = match (printed, self.listed.take()) {
                     (None, Some(Stdin::AllPids)) => Some(words::EVERY_PID.to_owned()),
+                    // `$(git ls-files)`, `$(find src -name x)`: paths under one start.
+                    (None, Some(Stdin::Under(starts))) if starts.len() == 1 => starts[0]
+                        .literal()
+                        .map(|s| format!("{}{s}", words::PATHS_UNDER)),
                     (printed, _) => printed,
                 };
                 let subs = if node.kind() == "process_substitution" {

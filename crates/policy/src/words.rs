@@ -12,6 +12,10 @@ const MAX_BRACE_WORDS: usize = 256;
 /// matches every PID, quoted or not. A NUL never occurs in real output.
 pub(crate) const EVERY_PID: &str = "\0every-pid";
 
+/// Marks a substitution that lists paths under a start (`$(git ls-files)`): followed by the
+/// start. A NUL never occurs in real output.
+pub(crate) const PATHS_UNDER: &str = "\0paths-under:";
+
 /// Values longer than this are not transformed by `${x%…}` and the like (they are unknown).
 const MAX_TRANSFORMED: usize = 4096;
 /// A variable's value longer than this is kept as unknown: doubling a value on each
@@ -420,6 +424,17 @@ fn command_substitution(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
         .get(text)
         .is_some_and(|p| p.as_deref() == Some(EVERY_PID))
     {
+        out.push(Tok::Ch('*', Q::Expanded));
+        return;
+    }
+    // Paths under a start (`$(git ls-files)`): the start, then a glob for what is below it.
+    if let Some(Some(p)) = env.subs.get(text)
+        && let Some(start) = p.strip_prefix(PATHS_UNDER)
+    {
+        out.extend(start.chars().map(|c| Tok::Ch(c, Q::Quoted)));
+        if !start.ends_with('/') {
+            out.push(Tok::Ch('/', Q::Quoted));
+        }
         out.push(Tok::Ch('*', Q::Expanded));
         return;
     }
