@@ -15,7 +15,8 @@ use crate::words::{Seg, Word, ansi_c};
 
 /// Shells whose `-c` string and standard input are bash-like scripts.
 pub(crate) const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "fish", "posh",
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "fish", "posh", "csh",
+    "tcsh", "xonsh", "nu", "elvish", "oksh", "loksh",
 ];
 
 /// Tests that filter what `find` matches.
@@ -294,6 +295,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
     } else if let Some(lang) = CodeLang::of(program) {
         interpreter(cmd, args, io, lang, &mut out);
     }
+    command_strings(program, args, cmd, io, &mut out);
     match program {
         "eval" => {
             if args.iter().all(Word::is_static) {
@@ -1749,6 +1751,214 @@ fn fd_exec(args: &[Word]) -> Vec<Follow> {
             }
         })
         .collect()
+}
+
+/// Tools that take a command string or a command's words in a known option or position:
+/// git's `rebase --exec`, `bisect run`, `submodule foreach`, `filter-branch --*-filter`;
+/// `entr`, `watchexec`, `nodemon --exec`; `man -P`; `rsync -e`; the shell escapes of database
+/// clients; remote runners (`lxc exec`, `vagrant ssh -c`, `gcloud compute ssh --command`,
+/// `az vm run-command`, `aws ssm send-command`, `salt`, `pdsh`, `pssh`, `clush`, `fab`,
+/// `kubectl debug`); `sudo -s` reading a script.
+fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut Vec<Follow>) {
+    let string_at = |names: &[&str]| option_value(args, names);
+    let here = |word: Word, what: &str| Follow::string(word, what, &Io::default());
+    let remote = |word: Word, what: &str| Follow::String {
+        word,
+        what: what.to_owned(),
+        io: Io::default(),
+        place: Place::Remote,
+        scoped: true,
+        positional: None,
+    };
+    let after_dashes = || {
+        args.iter()
+            .position(|a| a.is("--"))
+            .map(|i| args[i + 1..].to_vec())
+            .filter(|w| !w.is_empty())
+    };
+    match program {
+        "git" => {
+            let sub = args
+                .iter()
+                .find(|a| !a.starts_with("-"))
+                .and_then(Word::literal);
+            match sub.as_deref() {
+                Some("rebase") => {
+                    out.extend(string_at(&["-x", "--exec"]).map(|w| here(w, "git rebase --exec")))
+                }
+                Some("submodule") if args.iter().any(|a| a.is("foreach")) => {
+                    let i = args.iter().position(|a| a.is("foreach")).unwrap_or(0);
+                    let rest: Vec<Word> = args[i + 1..]
+                        .iter()
+                        .filter(|a| !a.starts_with("-"))
+                        .cloned()
+                        .collect();
+                    if !rest.is_empty() {
+                        out.push(here(joined(&rest), "git submodule foreach"));
+                    }
+                }
+                Some("bisect") if args.iter().any(|a| a.is("run")) => {
+                    let i = args.iter().position(|a| a.is("run")).unwrap_or(0);
+                    if i + 1 < args.len() {
+                        out.push(Follow::Exec {
+                            words: args[i + 1..].to_vec(),
+                            place: Place::Here,
+                            stdin: None,
+                        });
+                    }
+                }
+                Some("filter-branch") => {
+                    for (k, a) in args.iter().enumerate() {
+                        if a.literal()
+                            .is_some_and(|t| t.starts_with("--") && t.ends_with("-filter"))
+                            && let Some(v) = args.get(k + 1)
+                        {
+                            out.push(here(v.clone(), "git filter-branch"));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        "entr" => {
+            let shell = args.iter().any(|a| {
+                a.literal()
+                    .is_some_and(|t| t.starts_with('-') && t.contains('s'))
+            });
+            let rest: Vec<Word> = args
+                .iter()
+                .skip_while(|a| a.starts_with("-"))
+                .cloned()
+                .collect();
+            if shell {
+                out.extend(rest.first().map(|w| here(w.clone(), "entr -s")));
+            } else if !rest.is_empty() {
+                out.push(Follow::Exec {
+                    words: rest,
+                    place: Place::Here,
+                    stdin: None,
+                });
+            }
+        }
+        "watchexec" | "reflex" => match after_dashes() {
+            Some(words) => out.push(Follow::Exec {
+                words,
+                place: Place::Here,
+                stdin: None,
+            }),
+            None => out.extend(
+                args.iter()
+                    .rfind(|a| !a.starts_with("-"))
+                    .map(|w| here(w.clone(), program)),
+            ),
+        },
+        "nodemon" => out.extend(string_at(&["--exec", "-x"]).map(|w| here(w, "nodemon --exec"))),
+        "man" => out.extend(string_at(&["-P", "--pager"]).map(|w| here(w, "man -P"))),
+        "rsync" => out.extend(string_at(&["-e", "--rsh"]).map(|w| here(w, "rsync -e"))),
+        "sqlite3" | "psql" | "mysql" | "mariadb" | "duckdb" => {
+            // `.shell CMD` / `.system CMD` (sqlite), `\! CMD` (psql, mysql), `system CMD` (mysql).
+            let mut texts: Vec<String> = args.iter().filter_map(Word::literal).collect();
+            texts.extend(input_text(cmd, io));
+            for t in texts {
+                for line in t.split(['\n', ';']) {
+                    let l = line.trim();
+                    let command = l
+                        .strip_prefix(".shell ")
+                        .or_else(|| l.strip_prefix(".system "))
+                        .or_else(|| l.strip_prefix("\\! "))
+                        .or_else(|| l.strip_prefix("\\!"))
+                        .or_else(|| l.strip_prefix("system "));
+                    if let Some(c) = command {
+                        out.push(Follow::script(c, program));
+                    }
+                }
+            }
+        }
+        "lxc" | "incus" | "machinectl" => {
+            if args.iter().any(|a| a.is("exec") || a.is("shell"))
+                && let Some(words) = after_dashes()
+            {
+                out.push(Follow::Exec {
+                    words,
+                    place: Place::Remote,
+                    stdin: None,
+                });
+            }
+        }
+        "vagrant" => {
+            out.extend(string_at(&["-c", "--command"]).map(|w| remote(w, "vagrant ssh -c")))
+        }
+        "gcloud" => out.extend(string_at(&["--command"]).map(|w| remote(w, "gcloud compute ssh"))),
+        "az" => out.extend(string_at(&["--scripts"]).map(|w| remote(w, "az vm run-command"))),
+        "aws" => {
+            for a in args {
+                if let Some(t) = a.literal()
+                    && let Some(c) = t.split(',').find_map(|kv| kv.strip_prefix("commands="))
+                {
+                    out.push(remote(
+                        Word::lit(c.trim_matches(['[', ']', '"', '\''])),
+                        "aws ssm send-command",
+                    ));
+                }
+            }
+        }
+        "salt" | "salt-ssh" => {
+            if let Some(i) = args
+                .iter()
+                .position(|a| a.is("cmd.run") || a.is("cmd.shell") || a.is("cmd.script"))
+                && let Some(c) = args.get(i + 1)
+            {
+                out.push(remote(c.clone(), "salt cmd.run"));
+            }
+        }
+        "pdsh" | "pssh" | "parallel-ssh" | "clush" | "mussh" | "dsh" => {
+            out.extend(
+                option_value(args, &["-c"])
+                    .or_else(|| args.iter().rfind(|a| !a.starts_with("-")).cloned())
+                    .map(|w| remote(w, program)),
+            );
+        }
+        "kubectl" | "oc" => {
+            // `kubectl debug node/x -it --image=… -- chroot /host CMD`.
+            if args.iter().any(|a| a.is("debug"))
+                && let Some(words) = after_dashes()
+            {
+                out.push(Follow::Exec {
+                    words,
+                    place: Place::Remote,
+                    stdin: None,
+                });
+            } else {
+                return;
+            }
+        }
+        "fab" => {
+            if let Some(words) = after_dashes() {
+                out.push(Follow::Exec {
+                    words,
+                    place: Place::Remote,
+                    stdin: None,
+                });
+            }
+        }
+        "sudo" | "doas" => {
+            // `sudo -s` / `sudo -i` with no command is a shell reading standard input.
+            let shell = args.iter().any(|a| {
+                a.is("-s")
+                    || a.is("-i")
+                    || a.is("--shell")
+                    || a.is("--login")
+                    || a.is("-si")
+                    || a.is("-is")
+            });
+            if shell && args.iter().all(|a| a.starts_with("-")) {
+                stdin_script(cmd, io, Lang::Shell, program, out);
+            } else {
+                return;
+            }
+        }
+        _ => {}
+    }
 }
 
 /// tmux commands that run a shell command: `new-session`/`new-window`/`split-window`/

@@ -457,6 +457,10 @@ fn classify_in(word: &Word, base: &Path, home: &Path, links: &Links) -> Target {
         };
         return match protected(&dir, home) {
             Target::Safe => Target::Safe,
+            // `/lib/modules/$(uname -r)`: whatever it is, it is inside a system tree.
+            Target::System(s) if in_system_tree(&dir) && !word.text().contains("..") => {
+                Target::System(s)
+            }
             _ => Target::Unknown(format!(
                 "`{}` is only known at run time and could expand to {}",
                 word.text(),
@@ -541,7 +545,8 @@ fn classify_glob(word: &Word, base: &Path, home: &Path, links: &Links) -> Target
                 Target::Safe
             }
         }
-        t if match_all || !last || broad_glob(pattern) => t,
+        // Inside a system tree every entry matters (`/usr/lib/python3*`).
+        t if match_all || !last || broad_glob(pattern) || in_system_tree(&dir) => t,
         _ => Target::Safe,
     }
 }

@@ -331,6 +331,51 @@ const WRAPPERS: &[Wrapper] = &[
         ..W
     },
     Wrapper {
+        names: &["perf"],
+        value_opts: &[
+            "-e", "--event", "-o", "--output", "-p", "--pid", "-r", "--repeat", "-F", "--freq",
+            "-c", "--count", "-t", "--tid", "-C", "--cpu", "-G", "--cgroup",
+        ],
+        sub: &["stat", "record", "trace", "top"],
+        ..W
+    },
+    Wrapper {
+        names: &["toolbox", "distrobox"],
+        value_opts: &[
+            "-c",
+            "--container",
+            "-r",
+            "--release",
+            "-d",
+            "--distro",
+            "-n",
+            "--name",
+        ],
+        sub: &["run", "enter"],
+        ..W
+    },
+    Wrapper {
+        names: &[
+            "flatpak-spawn",
+            "host-spawn",
+            "tini",
+            "dumb-init",
+            "catatonit",
+            "shx",
+            "chpst",
+            "s6-setuidgid",
+            "with-contenv",
+        ],
+        value_opts: &["--directory", "--env", "-u", "-U", "-e", "-g"],
+        ..W
+    },
+    Wrapper {
+        names: &["gosu", "su-exec", "setuidgid"],
+        skip: 1,
+        privileged: true,
+        ..W
+    },
+    Wrapper {
         names: &["bundle"],
         sub: &["exec"],
         ..W
