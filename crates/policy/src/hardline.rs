@@ -167,7 +167,18 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         )),
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => chmod(cmd, &program, args, ctx),
         "mv" => mv(cmd, args, ctx),
-        "tar" | "bsdtar" | "zip" => archive_removing(cmd, &program, args, ctx),
+        "tar" | "bsdtar" | "zip" | "7z" | "7za" | "7zz" => archive_removing(cmd, &program, args, ctx),
+        // `rclone purge|delete|rmdirs PATH` on a local path is `rm -r`.
+        "rclone" if args.first().is_some_and(|a| a.is("purge") || a.is("delete") || a.is("rmdirs") || a.is("deletefile")) => {
+            let targets: Vec<Word> = args[1..]
+                .iter()
+                .filter(|a| !a.starts_with("-") && !a.text().contains(':'))
+                .cloned()
+                .collect();
+            let mut words = vec![Word::lit("-rf")];
+            words.extend(targets);
+            rm(cmd, "rclone", &words, ctx)
+        }
         "shred" | "truncate" | "wipe"
             if cmd.origin == Origin::Exec
                 && args.iter().any(|a| matches!(a.segs.last(), Some(Seg::Dyn(d)) if d == "{}")) =>
@@ -787,16 +798,21 @@ fn mv(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
 /// `tar --remove-files`, `zip -m`: the archived paths are deleted afterwards.
 fn archive_removing(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
     let p = parse(args, &spec_for(program));
-    let removes = if program == "zip" {
-        p.shorts.contains(&'m') || p.has_long("move")
-    } else {
-        p.has_long("remove-files")
+    let removes = match program {
+        "zip" => p.shorts.contains(&'m') || p.has_long("move"),
+        "7z" | "7za" | "7zz" => args.iter().any(|a| a.is("-sdel")),
+        _ => p.has_long("remove-files"),
     };
     if !removes {
         return None;
     }
-    // tar's archive (`-f X`) and zip's first operand are written, not removed.
-    let skip = usize::from(program == "zip");
+    // tar's archive (`-f X`), zip's first operand and 7z's subcommand and archive are written,
+    // not removed.
+    let skip = match program {
+        "zip" => 1,
+        "7z" | "7za" | "7zz" => 2,
+        _ => 0,
+    };
     let mut found = None;
     for &i in p.positionals.iter().skip(skip) {
         let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
@@ -1597,11 +1613,17 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
     match program.as_deref() {
         Some("tee" | "shred") => {
             let append = args.iter().any(|a| a.is("-a") || a.is("--append"));
+            // `tee FILE < /dev/null` writes nothing into FILE: a truncation.
+            let empty_input = cmd.redirects.iter().any(|r| {
+                r.kind == RedirKind::In && r.target.as_ref().is_some_and(|t| t.is("/dev/null"))
+            });
             targets.extend(args.iter().filter(|a| !a.starts_with("-")).map(|a| {
                 (
                     a.clone(),
                     if append {
                         WriteKind::Append
+                    } else if empty_input {
+                        WriteKind::Truncate
                     } else {
                         WriteKind::Overwrite
                     },

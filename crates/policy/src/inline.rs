@@ -41,7 +41,10 @@ impl CodeLang {
             "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => CodeLang::Awk,
             "tclsh" | "wish" | "expect-tcl" => CodeLang::Tcl,
             "lua" | "luajit" | "osascript" | "pwsh" | "powershell" | "Rscript" | "R" | "julia"
-            | "jshell" | "groovy" | "scala" | "kotlin" | "swift" => CodeLang::Other,
+            | "jshell" | "groovy" | "scala" | "kotlin" | "swift" | "emacs" | "guile" | "racket"
+            | "sbcl" | "clisp" | "ecl" | "ghc" | "runghc" | "elixir" | "iex" | "erl"
+            | "escript" | "octave" | "gnuplot" | "clojure" | "bb" | "nim" | "crystal" | "v"
+            | "dart" => CodeLang::Other,
             _ => return None,
         })
     }
@@ -55,7 +58,16 @@ impl CodeLang {
             CodeLang::Node => &["-e", "--eval", "-p", "--print"],
             CodeLang::Php => &["-r"],
             CodeLang::Awk | CodeLang::Tcl => &[],
-            CodeLang::Other => &["-e", "-c", "--eval", "-Command", "-command"],
+            CodeLang::Other => &[
+                "-e",
+                "-c",
+                "--eval",
+                "-eval",
+                "-Command",
+                "-command",
+                "-x",
+                "--execute",
+            ],
         }
     }
 
@@ -129,6 +141,18 @@ const APIS: &[(&str, Api)] = &[
     ("rimraf", Api::DeleteTree),
     ("rimrafSync", Api::DeleteTree),
     ("remove_dir_all", Api::DeleteTree),
+    ("removeDirectoryRecursive", Api::DeleteTree),
+    ("delete-directory/files", Api::DeleteTree),
+    ("removeFile", Api::Delete),
+    ("delete-file", Api::Delete),
+    ("delete-directory", Api::DeleteMaybeTree),
+    ("shell-command", Api::Run),
+    ("call-process", Api::Run),
+    ("run-program", Api::Run),
+    ("execute", Api::Run),
+    ("cmd", Api::Run),
+    ("ProcessBuilder", Api::Run),
+    ("sh", Api::Run),
     ("RemoveAll", Api::DeleteTree),
     ("Remove", Api::Delete),
     ("rmSync", Api::DeleteMaybeTree),
@@ -218,6 +242,8 @@ const NEEDS_RECEIVER: &[&str] = &[
 
 /// Names too common to mean a process call on any receiver.
 const GENERIC: &[&str] = &[
+    "execute",
+    "cmd",
     "run",
     "call",
     "exec",
@@ -331,6 +357,9 @@ pub(crate) fn analyse(code: &str, lang: CodeLang) -> Vec<Follow> {
     if lang == CodeLang::Tcl {
         tcl(code, &mut out);
     }
+    if lang == CodeLang::Other {
+        powershell(code, &mut out);
+    }
     let found = calls(code, lang);
     if found.len() > MAX_CALLS {
         out.push(Follow::Finding(Finding::ask(
@@ -390,6 +419,47 @@ fn tcl(code: &str, out: &mut Vec<Follow>) {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// PowerShell cmdlets: `Remove-Item [-Recurse] PATH` (and its aliases `ri`, `del`, `rd`),
+/// `Stop-Computer`, `Restart-Computer`.
+fn powershell(code: &str, out: &mut Vec<Follow>) {
+    for statement in code.split([';', '\n', '|']).map(str::trim).take(256) {
+        let words: Vec<&str> = statement.split_whitespace().collect();
+        let Some((cmdlet, rest)) = words.split_first() else {
+            continue;
+        };
+        let cmdlet = cmdlet.to_ascii_lowercase();
+        if matches!(
+            cmdlet.as_str(),
+            "remove-item" | "ri" | "del" | "rd" | "erase" | "rmdir"
+        ) {
+            let recurse = rest
+                .iter()
+                .any(|w| w.to_ascii_lowercase().starts_with("-r"));
+            // `-Path X` names X as any operand does; the switches have no values.
+            for w in rest {
+                if w.starts_with('-') {
+                    continue;
+                }
+                out.push(Follow::Exec {
+                    words: vec![
+                        Word::lit("rm"),
+                        Word::lit(if recurse { "-rf" } else { "-f" }),
+                        path_word(w.trim_matches(['"', '\''])),
+                    ],
+                    place: Place::Here,
+                    stdin: None,
+                });
+            }
+        } else if matches!(cmdlet.as_str(), "stop-computer" | "restart-computer") {
+            out.push(Follow::Exec {
+                words: vec![Word::lit("shutdown")],
+                place: Place::Here,
+                stdin: None,
+            });
         }
     }
 }
@@ -474,7 +544,10 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
     let first = args.first();
     match api {
         Api::DeleteTree | Api::Delete | Api::DeleteMaybeTree => {
-            let recursive = api == Api::DeleteTree || raw.contains("recursive");
+            // Emacs's `(delete-directory DIR t)`: the `t` is recursive.
+            let recursive = api == Api::DeleteTree
+                || raw.contains("recursive")
+                || (name == "delete-directory" && raw.trim_end().ends_with(" t"));
             let flag = if recursive { "-rf" } else { "-f" };
             let targets: Vec<&Arg> = match first {
                 Some(Arg::List(items)) => items.iter().collect(),
@@ -710,6 +783,19 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
         while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
             i += 1;
         }
+        // Lisp names run on through `-` and `/` (`delete-directory/files`, `shell-command`).
+        let lisp =
+            lang == CodeLang::Other && start > 0 && code[..start].trim_end().ends_with(['(', ':']);
+        while lisp
+            && i + 1 < bytes.len()
+            && matches!(bytes[i], b'-' | b'/')
+            && bytes[i + 1].is_ascii_alphabetic()
+        {
+            i += 1;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+        }
         let ident = &code[start..i];
         let Some(&(name, api)) = APIS.iter().find(|(n, _)| *n == ident) else {
             continue;
@@ -763,8 +849,24 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
             _ => api,
         };
         let mut j = i;
+        // Elixir's and Ruby's bang and predicate names: `File.rm_rf!(…)`.
+        if matches!(bytes.get(j), Some(b'!' | b'?')) && bytes.get(j + 1) == Some(&b'(') {
+            j += 1;
+        }
         while j < bytes.len() && matches!(bytes[j], b' ' | b'\t') {
             j += 1;
+        }
+        // A Lisp form `(name ARGS…)`: the arguments run to the form's closing parenthesis and
+        // are separated by blanks.
+        if lisp && code[..start].trim_end().ends_with('(') {
+            let open = code[..start].trim_end().len() - 1;
+            let Some(close_at) = close(bytes, open) else {
+                continue;
+            };
+            let args = lisp_args(&code[i..close_at]);
+            out.push((name, api, args, code[i..close_at].to_owned()));
+            i = close_at.max(i);
+            continue;
         }
         let (args_text, end) = match bytes.get(j) {
             Some(b'(') => match close(bytes, j) {
@@ -772,7 +874,7 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
                 None => (&code[j + 1..], bytes.len()),
             },
             Some(c)
-                if lang.bare_calls()
+                if (lang.bare_calls() || (lang == CodeLang::Other && *c == b'"'))
                     && j > i
                     && !matches!(
                         c,
@@ -801,9 +903,10 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
                 .into_iter()
                 .map(|a| match a {
                     // `cmd = "rm -rf ~"; system(cmd)`: a variable assigned one literal.
-                    Arg::Other(ident) => {
-                        assigned_literal(code, &ident).map_or(Arg::Other(ident), Arg::Str)
-                    }
+                    Arg::Other(ident) => assigned_literal(code, &ident)
+                        .map(Arg::Str)
+                        .or_else(|| loop_values(code, &ident))
+                        .unwrap_or(Arg::Other(ident)),
                     a => a,
                 })
                 .collect()
@@ -960,6 +1063,121 @@ fn blank_regexes(code: &str, lang: CodeLang) -> String {
     text
 }
 
+/// Encoded literals decoded as the code would (`bytes.fromhex('726d').decode()`,
+/// `base64.b64decode('cm0=').decode()`, `pack("H*", "726d")`, `Buffer.from("cm0=",
+/// "base64").toString()`, `atob("cm0=")`).
+fn decoded_literal(t: &str) -> Option<String> {
+    let inner_of = |prefix: &str| -> Option<Vec<Arg>> {
+        let start = t.find(prefix)? + prefix.len();
+        let end = close(t.as_bytes(), start - 1)?;
+        Some(split_args(&t[start..end]))
+    };
+    let hex = |h: &str| -> Option<String> {
+        let h: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+        let bytes: Option<Vec<u8>> = (0..h.len() / 2)
+            .map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok())
+            .collect();
+        String::from_utf8(bytes?).ok()
+    };
+    let b64 = |b: &str| crate::nested::base64_decode(b).and_then(|v| String::from_utf8(v).ok());
+    if let Some([Arg::Str(h)]) = inner_of("fromhex(").as_deref() {
+        return hex(h);
+    }
+    if let Some([Arg::Str(b)]) = inner_of("b64decode(").as_deref() {
+        return b64(b);
+    }
+    if let Some([Arg::Str(b)]) = inner_of("atob(").as_deref() {
+        return b64(b);
+    }
+    if let Some([Arg::Str(f), Arg::Str(h)]) = inner_of("pack(").as_deref()
+        && f.starts_with('H')
+    {
+        return hex(h);
+    }
+    if let Some([Arg::Str(b), Arg::Str(enc)]) = inner_of("Buffer.from(").as_deref() {
+        return match enc.as_str() {
+            "base64" => b64(b),
+            "hex" => hex(b),
+            _ => None,
+        };
+    }
+    None
+}
+
+/// The arguments of a Lisp form: strings, symbols, and lists (`(list "-rf" "/")` is a list of
+/// its strings).
+fn lisp_args(text: &str) -> Vec<Arg> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() && out.len() < 32 {
+        match bytes[i] {
+            b' ' | b'\t' | b'\n' => i += 1,
+            b'"' => {
+                let end = skip_string(bytes, i);
+                out.push(
+                    literal(&text[i..end])
+                        .map_or_else(|| Arg::Other(text[i..end].to_owned()), Arg::Str),
+                );
+                i = end;
+            }
+            b'(' | b'\'' if bytes.get(i + 1) == Some(&b'(') || bytes[i] == b'(' => {
+                let open = if bytes[i] == b'(' { i } else { i + 1 };
+                let end = close(bytes, open).unwrap_or(bytes.len() - 1);
+                let inner = lisp_args(text.get(open + 1..end).unwrap_or(""));
+                out.push(Arg::List(
+                    inner
+                        .into_iter()
+                        .filter(|a| matches!(a, Arg::Str(_)))
+                        .collect(),
+                ));
+                i = end + 1;
+            }
+            _ => {
+                let end = text[i..]
+                    .find([' ', '\t', '\n', ')'])
+                    .map_or(text.len(), |e| i + e);
+                out.push(Arg::Other(text[i..end].to_owned()));
+                i = end.max(i + 1);
+            }
+        }
+    }
+    out
+}
+
+/// The literal values a loop variable takes: `for d in ("/usr", "/etc"):` (Python),
+/// `for d in ["/a", "/b"]` (Ruby, Julia), `for my $d ("/a", "/b")` / `foreach $d (…)` (Perl).
+fn loop_values(code: &str, ident: &str) -> Option<Arg> {
+    let name = ident.trim_start_matches('$');
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    for keyword in ["for ", "foreach "] {
+        for (i, _) in code.match_indices(keyword).take(16) {
+            let rest = code[i + keyword.len()..].trim_start();
+            let rest = rest.strip_prefix("my ").unwrap_or(rest).trim_start();
+            let rest = rest.strip_prefix('$').unwrap_or(rest);
+            let Some(after) = rest.strip_prefix(name) else {
+                continue;
+            };
+            let after = after.trim_start();
+            let after = after.strip_prefix("in ").unwrap_or(after).trim_start();
+            if !after.starts_with(['(', '[']) {
+                continue;
+            }
+            let start = code.len() - after.len();
+            let Some(end) = close(code.as_bytes(), start) else {
+                continue;
+            };
+            let items = split_args(&code[start + 1..end]);
+            if !items.is_empty() && items.iter().all(|a| matches!(a, Arg::Str(_))) {
+                return Some(Arg::List(items));
+            }
+        }
+    }
+    None
+}
+
 /// `Path("x").unlink()`: the literal in the call just before `.NAME`.
 fn receiver_path(code: &str, name_start: usize) -> Option<String> {
     let before = code.get(..name_start.checked_sub(1)?)?;
@@ -1047,7 +1265,8 @@ fn split_args(text: &str) -> Vec<Arg> {
                 i = close(bytes, i).map_or(bytes.len(), |e| e + 1);
                 continue;
             }
-            b',' => {
+            // Keyword arguments after `;` (Julia) are arguments too.
+            b',' | b';' => {
                 items.push(&text[start..i]);
                 start = i + 1;
             }
@@ -1070,6 +1289,9 @@ fn split_args(text: &str) -> Vec<Arg> {
 /// One argument: a string literal, a list of them, or something only known at run time.
 fn read_arg(text: &str) -> Arg {
     let t = text.trim();
+    if let Some(decoded) = decoded_literal(t) {
+        return Arg::Str(decoded);
+    }
     // Perl's `glob "/etc/*"`, `glob("/etc/*")`, Ruby's `Dir.glob`, Python's `glob.glob`.
     if let Some(pattern) = t
         .strip_prefix("Dir.glob")
@@ -1263,6 +1485,39 @@ fn awk_pipes(code: &str) -> Vec<Follow> {
                 && let Some(s) = literal(&before[open..])
             {
                 out.push(script_follow(&s));
+            } else {
+                // `cmd | getline` with `cmd = "…"` assigned in the program.
+                let ident: String = before
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                if let Some(s) = assigned_literal(code, &ident) {
+                    out.push(script_follow(&s));
+                }
+            }
+        }
+    }
+    // `print … > "FILE"`, `>> "FILE"`: awk writes the file.
+    for (i, _) in code.match_indices('>').take(64) {
+        let after = code[i + 1..].trim_start_matches('>').trim_start();
+        if after.starts_with('"') {
+            let end = skip_string(after.as_bytes(), 0);
+            if let Some(file) = literal(&after[..end]) {
+                let append = code[i + 1..].starts_with('>');
+                let mut words = vec![Word::lit("tee")];
+                if append {
+                    words.push(Word::lit("-a"));
+                }
+                words.push(path_word(&file));
+                out.push(Follow::Exec {
+                    words,
+                    place: Place::Here,
+                    stdin: None,
+                });
             }
         }
     }

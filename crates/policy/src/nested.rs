@@ -489,6 +489,12 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 lang: Lang::PackageJson,
             });
         }
+        "rake" => out.extend(
+            ["Rakefile", "rakefile", "Rakefile.rb"].map(|f| Follow::File {
+                word: Word::lit(f),
+                lang: Lang::Code(CodeLang::Ruby),
+            }),
+        ),
         "just" => out.extend(["justfile", "Justfile", ".justfile"].map(|f| Follow::File {
             word: Word::lit(f),
             lang: Lang::Just,
@@ -561,10 +567,15 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     a.literal()
                         .and_then(|t| t.strip_prefix('+').map(str::to_owned))
                 };
-                if let Some(c) = command
-                    && let Some(shell) = c.trim_start_matches(':').trim_start().strip_prefix('!')
-                {
-                    out.push(Follow::script(shell, "vim !"));
+                if let Some(c) = command {
+                    match c.trim_start_matches(':').trim_start().strip_prefix('!') {
+                        Some(shell) => out.push(Follow::script(shell, "vim !")),
+                        // `call system("…")`, `lua os.execute("…")`: code.
+                        None => out.push(Follow::Code {
+                            text: c,
+                            lang: CodeLang::Other,
+                        }),
+                    }
                 }
             }
         }
@@ -639,17 +650,38 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
         }
         "gdb" | "lldb" => {
             // `-ex 'shell CMD'`, `-ex '!CMD'`.
+            // `-p 1` attaches to init: whatever it calls there, init does.
+            let attaches_init = args.windows(2).any(|w| {
+                (w[0].is("-p") || w[0].is("--pid"))
+                    && w[1]
+                        .literal()
+                        .is_some_and(|p| p.trim_start_matches('0') == "1")
+            });
             for (i, a) in args.iter().enumerate() {
                 if (a.is("-ex") || a.is("--ex") || a.is("-o") || a.is("--one-line"))
                     && let Some(c) = args.get(i + 1).and_then(Word::literal)
-                    && let Some(shell) = c
+                {
+                    match c
                         .trim()
                         .strip_prefix("shell ")
                         .or_else(|| c.trim().strip_prefix('!'))
                         .or_else(|| c.trim().strip_prefix("platform shell "))
-                {
-                    out.push(Follow::script(shell, "gdb shell"));
+                    {
+                        Some(shell) => out.push(Follow::script(shell, "gdb shell")),
+                        // `call (int)kill(-1, 9)`, `call system("…")`: code run in the process.
+                        None => out.push(Follow::Code {
+                            text: c,
+                            lang: CodeLang::Other,
+                        }),
+                    }
                 }
+            }
+            if attaches_init && args.iter().any(|a| a.text().contains("call")) {
+                out.push(Follow::Finding(Finding::deny(
+                    Class::Hardline,
+                    RuleId::HardlineKillAll,
+                    "`gdb -p 1` with `call` runs code inside init, which is never allowed (hardline guard).",
+                )));
             }
         }
         "npm" | "pnpm" | "yarn" => {
@@ -1784,7 +1816,7 @@ fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut V
                 .and_then(Word::literal);
             match sub.as_deref() {
                 Some("rebase") => {
-                    out.extend(string_at(&["-x", "--exec"]).map(|w| here(w, "git rebase --exec")))
+                    out.extend(string_at(&["-x", "--exec"]).map(|w| here(w, "git rebase --exec")));
                 }
                 Some("submodule") if args.iter().any(|a| a.is("foreach")) => {
                     let i = args.iter().position(|a| a.is("foreach")).unwrap_or(0);
@@ -1886,7 +1918,7 @@ fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut V
             }
         }
         "vagrant" => {
-            out.extend(string_at(&["-c", "--command"]).map(|w| remote(w, "vagrant ssh -c")))
+            out.extend(string_at(&["-c", "--command"]).map(|w| remote(w, "vagrant ssh -c")));
         }
         "gcloud" => out.extend(string_at(&["--command"]).map(|w| remote(w, "gcloud compute ssh"))),
         "az" => out.extend(string_at(&["--scripts"]).map(|w| remote(w, "az vm run-command"))),
@@ -1928,8 +1960,6 @@ fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut V
                     place: Place::Remote,
                     stdin: None,
                 });
-            } else {
-                return;
             }
         }
         "fab" => {
@@ -1953,8 +1983,6 @@ fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut V
             });
             if shell && args.iter().all(|a| a.starts_with("-")) {
                 stdin_script(cmd, io, Lang::Shell, program, out);
-            } else {
-                return;
             }
         }
         _ => {}
@@ -2835,6 +2863,24 @@ pub(crate) fn static_text(cmd: &Cmd, io: &Io) -> Option<String> {
     };
     match program.as_str() {
         "true" | "false" | ":" | "cd" | "export" | "set" | "shopt" | "unset" => Some(String::new()),
+        // `$(which rm)`, `$(command -v rm)`: the program (its path is in PATH; the name is
+        // what the policy reads).
+        "which" | "type" | "command"
+            if program == "which"
+                || args
+                    .first()
+                    .is_some_and(|a| a.is("-v") || a.is("-P") || a.is("-p")) =>
+        {
+            let name = args.iter().rfind(|a| !a.starts_with("-"))?.literal()?;
+            (!name.contains('/')).then(|| format!("{name}\n"))
+        }
+        "openssl"
+            if args.first().is_some_and(|a| a.is("base64") || a.is("enc"))
+                && args.iter().any(|a| a.is("-d")) =>
+        {
+            let text = input_text(cmd, io)?;
+            base64_decode(&text).and_then(|b| String::from_utf8(b).ok())
+        }
         "tr" => {
             let sets: Vec<String> = literal_args()?
                 .into_iter()
@@ -3001,7 +3047,7 @@ fn tr_set(set: &str) -> Vec<char> {
 ///
 /// Hand-written (twenty lines, no dependency) because only decoding known text for the
 /// analysis is needed, never encoding, and bad input must give `None`, not an error type.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let mut bits: u32 = 0;
     let mut count = 0;
     let mut out = Vec::new();

@@ -774,6 +774,7 @@ impl Walker {
                 }
             }
             Some("ln") => self.record_link(&cmd),
+            Some("mount") => self.record_bind_mount(&cmd),
             _ => {}
         }
         self.out.cmds.push(cmd.clone());
@@ -921,6 +922,30 @@ impl Walker {
                 .map_or(Val::Unknown, Val::List)
         };
         self.vars.insert("@".into(), value);
+    }
+
+    /// `mount --bind SRC DST` (or `-B`, `--rbind`, `-o bind`): later paths under `DST` are
+    /// `SRC`'s, like a link.
+    fn record_bind_mount(&mut self, cmd: &Cmd) {
+        let args = cmd.args();
+        let bind = args.iter().any(|a| {
+            a.is("--bind")
+                || a.is("-B")
+                || a.is("--rbind")
+                || a.is("-R")
+                || a.literal()
+                    .is_some_and(|t| t.contains("bind") && !t.starts_with("--"))
+        });
+        let ops: Vec<String> = args
+            .iter()
+            .filter(|a| !a.starts_with("-") && !a.text().contains("bind"))
+            .filter_map(Word::literal)
+            .collect();
+        let (Some(cwd), true, [src, dst]) = (cmd.cwd.exact(), bind, ops.as_slice()) else {
+            return;
+        };
+        let dst = normalize(cwd, Path::new(dst));
+        self.out.links.insert(dst, normalize(cwd, Path::new(src)));
     }
 
     /// `ln -s TARGET LINK`: remembered so later paths through `LINK` resolve.
