@@ -858,8 +858,16 @@ fn calls(code: &str, lang: CodeLang) -> Vec<(&'static str, Api, Vec<Arg>, String
         }
         // A Lisp form `(name ARGS…)`: the arguments run to the form's closing parenthesis and
         // are separated by blanks.
-        if lisp && code[..start].trim_end().ends_with('(') {
-            let open = code[..start].trim_end().len() - 1;
+        // The form's `(`, before a package prefix if any (`(sb-ext:run-program …)`).
+        let head = code[..start].trim_end();
+        let head = match head.strip_suffix(':') {
+            Some(h) => {
+                h.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            }
+            None => head,
+        };
+        if lisp && head.ends_with('(') {
+            let open = head.len() - 1;
             let Some(close_at) = close(bytes, open) else {
                 continue;
             };

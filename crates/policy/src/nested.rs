@@ -1019,6 +1019,19 @@ fn interpreter(cmd: &Cmd, args: &[Word], io: &Io, lang: CodeLang, out: &mut Vec<
             i += 1;
             continue;
         }
+        // A whole option that takes code (`-eval CODE` of erl, `-e CODE`).
+        if lang.code_options().contains(&t.as_str()) {
+            if let Some(v) = args.get(i + 1) {
+                code.push(v.clone());
+            }
+            i += 2;
+            continue;
+        }
+        // Other languages spell long options with one dash (`-noshell`): not clusters.
+        if lang == CodeLang::Other {
+            i += 1;
+            continue;
+        }
         // A short cluster: `-c CODE`, `-Ie CODE`, `-eCODE`; `-m MODULE` ends the options.
         let cluster: Vec<char> = t.chars().skip(1).collect();
         let mut consumed_next = false;

@@ -294,8 +294,10 @@ fn operands(cmd: &Cmd, program: &str, out: &mut Vec<(Word, Access)>) {
     // `--output=/x`, `of=/x`, `DESTDIR=/x`.
     for a in args {
         let Some(t) = a.literal() else { continue };
+        // dd's `if=`/`of=` name files whatever they look like.
+        let dd_file = program == "dd" && (t.starts_with("if=") || t.starts_with("of="));
         if let Some((_, v)) = t.split_once('=')
-            && (v.starts_with('/') || v.starts_with('~') || v.starts_with(".."))
+            && (v.starts_with('/') || v.starts_with('~') || v.starts_with("..") || dd_file)
         {
             let access = if writer || t.starts_with("of=") || t.starts_with("--output") {
                 Access::Write
@@ -367,6 +369,10 @@ fn check_word(
     links: &Links,
 ) -> Option<Finding> {
     let text = word.text();
+    // `file:///etc/passwd` is a path; other URLs are not.
+    if let Some(path) = text.strip_prefix("file://") {
+        return check_word(&Word::lit(path), access, cmd, roots, home, links);
+    }
     if text.contains("://") || text.is_empty() {
         return None;
     }

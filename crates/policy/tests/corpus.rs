@@ -188,7 +188,7 @@ fn workspace_inside_corpus() {
 #[test]
 fn redteam_corpora() {
     let policy = Policy::permissive();
-    for set in ["a", "b", "c"] {
+    for set in ["a", "b", "c", "d"] {
         run(&format!("redteam-{set}-deny.txt"), Decision::Deny, |c| {
             policy.check(c, &dev_ctx())
         });
