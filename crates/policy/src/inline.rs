@@ -9,7 +9,7 @@
 //! it; anything else in a sensitive position is `ask`.
 
 use crate::command::{Class, Finding};
-use crate::nested::{Follow, Place};
+use crate::nested::Follow;
 use crate::rule::RuleId;
 use crate::walk::Io;
 use crate::words::Word;
@@ -396,26 +396,19 @@ fn tcl(code: &str, out: &mut Vec<Follow>) {
     for statement in code.split([';', '\n', '[', ']']).map(str::trim).take(256) {
         let words: Vec<&str> = statement.split_whitespace().collect();
         match words.as_slice() {
-            ["exec", rest @ ..] if !rest.is_empty() => out.push(Follow::Exec {
-                words: rest
-                    .iter()
+            ["exec", rest @ ..] if !rest.is_empty() => out.push(Follow::exec(
+                rest.iter()
                     .map(|w| Word::lit(w.trim_matches(['"', '{', '}'])))
                     .collect(),
-                place: Place::Here,
-                stdin: None,
-            }),
+            )),
             ["file", "delete", rest @ ..] => {
                 let force = rest.contains(&"-force");
                 for path in rest.iter().filter(|w| !w.starts_with('-')) {
-                    out.push(Follow::Exec {
-                        words: vec![
-                            Word::lit("rm"),
-                            Word::lit(if force { "-rf" } else { "-f" }),
-                            path_word(path.trim_matches(['"', '{', '}'])),
-                        ],
-                        place: Place::Here,
-                        stdin: None,
-                    });
+                    out.push(Follow::exec(vec![
+                        Word::lit("rm"),
+                        Word::lit(if force { "-rf" } else { "-f" }),
+                        path_word(path.trim_matches(['"', '{', '}'])),
+                    ]));
                 }
             }
             _ => {}
@@ -444,22 +437,14 @@ fn powershell(code: &str, out: &mut Vec<Follow>) {
                 if w.starts_with('-') {
                     continue;
                 }
-                out.push(Follow::Exec {
-                    words: vec![
-                        Word::lit("rm"),
-                        Word::lit(if recurse { "-rf" } else { "-f" }),
-                        path_word(w.trim_matches(['"', '\''])),
-                    ],
-                    place: Place::Here,
-                    stdin: None,
-                });
+                out.push(Follow::exec(vec![
+                    Word::lit("rm"),
+                    Word::lit(if recurse { "-rf" } else { "-f" }),
+                    path_word(w.trim_matches(['"', '\''])),
+                ]));
             }
         } else if matches!(cmdlet.as_str(), "stop-computer" | "restart-computer") {
-            out.push(Follow::Exec {
-                words: vec![Word::lit("shutdown")],
-                place: Place::Here,
-                stdin: None,
-            });
+            out.push(Follow::exec(vec![Word::lit("shutdown")]));
         }
     }
 }
@@ -564,43 +549,30 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
             }
             for t in targets.into_iter().take(MAX_CALLS) {
                 match t {
-                    Arg::Str(path) => out.push(Follow::Exec {
-                        words: vec![Word::lit("rm"), Word::lit(flag), path_word(path)],
-                        place: Place::Here,
-                        stdin: None,
-                    }),
+                    Arg::Str(path) => out.push(Follow::exec(vec![
+                        Word::lit("rm"),
+                        Word::lit(flag),
+                        path_word(path),
+                    ])),
                     _ => out.push(dynamic(name, raw)),
                 }
             }
         }
         Api::Run => match args {
             [Arg::Str(s)] => out.push(script_follow(s)),
-            // `os.execl("/bin/sh", "sh", "-c", "…")`: the path, then argv with its own argv[0].
-            [Arg::Str(path), Arg::Str(_), rest @ ..]
-                if name.starts_with("exec")
-                    && name.ends_with(['l', 'p', 'e'])
-                    && lang == CodeLang::Python =>
-            {
-                let words: Vec<Word> = std::iter::once(Word::lit(path))
-                    .chain(rest.iter().map(arg_word))
-                    .collect();
-                out.push(Follow::Exec {
-                    words,
-                    place: Place::Here,
-                    stdin: None,
-                });
-            }
             [Arg::Str(s), rest @ ..] if rest.first().is_some_and(|a| matches!(a, Arg::Str(_))) => {
                 // `system("rm", "-rf", "/")`: a list of words; one only known at run time
-                // stays in it as such.
+                // stays in it as such. Python's `os.execl(path, argv0, …)` repeats the program
+                // as argv[0].
+                let argv0 = usize::from(
+                    lang == CodeLang::Python
+                        && name.starts_with("exec")
+                        && name.ends_with(['l', 'p', 'e']),
+                );
                 let words: Vec<Word> = std::iter::once(Word::lit(s))
-                    .chain(rest.iter().map(arg_word))
+                    .chain(rest.iter().skip(argv0).map(arg_word))
                     .collect();
-                out.push(Follow::Exec {
-                    words,
-                    place: Place::Here,
-                    stdin: None,
-                });
+                out.push(Follow::exec(words));
             }
             [Arg::Str(s), Arg::List(items), ..] => push_argv(Some(s), items, name, raw, out),
             [Arg::List(items), ..] => push_argv(None, items, name, raw, out),
@@ -623,16 +595,12 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
                         .all(|c| c.is_ascii_digit())
                     && !t.is_empty()
                 {
-                    out.push(Follow::Exec {
-                        words: vec![
-                            Word::lit("kill"),
-                            Word::lit("-9"),
-                            Word::lit("--"),
-                            Word::lit(t),
-                        ],
-                        place: Place::Here,
-                        stdin: None,
-                    });
+                    out.push(Follow::exec(vec![
+                        Word::lit("kill"),
+                        Word::lit("-9"),
+                        Word::lit("--"),
+                        Word::lit(t),
+                    ]));
                 }
             }
         }
@@ -643,16 +611,12 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
                 _ => None,
             };
             if let Some(p) = target {
-                out.push(Follow::Exec {
-                    words: vec![
-                        Word::lit("truncate"),
-                        Word::lit("-s"),
-                        Word::lit("0"),
-                        path_word(&p),
-                    ],
-                    place: Place::Here,
-                    stdin: None,
-                });
+                out.push(Follow::exec(vec![
+                    Word::lit("truncate"),
+                    Word::lit("-s"),
+                    Word::lit("0"),
+                    path_word(&p),
+                ]));
             }
         }
         Api::Open | Api::Read => {
@@ -691,11 +655,7 @@ fn judge(name: &str, api: Api, args: &[Arg], raw: &str, lang: CodeLang, out: &mu
             } else {
                 vec![Word::lit("cat"), path_word(&path)]
             };
-            out.push(Follow::Exec {
-                words,
-                place: Place::Here,
-                stdin: None,
-            });
+            out.push(Follow::exec(words));
         }
         Api::Code => match first {
             Some(Arg::Str(s)) => out.push(Follow::Code {
@@ -736,11 +696,7 @@ fn push_argv(
         out.push(dynamic(name, raw));
         return;
     }
-    out.push(Follow::Exec {
-        words,
-        place: Place::Here,
-        stdin: None,
-    });
+    out.push(Follow::exec(words));
 }
 
 /// The known calls in `code`: (name, kind, arguments, argument text).
@@ -1521,11 +1477,7 @@ fn awk_pipes(code: &str) -> Vec<Follow> {
                     words.push(Word::lit("-a"));
                 }
                 words.push(path_word(&file));
-                out.push(Follow::Exec {
-                    words,
-                    place: Place::Here,
-                    stdin: None,
-                });
+                out.push(Follow::exec(words));
             }
         }
     }

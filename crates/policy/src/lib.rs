@@ -243,8 +243,8 @@ impl Policy {
     /// Decides about running `program` with `args` directly, without a shell.
     pub fn check_argv(&self, program: &str, args: &[String], ctx: &Context<'_>) -> Verdict {
         let mut walker = Walker::new(ctx.cwd, ctx.home);
-        let mut words = vec![words::literal_word(program)];
-        words.extend(args.iter().map(|a| words::literal_word(a)));
+        let mut words = vec![words::Word::lit(program)];
+        words.extend(args.iter().map(|a| words::Word::lit(a)));
         walker.emit(
             words,
             Vec::new(),

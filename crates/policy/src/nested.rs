@@ -214,6 +214,15 @@ impl Follow {
         }
     }
 
+    /// A command run here with these words, reading nothing known.
+    pub(crate) fn exec(words: Vec<Word>) -> Follow {
+        Follow::Exec {
+            words,
+            place: Place::Here,
+            stdin: None,
+        }
+    }
+
     pub(crate) fn string(word: Word, what: &str, io: &Io) -> Follow {
         Follow::String {
             word,
@@ -341,11 +350,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     .chain(flag.map(Word::lit))
                     .chain(rest.iter().cloned())
                     .collect();
-                out.push(Follow::Exec {
-                    words,
-                    place: Place::Here,
-                    stdin: None,
-                });
+                out.push(Follow::exec(words));
             }
         }
         "ansible" | "ansible-playbook" => {
@@ -548,11 +553,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
         "nix" => {
             // `nix develop -c CMD…`, `nix shell PKGS -c CMD…`.
             if let Some(c) = args.iter().position(|a| a.is("-c") || a.is("--command")) {
-                out.push(Follow::Exec {
-                    words: args[c + 1..].to_vec(),
-                    place: Place::Here,
-                    stdin: None,
-                });
+                out.push(Follow::exec(args[c + 1..].to_vec()));
             }
         }
         "vim" | "nvim" | "vi" | "ex" | "view" | "vimdiff" => {
@@ -626,11 +627,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     i += 1 + usize::from(takes && t != "-L");
                 }
                 if i < args.len() {
-                    out.push(Follow::Exec {
-                        words: args[i..].to_vec(),
-                        place: Place::Here,
-                        stdin: None,
-                    });
+                    out.push(Follow::exec(args[i..].to_vec()));
                 }
             }
         }
@@ -1277,14 +1274,7 @@ fn xargs(cmd: &Cmd, args: &[Word], io: &Io, known: &Known<'_>) -> Vec<Follow> {
             vec![v]
         }
     };
-    commands
-        .into_iter()
-        .map(|words| Follow::Exec {
-            words,
-            place: Place::Here,
-            stdin: None,
-        })
-        .collect()
+    commands.into_iter().map(Follow::exec).collect()
 }
 
 /// Items followed one by one (xargs items, find start paths, parallel arguments); past the
@@ -1361,11 +1351,7 @@ fn find_exec(args: &[Word]) -> Vec<Follow> {
             };
             let words: Vec<Word> = inner.iter().map(|w| substitute(w, "{}", &found)).collect();
             if !words.is_empty() {
-                out.push(Follow::Exec {
-                    words,
-                    place: Place::Here,
-                    stdin: None,
-                });
+                out.push(Follow::exec(words));
             }
         }
         i = end + 1;
@@ -1789,11 +1775,7 @@ fn fd_exec(args: &[Word]) -> Vec<Follow> {
                 found.segs.push(Seg::Lit("/".into()));
             }
             found.segs.push(Seg::Dyn("{}".into()));
-            Follow::Exec {
-                words: inner.iter().map(|w| substitute(w, "{}", &found)).collect(),
-                place: Place::Here,
-                stdin: None,
-            }
+            Follow::exec(inner.iter().map(|w| substitute(w, "{}", &found)).collect())
         })
         .collect()
 }
@@ -1845,11 +1827,7 @@ fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut V
                 Some("bisect") if args.iter().any(|a| a.is("run")) => {
                     let i = args.iter().position(|a| a.is("run")).unwrap_or(0);
                     if i + 1 < args.len() {
-                        out.push(Follow::Exec {
-                            words: args[i + 1..].to_vec(),
-                            place: Place::Here,
-                            stdin: None,
-                        });
+                        out.push(Follow::exec(args[i + 1..].to_vec()));
                     }
                 }
                 Some("filter-branch") => {
@@ -1878,19 +1856,11 @@ fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut V
             if shell {
                 out.extend(rest.first().map(|w| here(w.clone(), "entr -s")));
             } else if !rest.is_empty() {
-                out.push(Follow::Exec {
-                    words: rest,
-                    place: Place::Here,
-                    stdin: None,
-                });
+                out.push(Follow::exec(rest));
             }
         }
         "watchexec" | "reflex" => match after_dashes() {
-            Some(words) => out.push(Follow::Exec {
-                words,
-                place: Place::Here,
-                stdin: None,
-            }),
+            Some(words) => out.push(Follow::exec(words)),
             None => out.extend(
                 args.iter()
                     .rfind(|a| !a.starts_with("-"))
@@ -2153,11 +2123,7 @@ fn parallel(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
             if !has_placeholder {
                 words.push(item.clone());
             }
-            Follow::Exec {
-                words,
-                place: Place::Here,
-                stdin: None,
-            }
+            Follow::exec(words)
         })
         .collect()
 }
@@ -2280,11 +2246,7 @@ fn watch(args: &[Word], out: &mut Vec<Follow>) {
         return;
     }
     if exec {
-        out.push(Follow::Exec {
-            words: rest.to_vec(),
-            place: Place::Here,
-            stdin: None,
-        });
+        out.push(Follow::exec(rest.to_vec()));
     } else {
         out.push(Follow::string(joined(rest), "watch", &Io::default()));
     }

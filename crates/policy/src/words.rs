@@ -232,11 +232,6 @@ pub(crate) fn resolve(node: Node<'_>, src: &str, env: &Env<'_>) -> Vec<Word> {
     finish(toks, env)
 }
 
-/// Resolves a string given as text (no parse tree), e.g. an argv element: fully literal.
-pub(crate) fn literal_word(text: &str) -> Word {
-    Word::lit(text)
-}
-
 fn finish(toks: Vec<Tok>, env: &Env<'_>) -> Vec<Word> {
     let mut expanded = Vec::new();
     brace_expand(toks, &mut expanded);

@@ -141,8 +141,8 @@ fn workspace_policy(root: &Path) -> Policy {
     Policy::new(config).expect("valid config")
 }
 
-#[test]
-fn workspace_escape_corpus() {
+/// Checks a corpus with workspace_only on, in the workspace fixture.
+fn run_in_workspace(name: &str, expected: Decision) {
     let ws = workspace();
     let policy = workspace_policy(&ws.root);
     let ctx = Context {
@@ -150,37 +150,22 @@ fn workspace_escape_corpus() {
         home: Some(Path::new("/home/dev")),
         env_keys: &[],
     };
-    run("workspace-escape.txt", Decision::Deny, |c| {
-        policy.check(c, &ctx)
-    });
+    run(name, expected, |c| policy.check(c, &ctx));
+}
+
+#[test]
+fn workspace_escape_corpus() {
+    run_in_workspace("workspace-escape.txt", Decision::Deny);
 }
 
 #[test]
 fn evasion_workspace_escape_corpus() {
-    let ws = workspace();
-    let policy = workspace_policy(&ws.root);
-    let ctx = Context {
-        cwd: &ws.root,
-        home: Some(Path::new("/home/dev")),
-        env_keys: &[],
-    };
-    run("evasion-workspace-escape.txt", Decision::Deny, |c| {
-        policy.check(c, &ctx)
-    });
+    run_in_workspace("evasion-workspace-escape.txt", Decision::Deny);
 }
 
 #[test]
 fn workspace_inside_corpus() {
-    let ws = workspace();
-    let policy = workspace_policy(&ws.root);
-    let ctx = Context {
-        cwd: &ws.root,
-        home: Some(Path::new("/home/dev")),
-        env_keys: &[],
-    };
-    run("workspace-inside.txt", Decision::Allow, |c| {
-        policy.check(c, &ctx)
-    });
+    run_in_workspace("workspace-inside.txt", Decision::Allow);
 }
 
 /// The blind red-team corpora (`redteam-a-*`, `redteam-b-*`): written by helpers who never
@@ -205,14 +190,7 @@ fn redteam_corpora() {
 
 #[test]
 fn redteam_workspace_escape_corpus() {
-    let ws = workspace();
-    let policy = workspace_policy(&ws.root);
-    let ctx = Context {
-        cwd: &ws.root,
-        home: Some(Path::new("/home/dev")),
-        env_keys: &[],
-    };
-    run("redteam-a-escape.txt", Decision::Deny, |c| {
-        policy.check(c, &ctx)
-    });
+    for set in ["a", "c", "d"] {
+        run_in_workspace(&format!("redteam-{set}-escape.txt"), Decision::Deny);
+    }
 }
