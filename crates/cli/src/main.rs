@@ -2,8 +2,7 @@
 //! signals and exit codes.
 
 mod containment;
-mod mcp;
-mod serve;
+mod server;
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -215,9 +214,18 @@ struct ServeArgs {
     /// Put this before every session command (`<prefix> <command>`).
     #[arg(long, value_name = "PREFIX")]
     command_prefix: Option<String>,
-    /// Most sessions kept (least recently used closed first).
+    /// Most sessions kept (least recently used closed first; when every one is running a
+    /// command, a new session is refused).
     #[arg(long, default_value_t = 16)]
     max_sessions: usize,
+    /// Most requests running or waiting at once; past it a request is answered at once with
+    /// a "server busy" error (code -32000).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    max_inflight: u32,
+    /// The longest request line read (`8M`, `512K`); a longer one is answered with an error
+    /// naming the limit, skipped, and the server goes on.
+    #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_size)]
+    max_line_bytes: u64,
     /// Which part of a long output is kept: smart (default), tail, head or both.
     #[arg(long)]
     direction: Option<String>,
@@ -292,6 +300,16 @@ pub(crate) fn on_stop_signals(handler: extern "C" fn(libc::c_int)) {
     }
 }
 
+/// `serve` (JSON-RPC) or `mcp`: runs until the client is done.
+fn serve(args: &ServeArgs, mcp: bool) -> anyhow::Result<i32> {
+    let _ = agent_exec_executor::containment::become_subreaper();
+    let bounds = server::Bounds {
+        max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
+        max_inflight: args.max_inflight as usize,
+    };
+    Ok(server::run(args.tool()?, bounds, mcp))
+}
+
 fn main() {
     let mut command = Cli::command();
     if std::env::args().nth(1).as_deref() == Some("--version") {
@@ -324,14 +342,8 @@ fn run_cli(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Cmd::Run(args) => cmd_run(args),
         Cmd::Artifact(args) => cmd_artifact(&args),
-        Cmd::Serve(args) => {
-            let _ = agent_exec_executor::containment::become_subreaper();
-            serve::serve(args.tool()?)
-        }
-        Cmd::Mcp(args) => {
-            let _ = agent_exec_executor::containment::become_subreaper();
-            mcp::serve(args.tool()?)
-        }
+        Cmd::Serve(args) => serve(&args, false),
+        Cmd::Mcp(args) => serve(&args, true),
         Cmd::Schema => {
             println!("{}", serde_json::to_string_pretty(&request_schema())?);
             Ok(0)

@@ -598,7 +598,9 @@ fn mcp_lists_and_calls_the_tools() {
             "bash_output",
             "bash_input",
             "bash_kill",
-            "read_artifact"
+            "bash_jobs",
+            "read_artifact",
+            "bash_session_close"
         ]
     );
     let r = ask(

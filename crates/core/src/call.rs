@@ -5,22 +5,17 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
 
 use agent_exec_executor::CancelToken;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::methods::JobOutputRequest;
-use crate::progress::{Observer, Progress};
+use crate::progress::{Observer, Progress, report_progress};
 use crate::request::Request;
 use crate::result::{Outcome, ToolResult};
 use crate::tool::{Approval, Tool};
 
-/// Progress is sampled this often while a call runs…
-const UPDATE_EVERY: Duration = Duration::from_millis(250);
-/// …and sent when something changed, or at least this often.
-const UPDATE_AT_LEAST: Duration = Duration::from_secs(5);
 /// Updates held for a reader that is behind.
 const UPDATES_BUFFERED: usize = 8;
 
@@ -252,21 +247,14 @@ impl Drop for CancelOnDrop {
 /// Sends the observer's progress while the call runs: every 250 ms when something changed,
 /// at least every 5 s; then once more at the end, and closes the stream.
 fn send_updates(observer: &Observer, finished: &CancelToken, tx: &mpsc::Sender<Progress>) {
-    let mut last_bytes = 0;
-    let mut last_sent = Instant::now();
-    while !finished.wait_timeout(UPDATE_EVERY) {
-        let bytes = observer.bytes();
-        if bytes != last_bytes || last_sent.elapsed() >= UPDATE_AT_LEAST {
-            match tx.try_send(observer.snapshot()) {
-                // Full: the reader is behind; a later snapshot says more anyway.
-                Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
-                Err(mpsc::error::TrySendError::Closed(_)) => return,
-            }
-            last_bytes = bytes;
-            last_sent = Instant::now();
-        }
-    }
-    if observer.bytes() != last_bytes {
+    let last_bytes = report_progress(observer, finished, |update| {
+        // Full: the reader is behind; a later snapshot says more anyway.
+        !matches!(
+            tx.try_send(update),
+            Err(mpsc::error::TrySendError::Closed(_))
+        )
+    });
+    if !tx.is_closed() && observer.bytes() != last_bytes {
         let _ = tx.try_send(observer.snapshot());
     }
 }

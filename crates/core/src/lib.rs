@@ -33,6 +33,7 @@
 mod call;
 mod config;
 mod denial;
+mod lenient;
 mod methods;
 mod plan;
 mod policy;
@@ -45,13 +46,16 @@ mod tool;
 
 pub use call::{AsyncApprover, Call, RunOptions};
 pub use config::{Config, SandboxSettings, SessionSettings, default_deny_read};
-pub use methods::{JobInput, JobOutputRequest, OutputMode};
+pub use lenient::parse_params;
+pub use methods::{
+    ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, OutputMode, SessionClose,
+};
 pub use policy::{AllowAll, Approver, CommandPolicy};
-pub use progress::{Observer, Progress};
+pub use progress::{Observer, Progress, report_progress};
 pub use request::{InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, request_schema, resolve_cwd};
 pub use result::{
-    ArtifactId, Content, Decision, Details, Direction, JobId, LimitHit, Outcome, PolicyDetails,
-    SandboxDetails, StreamKind, ToolResult, TruncatedBy, Truncation,
+    ArtifactId, Content, Decision, Details, Direction, JobId, JobSummary, LimitHit, Outcome,
+    PolicyDetails, SandboxDetails, StreamKind, ToolResult, TruncatedBy, Truncation,
 };
 pub use tool::Tool;
 

@@ -10,13 +10,15 @@ use crate::result::JobId;
 #[non_exhaustive]
 pub struct JobOutputRequest {
     /// The job.
+    #[serde(deserialize_with = "crate::lenient::id")]
     #[schemars(with = "String")]
     pub job_id: JobId,
     /// `new` (default): output since the last read; `all`: everything held.
     #[serde(default)]
     pub mode: OutputMode,
     /// Wait up to this long (at most 10 minutes) for new output or the job's end. Default: 0.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::uint_or_zero")]
+    #[schemars(range(max = 600_000))]
     pub wait_ms: u64,
 }
 
@@ -65,16 +67,21 @@ pub enum OutputMode {
 #[non_exhaustive]
 pub struct JobInput {
     /// The job.
+    #[serde(deserialize_with = "crate::lenient::id")]
     #[schemars(with = "String")]
     pub job_id: JobId,
     /// Text to write.
     #[serde(default)]
     pub data: String,
-    /// Append a newline. Default: true.
-    #[serde(default = "yes")]
+    /// Append a newline. Default: true (but `eof` with empty `data` sends nothing: it only
+    /// closes the input).
+    #[serde(
+        default = "yes",
+        deserialize_with = "crate::lenient::flag_default_true"
+    )]
     pub enter: bool,
     /// Close the job's stdin afterwards. Default: false.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::flag")]
     pub eof: bool,
 }
 
@@ -106,4 +113,81 @@ impl JobInput {
 
 fn yes() -> bool {
     true
+}
+
+/// `job_kill` parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct JobKill {
+    /// The job.
+    #[serde(deserialize_with = "crate::lenient::id")]
+    #[schemars(with = "String")]
+    pub job_id: JobId,
+}
+
+/// `session_close` parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct SessionClose {
+    /// The session's name.
+    pub session: String,
+}
+
+/// `job_list` parameters: none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct JobList {}
+
+/// `artifact_read` parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ArtifactRead {
+    /// The artifact: `ID` or `artifact://ID`.
+    pub id: String,
+    /// Byte offset to read from. Default: 0.
+    #[serde(default, deserialize_with = "crate::lenient::uint")]
+    pub offset: Option<u64>,
+    /// Most bytes to return (at least 1). Default: the output window's size.
+    #[serde(default, deserialize_with = "crate::lenient::uint")]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+    /// A regular expression: return the lines that match it, numbered, instead of a byte range.
+    #[serde(default)]
+    pub grep: Option<String>,
+    /// With `grep`: lines of context around each match. Default: 0.
+    #[serde(default, deserialize_with = "crate::lenient::uint")]
+    pub context: Option<u64>,
+}
+
+impl ArtifactRead {
+    /// Bytes of `id` from the start.
+    pub fn new(id: impl Into<String>) -> Self {
+        ArtifactRead {
+            id: id.into(),
+            offset: None,
+            limit: None,
+            grep: None,
+            context: None,
+        }
+    }
+
+    /// From byte `offset`, at most `limit` bytes.
+    #[must_use]
+    pub fn range(mut self, offset: u64, limit: Option<u64>) -> Self {
+        self.offset = Some(offset);
+        self.limit = limit;
+        self
+    }
+
+    /// The lines matching `pattern`, with `context` lines around each.
+    #[must_use]
+    pub fn grep(mut self, pattern: impl Into<String>, context: u64) -> Self {
+        self.grep = Some(pattern.into());
+        self.context = Some(context);
+        self
+    }
 }

@@ -111,6 +111,36 @@ impl Observer {
     }
 }
 
+/// Progress is sampled this often while a call runs…
+const UPDATE_EVERY: Duration = Duration::from_millis(250);
+/// …and sent when the output changed, or at least this often.
+const UPDATE_AT_LEAST: Duration = Duration::from_secs(5);
+
+/// Hands `send` the observer's progress while a call runs, on the one schedule every stream of
+/// updates keeps (the async API's, `serve`'s `exec/progress`, MCP's `notifications/progress`):
+/// at most every 250 ms, only when the output changed, and at least every 5 s. Returns once
+/// `finished` is cancelled or `send` returns false (nobody is listening any more); returns
+/// the output's byte count at the last update sent.
+pub fn report_progress(
+    observer: &Observer,
+    finished: &agent_exec_executor::CancelToken,
+    mut send: impl FnMut(Progress) -> bool,
+) -> u64 {
+    let mut last_bytes = 0;
+    let mut last_sent = Instant::now();
+    while !finished.wait_timeout(UPDATE_EVERY) {
+        let bytes = observer.bytes();
+        if bytes != last_bytes || last_sent.elapsed() >= UPDATE_AT_LEAST {
+            if !send(observer.snapshot()) {
+                break;
+            }
+            last_bytes = bytes;
+            last_sent = Instant::now();
+        }
+    }
+    last_bytes
+}
+
 /// A sink that shows each chunk to an observer on its way to the real sink.
 pub(crate) struct Observed<'a, S> {
     pub(crate) inner: &'a mut S,

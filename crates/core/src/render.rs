@@ -501,6 +501,51 @@ pub(crate) fn job_input_sent(id: &str, bytes: usize, closed: bool) -> String {
     format!("Sent {} to job {id}{closed}.", count(bytes as u64, "byte"))
 }
 
+/// `job_input` wrote only part of the data: the job's input was full.
+pub(crate) fn job_input_partial(id: &str, written: usize, total: usize, eof: bool) -> String {
+    let not_closed = if eof {
+        " and its input was not closed"
+    } else {
+        ""
+    };
+    format!(
+        "Job {id} took {} of {}: it is not reading its input (the input buffer is full). The other {} were not sent{not_closed}; send them again once the job has read what it has.",
+        count(written as u64, "byte"),
+        count(total as u64, "byte"),
+        count((total - written) as u64, "byte"),
+    )
+}
+
+/// A new session could not be opened: every session is busy.
+pub(crate) fn sessions_full(limit: usize) -> String {
+    format!(
+        "{limit} sessions are open and each is running a command (the limit, --max-sessions {limit}); wait for one to finish, close one with session_close, or run this without a session"
+    )
+}
+
+/// `job_list`: one line per job.
+pub(crate) fn job_list(jobs: &[crate::result::JobSummary]) -> String {
+    if jobs.is_empty() {
+        return "No background jobs.".to_owned();
+    }
+    let mut text = String::new();
+    for j in jobs {
+        let status = match j.exit_code {
+            Some(code) if j.status != "running" => format!("{} (exit {code})", j.status),
+            _ => j.status.clone(),
+        };
+        text.push_str(&format!(
+            "job {}: {status}, {:.1}s, {} out, {} err: {}\n",
+            j.job_id.as_str(),
+            j.elapsed_ms as f64 / 1000.0,
+            format_size(j.stdout_bytes),
+            format_size(j.stderr_bytes),
+            j.command
+        ));
+    }
+    text
+}
+
 /// `job_kill` answered: `None` when it did not end within the wait.
 pub(crate) fn job_killed(id: &str, ended: Option<&ExecOutcome>, was_running: bool) -> String {
     match ended {
@@ -514,7 +559,7 @@ pub(crate) fn job_killed(id: &str, ended: Option<&ExecOutcome>, was_running: boo
 pub(crate) fn job_error_text(e: &JobError) -> String {
     match e {
         JobError::NotFound { id, known } => format!(
-            "no job with id {id}; running or unread jobs: {}",
+            "no job with id {id}; jobs held: {}",
             if known.is_empty() {
                 "none".to_owned()
             } else {
@@ -540,6 +585,26 @@ pub(crate) fn job_error_text(e: &JobError) -> String {
 /// The artifact store could not be opened.
 pub(crate) fn artifacts_disabled() -> String {
     "artifacts are disabled: the artifact directory could not be opened".to_owned()
+}
+
+/// `artifact_read` with `grep`: the numbered lines, and a footer saying how many matched.
+pub(crate) fn grep_hits(hits: &agent_exec_sink::GrepHits, pattern: &str) -> String {
+    let mut text = hits.text.clone();
+    if hits.matches == 0 {
+        return format!(
+            "No line of the {} matches {pattern:?}.",
+            count(hits.total_lines, "line")
+        );
+    }
+    if hits.truncated {
+        text.push_str("\n[Output limit reached: narrow the pattern, or read by offset.]");
+    }
+    text.push_str(&format!(
+        "\n[{} of {} matched {pattern:?}.]",
+        count(hits.matches, "line"),
+        hits.total_lines
+    ));
+    text
 }
 
 /// `artifact_read`'s footer when more follows.

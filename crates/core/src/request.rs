@@ -49,7 +49,7 @@ pub struct Request {
     /// Timeout in seconds (default 120), clamped to [1, 3600].
     #[serde(
         default,
-        deserialize_with = "lenient_int",
+        deserialize_with = "crate::lenient::int",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(extend("default" = 120, "minimum" = 1, "maximum" = 3600))]
@@ -57,26 +57,51 @@ pub struct Request {
     /// Timeout in milliseconds, instead of `timeout`; same clamp.
     #[serde(
         default,
-        deserialize_with = "lenient_int",
+        deserialize_with = "crate::lenient::int",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(extend("minimum" = 1000, "maximum" = 3_600_000))]
     pub timeout_ms: Option<i64>,
     /// Keep the first N lines of the output (wins over a `| head` in the command).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::uint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub head: Option<u64>,
     /// Keep the last N lines of the output (wins over a `| tail` in the command).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::uint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tail: Option<u64>,
     /// Start as a background job and return its `job_id` at once.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::flag",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub run_in_background: bool,
     /// Run inside the persistent shell session of that name (cd, exports, functions persist).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// Run under a pseudo-terminal; output rendered to plain text.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::flag",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub pty: bool,
+    /// Send live progress while it runs (`serve`: `exec/progress` notifications). The library
+    /// streams progress through [`Tool::start`](crate::Tool::start) or
+    /// [`Tool::execute_observed`](crate::Tool::execute_observed) instead.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::flag",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub progress: bool,
     /// A stricter sandbox for this call: `read-only` or `workspace-write` (the operator's
     /// mode can only be tightened).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,21 +230,6 @@ impl Request {
     }
 }
 
-/// Any JSON number (negative, huge, fractional) as an integer, saturating, so the clamp — not
-/// a type error — decides what an out-of-range timeout means.
-fn lenient_int<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
-    let v: Option<serde_json::Number> = Option::deserialize(d)?;
-    Ok(v.map(|n| {
-        n.as_i64().unwrap_or_else(|| {
-            if n.as_u64().is_some() {
-                i64::MAX
-            } else {
-                n.as_f64().map_or(0, |f| f as i64)
-            }
-        })
-    }))
-}
-
 /// What to run, once validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -265,12 +275,21 @@ pub struct InvalidRequest(pub String);
 impl Request {
     /// Parses a request from JSON, with errors naming the field.
     pub fn from_json(text: &str) -> Result<Request, InvalidRequest> {
-        serde_json::from_str(text).map_err(|e| InvalidRequest(format!("invalid request: {e}")))
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| InvalidRequest(format!("invalid request: {e}")))?;
+        Request::from_value(value)
     }
 
-    /// Parses a request from a JSON value.
+    /// Parses a request from a JSON value (an object), with errors naming the field.
     pub fn from_value(value: serde_json::Value) -> Result<Request, InvalidRequest> {
-        serde_json::from_value(value).map_err(|e| InvalidRequest(format!("invalid request: {e}")))
+        if !value.is_object() {
+            return Err(InvalidRequest(format!(
+                "invalid request: a request is a JSON object such as {{\"command\": \"ls\"}}, not {}",
+                crate::lenient::kind(&value)
+            )));
+        }
+        crate::lenient::parse_params(value)
+            .map_err(|e| InvalidRequest(format!("invalid request: {e}")))
     }
 
     /// Checks the request and resolves its working directory against `base`.
@@ -387,6 +406,11 @@ impl Request {
         for (k, v) in &self.env {
             nul("env", k)?;
             nul("env", v)?;
+            if k.is_empty() || k.contains('=') {
+                return Err(InvalidRequest(format!(
+                    "env name {k:?} is not a variable name: a name is not empty and holds no '=' (give {{\"NAME\": \"value\"}})"
+                )));
+            }
         }
         Ok(())
     }

@@ -5,10 +5,11 @@ use std::fmt;
 use agent_exec_executor::{ExecOutcome, ExitStatus};
 pub use agent_exec_policy::Decision;
 pub use agent_exec_sink::{Direction, TruncatedBy};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How a call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Outcome {
@@ -106,7 +107,7 @@ const fn libc_sigpipe() -> i32 {
 }
 
 /// `diff` when the output is a diff (contract §3), else `plain`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum StreamKind {
@@ -120,7 +121,9 @@ pub enum StreamKind {
 macro_rules! string_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(
+            Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+        )]
         #[serde(transparent)]
         pub struct $name(pub String);
 
@@ -190,12 +193,14 @@ pub struct Content {
 }
 
 /// What was cut, when anything was.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct Truncation {
     /// Which part was kept.
+    #[schemars(with = "String")]
     pub direction: Direction,
     /// The byte or the line budget.
+    #[schemars(with = "String")]
     pub truncated_by: TruncatedBy,
     /// Bytes of the raw stream.
     pub total_bytes: u64,
@@ -219,10 +224,11 @@ pub struct Truncation {
 }
 
 /// The policy's verdict, when it decided something other than a silent allow.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct PolicyDetails {
     /// `allow`, `ask` or `deny`.
+    #[schemars(with = "String")]
     pub decision: Decision,
     /// The rule that decided.
     pub rule: Option<String>,
@@ -231,7 +237,7 @@ pub struct PolicyDetails {
 }
 
 /// Structured details of a call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct Details {
     /// How the call ended.
@@ -276,10 +282,37 @@ pub struct Details {
     /// The resource limit that ended or hampered the command (null: none).
     #[serde(default)]
     pub limit_hit: Option<LimitHit>,
+    /// A background job's reads (`job_output`, `job_kill`, `job_input`): whether the job is
+    /// still running. Absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<bool>,
+    /// `job_list`: the jobs held, oldest first. Absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Vec<JobSummary>>,
+}
+
+/// One background job, as `job_list` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct JobSummary {
+    /// Its id.
+    pub job_id: JobId,
+    /// The command it runs.
+    pub command: String,
+    /// `running`, or how it ended (an outcome: `success`, `exit_nonzero`, …).
+    pub status: String,
+    /// Its exit code, once it exited.
+    pub exit_code: Option<i32>,
+    /// Raw stdout bytes so far.
+    pub stdout_bytes: u64,
+    /// Raw stderr bytes so far.
+    pub stderr_bytes: u64,
+    /// Time since it started.
+    pub elapsed_ms: u64,
 }
 
 /// The sandbox of a call (contract §8).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct SandboxDetails {
     /// `read-only` or `workspace-write`.
@@ -299,7 +332,7 @@ impl SandboxDetails {
 }
 
 /// Which resource limit ended or hampered a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum LimitHit {
@@ -348,6 +381,8 @@ impl Details {
             warnings: Vec::new(),
             sandbox: None,
             limit_hit: None,
+            running: None,
+            jobs: None,
         }
     }
 

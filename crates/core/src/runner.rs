@@ -230,7 +230,9 @@ impl Runner {
         }
     }
 
-    fn slot(&self, key: &str, cwd: PathBuf) -> Arc<Handle> {
+    /// The session's slot, made if new. `Err(limit)`: the session is new, the limit is
+    /// reached and every session is running a command (none can be closed to make room).
+    fn slot(&self, key: &str, cwd: PathBuf) -> Result<Arc<Handle>, usize> {
         let settings = &self.config.sessions;
         let mut sessions = lock(&self.sessions);
         // Idle expiry, then the bound on the number of sessions (least recently used first).
@@ -255,13 +257,16 @@ impl Runner {
                 .filter_map(|(k, s)| s.slot.try_lock().ok().map(|s| (k.clone(), s.last_used)))
                 .min_by_key(|(_, t)| *t)
                 .map(|(k, _)| k);
-            if let Some(k) = oldest
-                && let Some(s) = sessions.remove(&k)
-            {
-                close_slot(&s);
+            match oldest {
+                Some(k) => {
+                    if let Some(s) = sessions.remove(&k) {
+                        close_slot(&s);
+                    }
+                }
+                None => return Err(settings.max_sessions.max(1)),
             }
         }
-        sessions
+        Ok(sessions
             .entry(key.to_owned())
             .or_insert_with(|| {
                 Arc::new(Handle {
@@ -274,7 +279,7 @@ impl Runner {
                     closing: Mutex::new(Closing::default()),
                 })
             })
-            .clone()
+            .clone())
     }
 
     fn run_in_session(
@@ -290,7 +295,16 @@ impl Runner {
             .clone()
             .unwrap_or_else(|| self.config.workdir.clone());
         let started = Instant::now();
-        let handle = self.slot(&key, start_cwd.clone());
+        let handle = match self.slot(&key, start_cwd.clone()) {
+            Ok(handle) => handle,
+            Err(limit) => {
+                return Ran::NotRun {
+                    outcome: Outcome::InvalidRequest,
+                    text: render::sessions_full(limit),
+                    cwd: start_cwd,
+                };
+            }
+        };
         let mut slot = lock(&handle.slot);
         slot.last_used = Instant::now();
         let mut notes = Vec::new();
@@ -465,6 +479,7 @@ impl Runner {
         d.stdout_bytes = out.stdout_bytes;
         d.stderr_bytes = out.stderr_bytes;
         d.duration_ms = out.elapsed.as_millis() as u64;
+        d.running = Some(out.status == JobStatus::Running);
         let ended = match &out.status {
             JobStatus::Running => None,
             JobStatus::Finished(o) => {
@@ -492,9 +507,7 @@ impl Runner {
             max_bytes: self.config.max_bytes,
             artifact: out.artifact_id.as_deref(),
         });
-        if ended.is_some() {
-            self.jobs.forget_if_done(&job.id);
-        }
+        // A finished job stays readable (`mode: "all"`) until it expires.
         ToolResult::new(text, d)
     }
 
@@ -506,8 +519,18 @@ impl Runner {
         };
         let mut d = Details::empty(Outcome::Success, self.workdir_text());
         d.job_id = Some(JobId(job.id.clone()));
+        d.running = Some(job.status() == JobStatus::Running);
         match job.input(data, eof) {
-            Ok(()) => ToolResult::new(render::job_input_sent(&job.id, data.len(), eof), d),
+            Ok(taken) if taken.written == data.len() => {
+                ToolResult::new(render::job_input_sent(&job.id, data.len(), taken.closed), d)
+            }
+            Ok(taken) => {
+                d.set_outcome(Outcome::InvalidRequest);
+                ToolResult::new(
+                    render::job_input_partial(&job.id, taken.written, data.len(), eof),
+                    d,
+                )
+            }
             Err(e) => {
                 d.set_outcome(Outcome::InvalidRequest);
                 ToolResult::new(render::job_error_text(&e), d)
@@ -526,6 +549,7 @@ impl Runner {
         let status = job.kill(self.config.grace + Duration::from_secs(5));
         let mut d = Details::empty(Outcome::Success, self.workdir_text());
         d.job_id = Some(JobId(job.id.clone()));
+        d.running = Some(status == JobStatus::Running);
         let ended = match &status {
             JobStatus::Finished(o) => {
                 let ending = classify(o);
@@ -539,6 +563,38 @@ impl Runner {
             JobStatus::Running => None,
         };
         ToolResult::new(render::job_killed(&job.id, ended, was_running), d)
+    }
+
+    /// `job_list`: every job held, running or finished (until it expires).
+    pub(crate) fn job_list(&self) -> ToolResult {
+        let jobs: Vec<crate::result::JobSummary> = self
+            .jobs
+            .list()
+            .iter()
+            .map(|job| {
+                let (stdout_bytes, stderr_bytes) = job.output_bytes();
+                let (status, exit_code) = match job.status() {
+                    JobStatus::Running => ("running".to_owned(), None),
+                    JobStatus::Finished(o) => {
+                        let ending = classify(&o);
+                        (ending.outcome.as_str().to_owned(), ending.exit_code)
+                    }
+                };
+                crate::result::JobSummary {
+                    job_id: JobId(job.id.clone()),
+                    command: job.command().to_owned(),
+                    status,
+                    exit_code,
+                    stdout_bytes,
+                    stderr_bytes,
+                    elapsed_ms: job.elapsed().as_millis() as u64,
+                }
+            })
+            .collect();
+        let mut d = Details::empty(Outcome::Success, self.workdir_text());
+        let text = render::job_list(&jobs);
+        d.jobs = Some(jobs);
+        ToolResult::new(text, d)
     }
 
     pub(crate) fn shutdown(&self) {

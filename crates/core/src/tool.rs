@@ -9,7 +9,7 @@ use agent_exec_policy::{Context, Decision, Policy, Verdict};
 use agent_exec_sink::{ArtifactStore, Capture, Direction, View, ViewPart};
 
 use crate::config::Config;
-use crate::methods::{JobInput, JobOutputRequest, OutputMode};
+use crate::methods::{ArtifactRead, JobInput, JobOutputRequest, OutputMode};
 use crate::plan::{Mode, Plan};
 use crate::policy::{Approver, CommandPolicy};
 use crate::progress::Observer;
@@ -271,6 +271,8 @@ impl Tool {
             warnings,
             sandbox: plan.sandbox.as_deref().map(SandboxDetails::of),
             limit_hit,
+            running: None,
+            jobs: None,
         };
         ToolResult::new(text, details)
     }
@@ -287,7 +289,8 @@ impl Tool {
     /// `job_input`: writes to a background job's stdin.
     pub fn job_input(&self, req: &JobInput) -> ToolResult {
         let mut data = req.data.clone().into_bytes();
-        if req.enter {
+        // `{"data": "", "eof": true}` only closes the input: no Enter is pressed before it.
+        if req.enter && !(req.eof && data.is_empty()) {
             data.push(b'\n');
         }
         self.runner.job_input(req.job_id.as_str(), &data, req.eof)
@@ -303,15 +306,51 @@ impl Tool {
         self.runner.session_close(name)
     }
 
+    /// `job_list`: the background jobs held (running, or finished and not yet expired).
+    pub fn job_list(&self) -> ToolResult {
+        self.runner.job_list()
+    }
+
     /// `artifact_read`: bytes of a spilled output, from `offset`, at most `limit` (default:
-    /// the output window's size).
-    pub fn artifact_read(&self, id: &str, offset: u64, limit: Option<u64>) -> ToolResult {
+    /// the output window's size); with `grep`, the matching lines, numbered, with `context`
+    /// lines around each.
+    pub fn artifact_read(&self, req: &ArtifactRead) -> ToolResult {
         let cwd = self.runner.workdir_text();
         let Some(store) = self.artifacts() else {
             return ToolResult::invalid(render::artifacts_disabled(), cwd);
         };
-        let limit = limit.or(Some(self.runner.config.max_bytes as u64));
-        match store.read_bytes(id, offset, limit) {
+        let max_bytes = self.runner.config.max_bytes;
+        if req.limit == Some(0) {
+            return ToolResult::invalid("limit must be at least 1 (bytes to read)", cwd);
+        }
+        if let Some(pattern) = &req.grep {
+            let regex = match regex::Regex::new(pattern) {
+                Ok(r) => r,
+                Err(e) => {
+                    return ToolResult::invalid(
+                        format!("grep is not a valid regular expression: {e}"),
+                        cwd,
+                    );
+                }
+            };
+            let context = req.context.unwrap_or(0);
+            return match store.grep(&req.id, &regex, context, max_bytes) {
+                Ok(hits) => ToolResult::new(
+                    render::grep_hits(&hits, pattern),
+                    Details::empty(Outcome::Success, cwd),
+                ),
+                Err(e) => ToolResult::invalid(e.to_string(), cwd),
+            };
+        }
+        if req.context.is_some() {
+            return ToolResult::invalid(
+                "context goes with grep: give grep (a regular expression) too",
+                cwd,
+            );
+        }
+        let offset = req.offset.unwrap_or(0);
+        let limit = req.limit.or(Some(max_bytes as u64));
+        match store.read_bytes(&req.id, offset, limit) {
             Ok((bytes, size)) => {
                 let from = offset.min(size);
                 let to = from + bytes.len() as u64;

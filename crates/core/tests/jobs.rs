@@ -154,9 +154,8 @@ fn unknown_job_lists_the_known_ones() {
     let r = output(&tool, "999", OutputMode::New, 0);
     assert_eq!(r.details.outcome, Outcome::InvalidRequest);
     assert!(
-        r.text().contains(&format!(
-            "no job with id 999; running or unread jobs: {job}"
-        )),
+        r.text()
+            .contains(&format!("no job with id 999; jobs held: {job}")),
         "{}",
         r.text()
     );

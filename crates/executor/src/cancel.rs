@@ -1,47 +1,47 @@
 //! Cancellation that a blocking poll loop can wait on.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use crate::sys;
 
-#[derive(Debug)]
+/// How often a waiter without a descriptor (none could be made) looks at the flag.
+pub(crate) const FLAG_POLL: Duration = Duration::from_millis(20);
+
+#[derive(Debug, Default)]
 struct Inner {
     cancelled: AtomicBool,
-    read: OwnedFd,
-    write: OwnedFd,
+    /// The wake-up pipe, made when a waiter first needs it: a token costs no descriptor (and
+    /// cannot fail) until something polls on it. `None` inside: the process was out of
+    /// descriptors then; waiters fall back to looking at the flag every [`FLAG_POLL`].
+    pipe: OnceLock<Option<(OwnedFd, OwnedFd)>>,
 }
 
 /// A cancellation flag with a descriptor that becomes readable when cancelled, so a call
 /// blocked in `poll` wakes at once. Clones share the flag.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct CancelToken {
     inner: Arc<Inner>,
 }
 
 impl CancelToken {
     /// A fresh, uncancelled token.
-    ///
-    /// # Panics
-    /// If the process is out of file descriptors.
     pub fn new() -> Self {
-        let (read, write) =
-            sys::pipe().expect("a pipe for a cancel token (out of file descriptors?)");
-        let _ = sys::set_nonblocking(write.as_raw_fd());
-        CancelToken {
-            inner: Arc::new(Inner {
-                cancelled: AtomicBool::new(false),
-                read,
-                write,
-            }),
-        }
+        CancelToken::default()
     }
 
     /// Cancels: every call using this token ends its command (TERM → grace → KILL).
     pub fn cancel(&self) {
         if !self.inner.cancelled.swap(true, Ordering::SeqCst) {
-            let _ = sys::write_all(&self.inner.write, b"x");
+            self.wake();
+        }
+    }
+
+    fn wake(&self) {
+        if let Some(Some((_, write))) = self.inner.pipe.get() {
+            let _ = sys::write_all(write, b"x");
         }
     }
 
@@ -51,20 +51,37 @@ impl CancelToken {
     }
 
     /// Waits up to `timeout` for a cancel; returns whether the token is cancelled.
-    pub fn wait_timeout(&self, timeout: std::time::Duration) -> bool {
+    pub fn wait_timeout(&self, timeout: Duration) -> bool {
         if !self.is_cancelled() {
-            let _ = sys::poll_readable(&[Some(self.fd())], Some(timeout));
+            match self.fd() {
+                Some(fd) => {
+                    let _ = sys::poll_readable(&[Some(fd)], Some(timeout));
+                }
+                None => {
+                    let until = std::time::Instant::now() + timeout;
+                    while !self.is_cancelled() && std::time::Instant::now() < until {
+                        std::thread::sleep(FLAG_POLL.min(timeout));
+                    }
+                }
+            }
         }
         self.is_cancelled()
     }
 
-    pub(crate) fn fd(&self) -> RawFd {
-        self.inner.read.as_raw_fd()
-    }
-}
-
-impl Default for CancelToken {
-    fn default() -> Self {
-        Self::new()
+    /// The descriptor that becomes readable once cancelled; `None` when none could be made
+    /// (out of descriptors): poll the flag instead.
+    pub(crate) fn fd(&self) -> Option<RawFd> {
+        let mut made = false;
+        let pipe = self.inner.pipe.get_or_init(|| {
+            made = true;
+            let (read, write) = sys::pipe().ok()?;
+            let _ = sys::set_nonblocking(write.as_raw_fd());
+            Some((read, write))
+        });
+        // A cancel that came before the pipe existed wrote nothing: write for it.
+        if made && self.is_cancelled() {
+            self.wake();
+        }
+        pipe.as_ref().map(|(read, _)| read.as_raw_fd())
     }
 }

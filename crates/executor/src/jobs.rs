@@ -49,6 +49,9 @@ pub enum JobError {
     /// Too many jobs are running.
     #[error("{0} background jobs are already running (the limit)")]
     TooMany(usize),
+    /// No thread could be started for the job (the process is out of threads or memory).
+    #[error("could not start a thread for the job: {0}")]
+    NoThread(String),
     /// The job cannot take input.
     #[error("job {id} cannot take input")]
     NoInput {
@@ -69,6 +72,20 @@ pub enum NoInput {
     Closed,
     /// It stopped reading its input (the write failed with this reason).
     NotReading(String),
+}
+
+/// How long [`Job::input`] waits for a job that is slow to read before it reports what it
+/// could not take.
+const INPUT_WAIT: Duration = Duration::from_secs(1);
+
+/// What [`Job::input`] delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InputTaken {
+    /// Bytes of the data written (all of it, or what the job took before its input filled up).
+    pub written: usize,
+    /// The input was closed (`eof`, and all the data was written).
+    pub closed: bool,
 }
 
 /// State of a job.
@@ -218,35 +235,45 @@ impl JobRegistry {
             cancel: CancelToken::new(),
             started: Instant::now(),
         });
-        lock(&self.jobs).insert(id, job.clone());
+        lock(&self.jobs).insert(id.clone(), job.clone());
         let (tx, rx) = std::sync::mpsc::channel();
         let thread_job = job.clone();
-        std::thread::spawn(move || {
-            let mut sink = JobSink {
-                job: thread_job.clone(),
-                spill,
-            };
-            let mut spec = spec;
-            spec.timeout = None;
-            let io = if pty {
-                Io::Pty
-            } else {
-                Io::Pipes { stdin: true }
-            };
-            let outcome = run_with(&spec, &mut sink, &thread_job.cancel, io, &mut |input| {
-                *lock(&thread_job.stdin) = input.map(File::from);
+        let spawned = std::thread::Builder::new()
+            .name(format!("job-{id}"))
+            .spawn(move || {
+                let mut sink = JobSink {
+                    job: thread_job.clone(),
+                    spill,
+                };
+                let mut spec = spec;
+                spec.timeout = None;
+                let io = if pty {
+                    Io::Pty
+                } else {
+                    Io::Pipes { stdin: true }
+                };
+                let outcome = run_with(&spec, &mut sink, &thread_job.cancel, io, &mut |input| {
+                    // Writes never block a caller: what a job does not read is reported, not waited on.
+                    if let Some(fd) = &input {
+                        let _ = crate::sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(fd));
+                    }
+                    *lock(&thread_job.stdin) = input.map(File::from);
+                    let _ = tx.send(());
+                });
                 let _ = tx.send(());
+                let capture = sink.spill.capture();
+                *lock(&thread_job.stdin) = None;
+                let mut st = lock(&thread_job.state);
+                st.status = JobStatus::Finished(outcome);
+                st.capture = Some(capture);
+                st.finished_at = Some(Instant::now());
+                drop(st);
+                thread_job.changed.notify_all();
             });
-            let _ = tx.send(());
-            let capture = sink.spill.capture();
-            *lock(&thread_job.stdin) = None;
-            let mut st = lock(&thread_job.state);
-            st.status = JobStatus::Finished(outcome);
-            st.capture = Some(capture);
-            st.finished_at = Some(Instant::now());
-            drop(st);
-            thread_job.changed.notify_all();
-        });
+        if let Err(e) = spawned {
+            lock(&self.jobs).remove(&id);
+            return Err(JobError::NoThread(e.to_string()));
+        }
         // Return once the process exists (or failed to start), so an immediate read sees it.
         let _ = rx.recv_timeout(Duration::from_secs(5));
         Ok(job)
@@ -265,16 +292,12 @@ impl JobRegistry {
         })
     }
 
-    /// Removes a finished job whose output was read in full.
-    pub fn forget_if_done(&self, id: &str) {
-        let mut jobs = lock(&self.jobs);
-        let done = jobs.get(id).is_some_and(|j| {
-            let st = lock(&j.state);
-            st.finished_at.is_some() && st.read_offset >= st.ring.total()
-        });
-        if done {
-            jobs.remove(id);
-        }
+    /// Every job held (running, or finished and not yet expired), oldest first.
+    pub fn list(&self) -> Vec<Arc<Job>> {
+        self.expire();
+        let mut jobs: Vec<Arc<Job>> = lock(&self.jobs).values().cloned().collect();
+        jobs.sort_by_key(|j| j.id.parse::<u64>().unwrap_or(u64::MAX));
+        jobs
     }
 
     /// Ends every job (TERM → grace → KILL), waiting at most `wait` for them.
@@ -287,6 +310,30 @@ impl JobRegistry {
             j.wait_finished(wait);
         }
     }
+}
+
+/// Writes `bytes` to a non-blocking `file`, waiting up to `wait` in all for room; returns how
+/// many went.
+fn write_within(file: &mut File, bytes: &[u8], wait: Duration) -> std::io::Result<usize> {
+    let until = Instant::now() + wait;
+    let mut written = 0;
+    while written < bytes.len() {
+        match file.write(&bytes[written..]) {
+            Ok(0) => break,
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero()
+                    || !crate::sys::poll_writable(std::os::fd::AsRawFd::as_raw_fd(file), left)
+                {
+                    break;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(written)
 }
 
 impl Job {
@@ -329,8 +376,10 @@ impl Job {
     }
 
     /// Writes to the job's stdin; `eof` closes it afterwards (under a PTY: sends the
-    /// terminal's end-of-file character, Ctrl-D, as a user would).
-    pub fn input(&self, data: &[u8], eof: bool) -> Result<(), JobError> {
+    /// terminal's end-of-file character, Ctrl-D, as a user would). Never blocks for long: when
+    /// the job does not take all of `data` within a second (its input is full), the rest is
+    /// not written, the input stays open, and [`InputTaken::written`] says how much went.
+    pub fn input(&self, data: &[u8], eof: bool) -> Result<InputTaken, JobError> {
         if let JobStatus::Finished(o) = &lock(&self.state).status {
             return Err(JobError::NoInput {
                 id: self.id.clone(),
@@ -344,22 +393,42 @@ impl Job {
                 why: NoInput::Closed,
             });
         };
-        let eot: &[u8] = if eof && self.pty { b"\x04" } else { b"" };
-        if let Err(e) = pipe
-            .write_all(data)
-            .and_then(|()| pipe.write_all(eot))
-            .and_then(|()| pipe.flush())
-        {
-            *stdin = None;
-            return Err(JobError::NoInput {
-                id: self.id.clone(),
-                why: NoInput::NotReading(e.to_string()),
-            });
+        let mut bytes = data.to_vec();
+        if eof && self.pty {
+            bytes.push(b'\x04');
         }
-        if eof {
+        let sent = match write_within(pipe, &bytes, INPUT_WAIT) {
+            Ok(n) => n,
+            Err(e) => {
+                *stdin = None;
+                return Err(JobError::NoInput {
+                    id: self.id.clone(),
+                    why: NoInput::NotReading(e.to_string()),
+                });
+            }
+        };
+        let written = sent.min(data.len());
+        let closed = eof && sent == bytes.len();
+        if closed {
             *stdin = None;
         }
-        Ok(())
+        Ok(InputTaken { written, closed })
+    }
+
+    /// The command it runs.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// Raw bytes of output so far: (stdout, stderr).
+    pub fn output_bytes(&self) -> (u64, u64) {
+        let st = lock(&self.state);
+        (st.stdout_bytes, st.stderr_bytes)
+    }
+
+    /// Time since it started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
     }
 
     /// Whether the job runs under a pseudo-terminal.

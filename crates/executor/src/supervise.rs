@@ -136,6 +136,14 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
         let [out, err] = pump.fds();
         let cancel_fd = (!w.cancel.is_cancelled()).then(|| w.cancel.fd());
         let close_fd = w.close.filter(|c| !c.is_cancelled()).map(CancelToken::fd);
+        if matches!(cancel_fd, Some(None)) || matches!(close_fd, Some(None)) {
+            // A token without a descriptor (out of them when it was first polled): look at
+            // its flag every few milliseconds instead.
+            timeout = Some(timeout.map_or(crate::cancel::FLAG_POLL, |t| {
+                t.min(crate::cancel::FLAG_POLL)
+            }));
+        }
+        let (cancel_fd, close_fd) = (cancel_fd.flatten(), close_fd.flatten());
         let report_fd = report.as_ref().map(|(fd, _)| *fd);
         let ready = sys::poll_readable(
             &[

@@ -97,6 +97,19 @@ pub(crate) fn poll_readable(fds: &[Option<RawFd>], timeout: Option<Duration>) ->
     pfds.iter().map(|p| p.revents != 0).collect()
 }
 
+/// Waits up to `timeout` for `fd` to take a write; whether it will (an error or hang-up
+/// counts: the write then reports it).
+pub(crate) fn poll_writable(fd: RawFd, timeout: Duration) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    let ms = i32::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&raw mut pfd, 1, ms) > 0 }
+}
+
 /// A pipe whose both ends are close-on-exec.
 pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];

@@ -311,6 +311,93 @@ impl ArtifactStore {
     }
 }
 
+/// What [`ArtifactStore::grep`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GrepHits {
+    /// Matching lines and their context, each `N:line` (a match) or `N-line` (context), with
+    /// `--` between groups that are not adjacent, as `grep -n -C` prints them.
+    pub text: String,
+    /// Lines that matched.
+    pub matches: u64,
+    /// Lines in the artifact.
+    pub total_lines: u64,
+    /// The text stopped at `max_bytes`; more matches may follow.
+    pub truncated: bool,
+}
+
+impl ArtifactStore {
+    /// The lines of an artifact that match `pattern` (tested on each line, decoded lossily as
+    /// UTF-8), with `context` lines around each, numbered from 1; at most `max_bytes` of text.
+    pub fn grep(
+        &self,
+        reference: &str,
+        pattern: &regex::Regex,
+        context: u64,
+        max_bytes: usize,
+    ) -> Result<GrepHits, ArtifactError> {
+        let path = self.resolve(reference)?;
+        let file = File::open(&path).map_err(io_err(&path))?;
+        let mut reader = BufReader::with_capacity(1 << 16, file);
+        let mut hits = GrepHits {
+            text: String::new(),
+            matches: 0,
+            total_lines: 0,
+            truncated: false,
+        };
+        // Lines before the next match that may become its context.
+        let mut before: std::collections::VecDeque<(u64, String)> =
+            std::collections::VecDeque::new();
+        let mut last_shown = 0u64;
+        let mut after_left = 0u64;
+        let mut raw = Vec::new();
+        loop {
+            raw.clear();
+            if reader.read_until(b'\n', &mut raw).map_err(io_err(&path))? == 0 {
+                break;
+            }
+            hits.total_lines += 1;
+            let n = hits.total_lines;
+            let line = String::from_utf8_lossy(&raw);
+            let line = line.trim_end_matches('\n').trim_end_matches('\r');
+            let matched = pattern.is_match(line);
+            if hits.truncated {
+                hits.matches += u64::from(matched);
+                continue;
+            }
+            let mut show = |n: u64, mark: char, line: &str, hits: &mut GrepHits| {
+                if last_shown != 0 && n > last_shown + 1 {
+                    hits.text.push_str("--\n");
+                }
+                let entry = format!("{n}{mark}{line}\n");
+                if hits.text.len() + entry.len() > max_bytes {
+                    hits.truncated = true;
+                    return;
+                }
+                hits.text.push_str(&entry);
+                last_shown = n;
+            };
+            if matched {
+                hits.matches += 1;
+                for (m, l) in before.drain(..) {
+                    show(m, '-', &l, &mut hits);
+                }
+                show(n, ':', line, &mut hits);
+                after_left = context;
+            } else if after_left > 0 {
+                after_left -= 1;
+                show(n, '-', line, &mut hits);
+            } else if context > 0 {
+                before.push_back((n, line.to_owned()));
+                if before.len() as u64 > context {
+                    before.pop_front();
+                }
+            }
+        }
+        Ok(hits)
+    }
+}
+
 /// An artifact being written by a sink.
 #[derive(Debug)]
 pub(crate) struct ArtifactWriter {

@@ -25,7 +25,9 @@ mod sanitize;
 mod tail_buffer;
 mod window;
 
-pub use artifact::{ARTIFACT_SCHEME, ArtifactEntry, ArtifactError, ArtifactStore, Retention};
+pub use artifact::{
+    ARTIFACT_SCHEME, ArtifactEntry, ArtifactError, ArtifactStore, GrepHits, Retention,
+};
 pub use output_sink::{ArtifactInfo, Capture, OutputSink, SinkConfig, StreamTotals, Totals};
 pub use salient::{DEFAULT_ANCHORS, DEFAULT_PATTERNS, MATCH_CAP, SHOW_CAP, SalientConfig};
 pub use sanitize::{MAX_STRING_SEQUENCE, sanitize};

@@ -1,0 +1,444 @@
+//! `agent-exec mcp`: the tool's methods as Model Context Protocol tools (spec 2025-11-25, and the
+//! versions before it back to 2024-11-05): `initialize` with version negotiation, `ping`,
+//! `tools/list` (titles, annotations, input and output schemas), `tools/call` with
+//! progress (`_meta.progressToken`), and `notifications/cancelled`.
+
+use std::sync::OnceLock;
+
+use agent_exec_core::{
+    ArtifactRead, Details, JobInput, JobKill, JobList, JobOutputRequest, Outcome, Progress,
+    Request, SessionClose, ToolResult,
+};
+use agent_exec_executor::CancelToken;
+use schemars::JsonSchema;
+use serde_json::{Map, Value, json};
+
+use super::methods::{Method, call};
+use super::{INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Protocol, Reply, Server};
+
+/// Protocol versions spoken, newest first.
+const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The longest progress message (the last line of output), in characters.
+const PROGRESS_MESSAGE_CHARS: usize = 200;
+
+pub(crate) struct Mcp;
+
+/// One MCP tool and the method behind it.
+struct ToolDef {
+    name: &'static str,
+    method: Method,
+    title: &'static str,
+    description: &'static str,
+    annotations: Value,
+    input_schema: Value,
+}
+
+fn read_only() -> Value {
+    json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false})
+}
+
+fn defs() -> &'static [ToolDef] {
+    static DEFS: OnceLock<Vec<ToolDef>> = OnceLock::new();
+    DEFS.get_or_init(|| {
+        let mut bash = input_schema::<Request>();
+        // Progress comes through `_meta.progressToken` here; the request field is `serve`'s.
+        if let Some(props) = bash.get_mut("properties").and_then(Value::as_object_mut) {
+            props.remove("progress");
+        }
+        bash["required"] = json!(["command"]);
+        vec![
+            ToolDef {
+                name: "bash",
+                method: Method::Exec,
+                title: "Run a shell command",
+                description: "Run a shell command. Output is bounded (the full output is kept as artifact://ID, read it with read_artifact), the command is ended on timeout with no survivors, and a safety policy applies. Use run_in_background for servers and watchers, session to keep cd/exports between calls.",
+                annotations: json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}),
+                input_schema: bash,
+            },
+            ToolDef {
+                name: "bash_output",
+                method: Method::JobOutput,
+                title: "Read a background job's output",
+                description: "Read a background job's output: mode \"new\" (since the last read) or \"all\"; wait_ms waits for output or the job's end. structuredContent.running says whether it still runs.",
+                annotations: read_only(),
+                input_schema: input_schema::<JobOutputRequest>(),
+            },
+            ToolDef {
+                name: "bash_input",
+                method: Method::JobInput,
+                title: "Type into a background job",
+                description: "Write to a background job's stdin (a newline is appended unless enter is false; eof closes it).",
+                annotations: json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}),
+                input_schema: input_schema::<JobInput>(),
+            },
+            ToolDef {
+                name: "bash_kill",
+                method: Method::JobKill,
+                title: "Stop a background job",
+                description: "End a background job and everything it started (TERM, then KILL).",
+                annotations: json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}),
+                input_schema: input_schema::<JobKill>(),
+            },
+            ToolDef {
+                name: "bash_jobs",
+                method: Method::JobList,
+                title: "List background jobs",
+                description: "List the background jobs: id, command, status, exit code, bytes of output.",
+                annotations: read_only(),
+                input_schema: input_schema::<JobList>(),
+            },
+            ToolDef {
+                name: "read_artifact",
+                method: Method::ArtifactRead,
+                title: "Read a full output",
+                description: "Read a spilled full output (artifact://ID) by byte offset and limit, or only its lines matching grep (a regex), numbered, with context lines around each.",
+                annotations: read_only(),
+                input_schema: input_schema::<ArtifactRead>(),
+            },
+            ToolDef {
+                name: "bash_session_close",
+                method: Method::SessionClose,
+                title: "Close a shell session",
+                description: "End a persistent session's shell and everything it started (a command running in it is cancelled).",
+                annotations: json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}),
+                input_schema: input_schema::<SessionClose>(),
+            },
+        ]
+    })
+}
+
+fn tools_list() -> Value {
+    static LIST: OnceLock<Value> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let output = output_schema();
+        let tools: Vec<Value> = defs()
+            .iter()
+            .map(|d| {
+                let mut annotations = d.annotations.clone();
+                annotations["title"] = json!(d.title);
+                json!({
+                    "name": d.name,
+                    "title": d.title,
+                    "description": d.description,
+                    "inputSchema": d.input_schema,
+                    "outputSchema": output,
+                    "annotations": annotations,
+                })
+            })
+            .collect();
+        json!({"tools": tools})
+    })
+    .clone()
+}
+
+/// An input schema as every client takes it: no `$schema`, no `$ref`s, no nullable unions or
+/// `null` in enums (some clients reject them), integer formats dropped, `required` present.
+fn input_schema<T: JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    let defs = schema
+        .as_object_mut()
+        .and_then(|o| o.remove("$defs"))
+        .unwrap_or(Value::Null);
+    inline_refs(&mut schema, &defs);
+    drop_nulls(&mut schema);
+    if let Some(top) = schema.as_object_mut() {
+        top.remove("$schema");
+        top.remove("title");
+        top.entry("required").or_insert_with(|| json!([]));
+        top.insert("type".into(), json!("object"));
+    }
+    schema
+}
+
+/// What `structuredContent` holds: the result's details (the same for every tool).
+fn output_schema() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(Details)).unwrap_or_default();
+    let defs = schema
+        .as_object_mut()
+        .and_then(|o| o.remove("$defs"))
+        .unwrap_or(Value::Null);
+    inline_refs(&mut schema, &defs);
+    if let Some(top) = schema.as_object_mut() {
+        top.remove("$schema");
+        top.remove("title");
+    }
+    schema
+}
+
+/// Replaces each `{"$ref": "#/$defs/X"}` by the definition (the schemas here are not
+/// recursive).
+fn inline_refs(schema: &mut Value, defs: &Value) {
+    match schema {
+        Value::Object(o) => {
+            if let Some(Value::String(r)) = o.get("$ref")
+                && let Some(def) = r.strip_prefix("#/$defs/").and_then(|n| defs.get(n))
+            {
+                let mut def = def.clone();
+                o.remove("$ref");
+                inline_refs(&mut def, defs);
+                if let Value::Object(d) = def {
+                    for (k, v) in d {
+                        o.entry(k).or_insert(v);
+                    }
+                }
+            }
+            for v in o.values_mut() {
+                inline_refs(v, defs);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|v| inline_refs(v, defs)),
+        _ => {}
+    }
+}
+
+/// Removes `null` from types, enums and `anyOf`/`oneOf` alternatives; drops integer formats
+/// and `null` defaults.
+fn drop_nulls(schema: &mut Value) {
+    match schema {
+        Value::Object(o) => {
+            if let Some(Value::Array(types)) = o.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    o.insert("type".into(), only);
+                }
+            }
+            if let Some(Value::Array(values)) = o.get_mut("enum") {
+                values.retain(|v| !v.is_null());
+            }
+            for key in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(alternatives)) = o.get_mut(key) {
+                    alternatives.retain(|a| a.get("type").is_none_or(|t| t != "null"));
+                    if alternatives.len() == 1 {
+                        let only = alternatives.remove(0);
+                        o.remove(key);
+                        if let Value::Object(fields) = only {
+                            for (k, v) in fields {
+                                o.entry(k).or_insert(v);
+                            }
+                        }
+                    }
+                }
+            }
+            if o.get("default").is_some_and(Value::is_null) {
+                o.remove("default");
+            }
+            if o.get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.starts_with("int") || f.starts_with("uint"))
+            {
+                o.remove("format");
+            }
+            for v in o.values_mut() {
+                drop_nulls(v);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
+fn to_mcp(result: &ToolResult) -> Value {
+    json!({
+        "content": result.content,
+        "isError": result.is_error,
+        "structuredContent": result.details,
+    })
+}
+
+impl Protocol for Mcp {
+    fn is_quick(&self, method: &str) -> bool {
+        method != "tools/call"
+    }
+
+    fn params_of(&self, method: &str) -> Option<&'static str> {
+        match method {
+            "initialize" => Some("protocolVersion, capabilities, clientInfo"),
+            "tools/call" => Some("name, arguments, _meta"),
+            "tools/list" => Some("cursor"),
+            "notifications/cancelled" => Some("requestId, reason"),
+            _ => None,
+        }
+    }
+
+    fn answer(&self, server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Reply {
+        let params = &incoming.params;
+        match incoming.method.as_str() {
+            "initialize" => Reply::Result(initialize(params)),
+            "ping" => Reply::Result(json!({})),
+            "tools/list" => Reply::Result(tools_list()),
+            "tools/call" => tools_call(server, incoming, cancel),
+            "notifications/cancelled" => {
+                if let Some(id) = params.get("requestId") {
+                    server.cancel_request(&id.to_string(), true);
+                }
+                Reply::Result(Value::Null)
+            }
+            // Other notifications (`notifications/initialized`, …) need nothing.
+            other if other.starts_with("notifications/") => Reply::Result(Value::Null),
+            other => Reply::Error(
+                METHOD_NOT_FOUND,
+                format!(
+                    "method not found: {other:?}; methods: initialize, ping, tools/list, tools/call"
+                ),
+            ),
+        }
+    }
+}
+
+/// The client's protocol version when spoken here, else the newest one spoken.
+fn initialize(params: &Value) -> Value {
+    let asked = params.get("protocolVersion").and_then(Value::as_str);
+    let version = asked
+        .filter(|v| SUPPORTED_VERSIONS.contains(v))
+        .unwrap_or(SUPPORTED_VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": false}},
+        "serverInfo": {"name": "agent-exec", "title": "agent-exec", "version": env!("CARGO_PKG_VERSION")},
+        "instructions": "Run shell commands with bash. Long outputs are cut to a window that keeps the errors; the full output stays readable with read_artifact (grep finds lines in it). Use run_in_background for servers and watchers (read them with bash_output), and session to keep cd and exports between calls.",
+    })
+}
+
+fn tools_call(server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Reply {
+    let params = &incoming.params;
+    let names = || defs().iter().map(|d| d.name).collect::<Vec<_>>().join(", ");
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Reply::Error(
+            INVALID_PARAMS,
+            format!(
+                "invalid params: tools/call needs \"name\", a string: one of {}",
+                names()
+            ),
+        );
+    };
+    let Some(def) = defs().iter().find(|d| d.name == name) else {
+        return Reply::Error(
+            INVALID_PARAMS,
+            format!("unknown tool {name:?}; tools: {}", names()),
+        );
+    };
+    let cwd = || server.tool.config().workdir.display().to_string();
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(a @ Value::Object(_)) => a.clone(),
+        Some(other) => {
+            return Reply::Result(to_mcp(&ToolResult::invalid(
+                format!(
+                    "invalid arguments for {name}: arguments must be an object, not {}",
+                    super::kind(other)
+                ),
+                cwd(),
+            )));
+        }
+    };
+    let token = params
+        .get("_meta")
+        .and_then(|m| m.get("progressToken"))
+        .filter(|t| t.is_string() || t.is_number())
+        .cloned();
+    let report = |update: &Progress| {
+        if let Some(token) = &token {
+            server.notify("notifications/progress", &progress_params(token, update));
+        }
+    };
+    let progress: Option<&(dyn Fn(&Progress) + Sync)> =
+        (token.is_some() && def.method == Method::Exec).then_some(&report);
+    let result = match call(server, def.method, arguments, cancel, progress) {
+        Ok(result) => result,
+        // The model made the mistake: it sees the message and can correct the call.
+        Err(problem) => {
+            let details = Details::empty(Outcome::InvalidRequest, cwd());
+            ToolResult::new(
+                format!(
+                    "invalid arguments for {name}: {problem}. It takes: {}",
+                    def.method.params()
+                ),
+                details,
+            )
+        }
+    };
+    Reply::Result(to_mcp(&result))
+}
+
+/// `notifications/progress` params: seconds elapsed (increasing) and the last line of output.
+fn progress_params(token: &Value, update: &Progress) -> Value {
+    let mut params = json!({
+        "progressToken": token,
+        "progress": update.elapsed.as_millis() as f64 / 1000.0,
+    });
+    let line = update.last_line();
+    if !line.is_empty() {
+        let message: String = line.chars().take(PROGRESS_MESSAGE_CHARS).collect();
+        params["message"] = json!(message);
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(schema: &Value, found: &mut Vec<String>, at: &str) {
+        match schema {
+            Value::Object(o) => {
+                for (k, v) in o {
+                    if k == "$schema" || k == "$ref" || k == "$defs" {
+                        found.push(format!("{at}/{k}"));
+                    }
+                    if k == "type" && v.is_array() {
+                        found.push(format!("{at}/type {v}"));
+                    }
+                    if k == "enum" && v.as_array().is_some_and(|a| a.contains(&Value::Null)) {
+                        found.push(format!("{at}/enum with null"));
+                    }
+                    walk(v, found, &format!("{at}/{k}"));
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, found, at)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn input_schemas_have_no_nullable_unions_refs_or_dialect_and_say_what_is_required() {
+        for def in defs() {
+            let mut found = Vec::new();
+            walk(&def.input_schema, &mut found, def.name);
+            assert!(found.is_empty(), "{}: {found:?}", def.name);
+            assert_eq!(def.input_schema["type"], "object", "{}", def.name);
+            assert!(def.input_schema["required"].is_array(), "{}", def.name);
+        }
+        let bash = &defs()[0].input_schema;
+        assert_eq!(bash["required"], json!(["command"]));
+        assert_eq!(bash["properties"]["timeout"]["type"], "integer");
+        assert!(bash["properties"].get("progress").is_none());
+    }
+
+    #[test]
+    fn the_client_version_is_answered_when_spoken_else_the_newest() {
+        let v =
+            |asked: &str| initialize(&json!({"protocolVersion": asked}))["protocolVersion"].clone();
+        assert_eq!(v("2025-06-18"), "2025-06-18");
+        assert_eq!(v("2024-11-05"), "2024-11-05");
+        assert_eq!(v("1999-01-01"), SUPPORTED_VERSIONS[0]);
+        assert_eq!(
+            initialize(&json!({}))["protocolVersion"],
+            SUPPORTED_VERSIONS[0]
+        );
+    }
+
+    #[test]
+    fn the_output_schema_describes_the_details_sent() {
+        let schema = output_schema();
+        assert_eq!(schema["type"], "object");
+        let details = serde_json::to_value(Details::empty(Outcome::Success, "/".into())).unwrap();
+        for key in details.as_object().unwrap().keys() {
+            assert!(
+                schema["properties"].get(key).is_some(),
+                "structuredContent field {key} is not in the output schema"
+            );
+        }
+    }
+}

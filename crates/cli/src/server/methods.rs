@@ -1,0 +1,96 @@
+//! The methods both servers offer (contract §7), with their params checked: one place that
+//! turns params into a call of the [`Tool`](agent_exec_core::Tool).
+
+use agent_exec_core::{
+    ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, Observer, Progress, Request,
+    SessionClose, ToolResult, parse_params, report_progress,
+};
+use agent_exec_executor::CancelToken;
+use serde_json::Value;
+
+use super::Server;
+
+/// A method of the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    Exec,
+    JobOutput,
+    JobInput,
+    JobKill,
+    JobList,
+    ArtifactRead,
+    SessionClose,
+}
+
+impl Method {
+    /// The params a method takes, for messages.
+    pub(crate) fn params(self) -> &'static str {
+        match self {
+            Method::Exec => {
+                "command or executable/argv, cwd, env, timeout, head, tail, run_in_background, session, pty, progress, sandbox"
+            }
+            Method::JobOutput => "job_id, mode, wait_ms",
+            Method::JobInput => "job_id, data, enter, eof",
+            Method::JobKill => "job_id",
+            Method::JobList => "none",
+            Method::ArtifactRead => "id, offset, limit, grep, context",
+            Method::SessionClose => "session",
+        }
+    }
+}
+
+/// Runs `method`; `Err` names what is wrong with the params. `progress`, when given, sees the
+/// output of an `exec` as it runs, on the contract's schedule.
+pub(crate) fn call(
+    server: &Server,
+    method: Method,
+    params: Value,
+    cancel: &CancelToken,
+    progress: Option<&(dyn Fn(&Progress) + Sync)>,
+) -> Result<ToolResult, String> {
+    let tool = &server.tool;
+    Ok(match method {
+        Method::Exec => {
+            let request = Request::from_value(params)
+                .map_err(|e| e.0.trim_start_matches("invalid request: ").to_owned())?;
+            match progress {
+                Some(send) => execute_reporting(server, &request, cancel, send),
+                None => tool.execute(&request, cancel),
+            }
+        }
+        Method::JobOutput => tool.job_output(&parse_params::<JobOutputRequest>(params)?),
+        Method::JobInput => tool.job_input(&parse_params::<JobInput>(params)?),
+        Method::JobKill => tool.job_kill(parse_params::<JobKill>(params)?.job_id.as_str()),
+        Method::JobList => {
+            parse_params::<JobList>(params)?;
+            tool.job_list()
+        }
+        Method::ArtifactRead => tool.artifact_read(&parse_params::<ArtifactRead>(params)?),
+        Method::SessionClose => tool.session_close(&parse_params::<SessionClose>(params)?.session),
+    })
+}
+
+/// Runs `request` while a reporter thread hands its progress to `send`.
+fn execute_reporting(
+    server: &Server,
+    request: &Request,
+    cancel: &CancelToken,
+    send: &(dyn Fn(&Progress) + Sync),
+) -> ToolResult {
+    let observer = Observer::new();
+    let finished = CancelToken::new();
+    std::thread::scope(|scope| {
+        // No thread, no progress: the call itself still runs.
+        let _reporter = std::thread::Builder::new()
+            .name("agent-exec-progress".into())
+            .spawn_scoped(scope, || {
+                report_progress(&observer, &finished, |update| {
+                    send(&update);
+                    true
+                })
+            });
+        let result = server.tool.execute_observed(request, cancel, &observer);
+        finished.cancel();
+        result
+    })
+}

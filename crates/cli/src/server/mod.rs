@@ -1,0 +1,552 @@
+//! The one server loop of `serve` (JSON-RPC 2.0) and `mcp` (the Model Context Protocol), both
+//! over stdio, one JSON message per line (contract §7).
+//!
+//! A reader thread reads bounded byte lines and checks each message (an object, a valid id, a
+//! method, named params). Cheap methods (`cancel`, `ping`, `tools/list`) are answered on the
+//! spot; the others run on a bounded [`Pool`] of workers, and past its bound a request gets a
+//! "busy" error at once. Answers, batch answers and progress notifications are written whole,
+//! one per line. When the client stops reading (stdout closed), everything in flight is
+//! cancelled and the server ends; at end of input, what is in flight finishes and is answered
+//! first. SIGTERM/SIGINT/SIGHUP cancel too.
+//!
+//! The protocols differ only in their methods ([`jsonrpc`], [`mcp`]); the MCP server is
+//! written to the spec here rather than with the `rmcp` SDK so both share this loop: its
+//! bounded lines, bad-input answers and worker bound, none of which an SDK transport gives.
+
+mod jsonrpc;
+mod lines;
+mod mcp;
+mod methods;
+mod pool;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use agent_exec_core::Tool;
+use agent_exec_executor::CancelToken;
+use serde_json::{Value, json};
+
+use lines::{Line, LineReader};
+use pool::{Pool, Refused};
+
+/// JSON-RPC error codes.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+const INTERNAL_ERROR: i64 = -32603;
+/// A server error (JSON-RPC's range -32000..-32099): too many requests in flight.
+const SERVER_BUSY: i64 = -32000;
+
+/// The server's bounds (`--max-line-bytes`, `--max-inflight`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    /// The longest request line read; a longer one is answered with an error and skipped.
+    pub(crate) max_line_bytes: usize,
+    /// Requests running or waiting at once; past it, a "busy" error.
+    pub(crate) max_inflight: usize,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What differs between `serve` and `mcp`.
+pub(crate) trait Protocol: Send + Sync + 'static {
+    /// Methods answered on the reader thread: they never block.
+    fn is_quick(&self, method: &str) -> bool;
+    /// Answers a request (`id` is set) or carries out a notification (the reply is dropped).
+    fn answer(&self, server: &Server, call: &Incoming, cancel: &CancelToken) -> Reply;
+    /// The params a method takes, for the error on positional (array) params.
+    fn params_of(&self, method: &str) -> Option<&'static str>;
+}
+
+/// One request or notification, checked.
+pub(crate) struct Incoming {
+    /// `None`: a notification.
+    pub(crate) id: Option<Value>,
+    pub(crate) method: String,
+    /// Always an object.
+    pub(crate) params: Value,
+}
+
+/// The answer to a request.
+pub(crate) enum Reply {
+    Result(Value),
+    Error(i64, String),
+}
+
+/// A request in flight: how to cancel it, and whether its answer is still wanted.
+struct Inflight {
+    token: CancelToken,
+    /// MCP's `notifications/cancelled` came: no answer is sent.
+    unwanted: bool,
+}
+
+/// A batch's answers, sent together once its last request is answered.
+struct Batch {
+    left: AtomicUsize,
+    answers: Mutex<Vec<Value>>,
+}
+
+/// The state every request shares.
+pub(crate) struct Server {
+    pub(crate) tool: Tool,
+    out: Out,
+    inflight: Mutex<HashMap<String, Inflight>>,
+    pool: Arc<Pool>,
+    protocol: Box<dyn Protocol>,
+    /// The client can no longer read answers.
+    gone: AtomicBool,
+}
+
+/// Runs `serve` (`mcp` false) or `mcp` until the client is done; the exit code.
+pub(crate) fn run(tool: Tool, bounds: Bounds, mcp: bool) -> i32 {
+    crate::on_stop_signals(on_stop);
+    let protocol: Box<dyn Protocol> = if mcp {
+        Box::new(mcp::Mcp)
+    } else {
+        Box::new(jsonrpc::JsonRpc)
+    };
+    let server = Arc::new(Server {
+        tool,
+        out: Out::default(),
+        inflight: Mutex::new(HashMap::new()),
+        pool: Pool::new(bounds.max_inflight),
+        protocol,
+        gone: AtomicBool::new(false),
+    });
+    let input_ended = Arc::new(AtomicBool::new(false));
+    {
+        let (server, ended) = (server.clone(), input_ended.clone());
+        let reader = std::thread::Builder::new()
+            .name("agent-exec-reader".into())
+            .spawn(move || {
+                server.read_input(bounds.max_line_bytes);
+                ended.store(true, Ordering::SeqCst);
+            });
+        if let Err(e) = reader {
+            eprintln!("agent-exec: cannot start the reader thread: {e}");
+            return 1;
+        }
+    }
+    {
+        let server = server.clone();
+        // Without this watch a client that dies while a command runs leaves the command to its
+        // timeout: nothing is written until it ends, so no write can fail.
+        let _ = std::thread::Builder::new()
+            .name("agent-exec-client-watch".into())
+            .spawn(move || {
+                if wait_stdout_closed() {
+                    server.client_gone();
+                }
+            });
+    }
+    loop {
+        if STOP.load(Ordering::SeqCst) || server.is_gone() {
+            server.cancel_all();
+            break;
+        }
+        if input_ended.load(Ordering::SeqCst) && server.pool.active() == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Cancelled calls end within their grace period; a bound keeps a stuck one from holding
+    // the server forever.
+    while !server.pool.wait_idle(Duration::from_millis(100)) {
+        if STOP.load(Ordering::SeqCst) || server.is_gone() {
+            server.cancel_all();
+        }
+    }
+    server.tool.shutdown();
+    0
+}
+
+/// Blocks until the client closes its end of stdout (or stdout is unusable); false if that
+/// cannot be watched.
+fn wait_stdout_closed() -> bool {
+    let mut pfd = libc::pollfd {
+        fd: libc::STDOUT_FILENO,
+        // No events asked: poll reports only errors and hang-ups, which a pipe's write end gets
+        // once its reader is gone (a file or terminal never does).
+        events: 0,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&raw mut pfd, 1, -1) };
+        if n > 0 {
+            return pfd.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0;
+        }
+        if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return false;
+        }
+    }
+}
+
+impl Server {
+    fn read_input(self: &Arc<Self>, max_line_bytes: usize) {
+        let stdin = std::io::stdin();
+        let mut reader = LineReader::new(stdin.lock(), max_line_bytes);
+        loop {
+            let line = match reader.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => return,
+                Err(e) => {
+                    eprintln!("agent-exec: reading stdin: {e}");
+                    return;
+                }
+            };
+            if self.is_gone() {
+                return;
+            }
+            match line {
+                Line::TooLong { len } => self.out.send(&error(
+                    &Value::Null,
+                    INVALID_REQUEST,
+                    format!(
+                        "request too long: {len} bytes on one line, and the limit is {max_line_bytes} bytes (--max-line-bytes); it was skipped. Put large data in a file and pass its path"
+                    ),
+                )),
+                Line::Bytes(bytes) => self.handle_line(&bytes),
+            }
+        }
+    }
+
+    fn handle_line(self: &Arc<Self>, bytes: &[u8]) {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                return self.out.send(&error(
+                    &Value::Null,
+                    PARSE_ERROR,
+                    format!(
+                        "parse error: the line is not valid UTF-8 (at byte {}); JSON text is UTF-8",
+                        e.valid_up_to()
+                    ),
+                ));
+            }
+        };
+        let message: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                return self.out.send(&error(
+                    &Value::Null,
+                    PARSE_ERROR,
+                    format!("parse error: {e}"),
+                ));
+            }
+        };
+        match message {
+            Value::Array(items) if items.is_empty() => self.out.send(&error(
+                &Value::Null,
+                INVALID_REQUEST,
+                "invalid request: an empty batch; a batch is an array of one or more requests",
+            )),
+            Value::Array(items) => {
+                let batch = Arc::new(Batch {
+                    left: AtomicUsize::new(items.len()),
+                    answers: Mutex::new(Vec::new()),
+                });
+                for item in items {
+                    self.handle_message(item, Some(&batch));
+                }
+            }
+            single => self.handle_message(single, None),
+        }
+    }
+
+    /// Checks one message and answers it, at once or from a worker.
+    fn handle_message(self: &Arc<Self>, message: Value, batch: Option<&Arc<Batch>>) {
+        let call = match check_message(message, self.protocol.as_ref()) {
+            Checked::Call(call) => call,
+            Checked::Ignore => return self.answered(batch, None),
+            Checked::Refuse(id, code, text) => {
+                return self.answered(batch, Some(error(&id, code, text)));
+            }
+        };
+        let token = CancelToken::new();
+        let key = call.id.as_ref().map(Value::to_string);
+        if let Some(key) = &key {
+            let mut inflight = lock(&self.inflight);
+            if inflight.contains_key(key) {
+                drop(inflight);
+                let text = format!(
+                    "invalid request: id {key} is already used by a request in flight; give each request its own id"
+                );
+                return self.answered(batch, Some(error(&Value::Null, INVALID_REQUEST, text)));
+            }
+            inflight.insert(
+                key.clone(),
+                Inflight {
+                    token: token.clone(),
+                    unwanted: false,
+                },
+            );
+        }
+        if self.protocol.is_quick(&call.method) {
+            return self.finish(&call, key.as_deref(), batch, &token);
+        }
+        let (server, batch_owned) = (self.clone(), batch.cloned());
+        let task_token = token.clone();
+        let id = call.id.clone();
+        let submitted = self.pool.submit(Box::new(move || {
+            server.finish(&call, key.as_deref(), batch_owned.as_ref(), &task_token);
+        }));
+        if let Err(refused) = submitted {
+            let text = match refused {
+                Refused::Busy(max) => format!(
+                    "server busy: {max} requests are already running or waiting (--max-inflight {max}); retry once one has been answered"
+                ),
+                Refused::NoThread(e) => format!(
+                    "server busy: no thread could be started for this request ({e}); retry once a request has been answered"
+                ),
+            };
+            if let Some(id) = &id {
+                lock(&self.inflight).remove(&id.to_string());
+            }
+            let answer = id.map(|id| error(&id, SERVER_BUSY, text));
+            self.answered(batch, answer);
+        }
+    }
+
+    /// Answers `call` and sends (or batches) the answer, unless it is a notification or its
+    /// answer is no longer wanted.
+    fn finish(
+        &self,
+        call: &Incoming,
+        key: Option<&str>,
+        batch: Option<&Arc<Batch>>,
+        token: &CancelToken,
+    ) {
+        let reply =
+            std::panic::catch_unwind(AssertUnwindSafe(|| self.protocol.answer(self, call, token)))
+                .unwrap_or_else(|panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Reply::Error(
+                        INTERNAL_ERROR,
+                        format!("internal error: the request failed ({what}); the server goes on"),
+                    )
+                });
+        let wanted = match key {
+            Some(key) => lock(&self.inflight)
+                .remove(key)
+                .is_some_and(|e| !e.unwanted),
+            None => false,
+        };
+        let answer = match (&call.id, wanted) {
+            (Some(id), true) => Some(match reply {
+                Reply::Result(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                Reply::Error(code, text) => error(id, code, text),
+            }),
+            _ => None,
+        };
+        self.answered(batch, answer);
+    }
+
+    /// Sends an answer, or adds it to its batch (sent whole once the batch's last request
+    /// is done).
+    fn answered(&self, batch: Option<&Arc<Batch>>, answer: Option<Value>) {
+        let Some(batch) = batch else {
+            if let Some(answer) = answer {
+                self.out.send(&answer);
+            }
+            return;
+        };
+        let mut answers = lock(&batch.answers);
+        answers.extend(answer);
+        if batch.left.fetch_sub(1, Ordering::SeqCst) == 1 && !answers.is_empty() {
+            let all = Value::Array(std::mem::take(&mut *answers));
+            drop(answers);
+            self.out.send(&all);
+        }
+    }
+
+    /// Sends a notification to the client (progress).
+    pub(crate) fn notify(&self, method: &str, params: &Value) {
+        self.out
+            .send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Cancels the request in flight with this id (its JSON text); whether there was one.
+    /// `unwanted`: its answer is not sent either (MCP's cancellation).
+    pub(crate) fn cancel_request(&self, key: &str, unwanted: bool) -> bool {
+        match lock(&self.inflight).get_mut(key) {
+            Some(entry) => {
+                entry.unwanted |= unwanted;
+                entry.token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn cancel_all(&self) {
+        for entry in lock(&self.inflight).values() {
+            entry.token.cancel();
+        }
+    }
+
+    /// The client no longer reads: its stdout was closed, or a write failed.
+    fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::SeqCst) || self.out.broken.load(Ordering::SeqCst)
+    }
+
+    fn client_gone(&self) {
+        if !self.gone.swap(true, Ordering::SeqCst) {
+            self.cancel_all();
+        }
+    }
+}
+
+/// What [`check_message`] made of a message.
+enum Checked {
+    Call(Incoming),
+    /// A response from the client, which needs nothing.
+    Ignore,
+    /// Answer with this error (id, code, message).
+    Refuse(Value, i64, String),
+}
+
+/// Checks the shape of one JSON-RPC message: an object with a valid id, a method, and named
+/// params. Nothing runs for a message that fails.
+fn check_message(message: Value, protocol: &dyn Protocol) -> Checked {
+    let Value::Object(mut fields) = message else {
+        return Checked::Refuse(
+            Value::Null,
+            INVALID_REQUEST,
+            format!(
+                "invalid request: a JSON-RPC message is an object such as {{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"exec\", \"params\": {{…}}}}, not {}",
+                kind(&message)
+            ),
+        );
+    };
+    let id = fields.remove("id");
+    if let Some(bad) = id
+        .as_ref()
+        .filter(|id| !matches!(id, Value::String(_) | Value::Number(_) | Value::Null))
+    {
+        return Checked::Refuse(
+            Value::Null,
+            INVALID_REQUEST,
+            format!(
+                "invalid request: id must be a string, a number or null, not {}",
+                kind(bad)
+            ),
+        );
+    }
+    let refuse =
+        |code, text: String| Checked::Refuse(id.clone().unwrap_or(Value::Null), code, text);
+    // A notification whose params are wrong gets no answer: there is no id to answer.
+    let refuse_params = |text: String| match &id {
+        Some(id) => Checked::Refuse(id.clone(), INVALID_PARAMS, text),
+        None => Checked::Ignore,
+    };
+    match fields.get("jsonrpc") {
+        None => {}
+        Some(Value::String(v)) if v == "2.0" => {}
+        Some(other) => {
+            return refuse(
+                INVALID_REQUEST,
+                format!("invalid request: \"jsonrpc\" must be \"2.0\", not {other}"),
+            );
+        }
+    }
+    let method = match fields.remove("method") {
+        Some(Value::String(m)) => m,
+        None if id.is_some() && (fields.contains_key("result") || fields.contains_key("error")) => {
+            return Checked::Ignore;
+        }
+        None => {
+            return refuse(
+                INVALID_REQUEST,
+                "invalid request: a request needs a \"method\" string".into(),
+            );
+        }
+        Some(other) => {
+            return refuse(
+                INVALID_REQUEST,
+                format!(
+                    "invalid request: \"method\" must be a string, not {}",
+                    kind(&other)
+                ),
+            );
+        }
+    };
+    let params = match fields.remove("params") {
+        None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
+        Some(p @ Value::Object(_)) => p,
+        Some(Value::Array(_)) => {
+            let takes = protocol
+                .params_of(&method)
+                .map(|p| format!(" ({p})"))
+                .unwrap_or_default();
+            return refuse_params(format!(
+                "invalid params: {method} takes named params, an object{takes}, not an array"
+            ));
+        }
+        Some(other) => {
+            return refuse_params(format!(
+                "invalid params: params must be an object, not {}",
+                kind(&other)
+            ));
+        }
+    };
+    Checked::Call(Incoming { id, method, params })
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+/// Writes one JSON message per line, whole, under a lock. A failed write means the client no
+/// longer reads: nothing more is written.
+#[derive(Default)]
+struct Out {
+    stdout: Mutex<()>,
+    broken: AtomicBool,
+}
+
+impl Out {
+    fn send(&self, message: &Value) {
+        let mut line = serde_json::to_vec(message).unwrap_or_default();
+        line.push(b'\n');
+        let _held = lock(&self.stdout);
+        if self.broken.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+            self.broken.store(true, Ordering::SeqCst);
+        }
+    }
+}
