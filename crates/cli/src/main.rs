@@ -203,6 +203,10 @@ struct ArtifactArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 struct ServeArgs {
+    /// The working directory of calls (relative `cwd`s resolve against it; the default
+    /// workspace). Default: where agent-exec runs. MCP clients often start servers in `/`.
+    #[arg(short = 'C', long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
     /// Artifact directory.
     #[arg(long, value_name = "DIR")]
     artifacts: Option<PathBuf>,
@@ -237,6 +241,18 @@ struct ServeArgs {
 
 impl ServeArgs {
     fn tool(&self) -> anyhow::Result<Tool> {
+        let workdir = match &self.cwd {
+            Some(dir) => {
+                let dir = std::path::absolute(dir)?;
+                anyhow::ensure!(
+                    dir.is_dir(),
+                    "--cwd {}: not a directory; give the directory calls run in",
+                    dir.display()
+                );
+                Some(dir)
+            }
+            None => None,
+        };
         build_tool(
             self.artifacts.clone(),
             None,
@@ -245,6 +261,9 @@ impl ServeArgs {
             &self.retention,
             &self.containment,
             |c| {
+                if let Some(dir) = workdir {
+                    c.workdir = dir;
+                }
                 c.sessions.rc_snapshot = self.rc_snapshot;
                 c.sessions.command_prefix.clone_from(&self.command_prefix);
                 c.sessions.max_sessions = self.max_sessions;

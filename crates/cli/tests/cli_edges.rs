@@ -367,3 +367,20 @@ fn head_zero_shows_no_lines() {
     assert_eq!(out.code, 0, "{out:?}");
     assert!(out.stdout.contains("Showing no lines of 5"), "{out:?}");
 }
+
+#[test]
+fn a_request_file_holds_one_json_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("request.json");
+    std::fs::write(&file, r#"[{"command": "echo ran"}]"#).unwrap();
+    let out = run(&["run", "--request", file.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("a request is a JSON object") && !out.stdout.contains("ran"),
+        "{out:?}"
+    );
+    // Numbers may come as strings, as many clients send them.
+    std::fs::write(&file, r#"{"command": "echo ran", "timeout": "30"}"#).unwrap();
+    let out = run(&["run", "--request", file.to_str().unwrap()]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "ran\n"), "{out:?}");
+}

@@ -103,10 +103,44 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, S
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        if path == "." || path.is_empty() {
+        // An unknown field's message names it already.
+        if path == "." || path.is_empty() || inner.starts_with("unknown field") {
             inner
         } else {
             format!("{path}: {inner}")
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ArtifactRead, JobInput, JobOutputRequest};
+    use serde_json::json;
+
+    #[test]
+    fn numbers_and_booleans_may_come_as_strings() {
+        let r: JobOutputRequest =
+            parse_params(json!({"job_id": 3, "wait_ms": " 250 ", "mode": "all"})).unwrap();
+        assert_eq!((r.job_id.as_str(), r.wait_ms), ("3", 250));
+        let i: JobInput =
+            parse_params(json!({"job_id": "1", "enter": "false", "eof": "true"})).unwrap();
+        assert!(!i.enter && i.eof);
+        let i: JobInput = parse_params(json!({"job_id": "1"})).unwrap();
+        assert!(i.enter && !i.eof);
+    }
+
+    #[test]
+    fn errors_name_the_field_and_what_came() {
+        let e = parse_params::<ArtifactRead>(json!({"id": "1", "offset": -1})).unwrap_err();
+        assert_eq!(e, "offset: expected a non-negative integer, got -1");
+        let e = parse_params::<ArtifactRead>(json!({"id": "1", "limit": "lots"})).unwrap_err();
+        assert_eq!(e, "limit: expected a non-negative integer, got \"lots\"");
+        let e = parse_params::<ArtifactRead>(json!({"id": "1", "context": [1]})).unwrap_err();
+        assert_eq!(e, "context: expected a non-negative integer, got an array");
+        let e = parse_params::<JobInput>(json!({"job_id": {"a": 1}})).unwrap_err();
+        assert_eq!(e, "job_id: expected a string id, got an object");
+        let e = parse_params::<ArtifactRead>(json!({"id": "1", "bogus": 1})).unwrap_err();
+        assert!(e.starts_with("unknown field `bogus`"), "{e}");
+    }
 }

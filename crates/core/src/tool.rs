@@ -98,6 +98,35 @@ impl Tool {
         self.call(request, cancel, Approval::Ask, Some(observer))
     }
 
+    /// [`execute`](Self::execute), handing `on_progress` the call's progress while it runs, on
+    /// the schedule of [`report_progress`](crate::report_progress) (at most every 250 ms when
+    /// the output changed, at least every 5 s), from a thread of its own. For async callers,
+    /// [`Tool::start`] with [`RunOptions::with_progress`](crate::RunOptions::with_progress)
+    /// streams the same updates.
+    pub fn execute_reporting(
+        &self,
+        request: &Request,
+        cancel: &CancelToken,
+        on_progress: &(dyn Fn(&crate::Progress) + Sync),
+    ) -> ToolResult {
+        let observer = Observer::new();
+        let finished = CancelToken::new();
+        std::thread::scope(|scope| {
+            // No thread (out of them), no progress: the call itself still runs.
+            let _reporter = std::thread::Builder::new()
+                .name("agent-exec-progress".into())
+                .spawn_scoped(scope, || {
+                    crate::report_progress(&observer, &finished, |update| {
+                        on_progress(&update);
+                        true
+                    })
+                });
+            let result = self.execute_observed(request, cancel, &observer);
+            finished.cancel();
+            result
+        })
+    }
+
     /// Runs a request a human has approved after it came back `needs_approval`: an `ask`
     /// verdict no longer stops it (a `deny`, and the hardline guard, still do).
     pub fn execute_approved(&self, request: &Request, cancel: &CancelToken) -> ToolResult {

@@ -85,3 +85,29 @@ impl CancelToken {
         pipe.as_ref().map(|(read, _)| read.as_raw_fd())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancel_before_anyone_polled_still_wakes_the_poll() {
+        let token = CancelToken::new();
+        token.clone().cancel();
+        let fd = token.fd().expect("a pipe");
+        // Readable at once: the write the cancel could not make was made when the pipe was.
+        assert_eq!(
+            sys::poll_readable(&[Some(fd)], Some(Duration::from_secs(30))),
+            vec![true]
+        );
+        assert!(token.wait_timeout(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn a_fresh_token_holds_no_descriptor() {
+        let token = CancelToken::new();
+        assert!(token.inner.pipe.get().is_none());
+        assert!(!token.wait_timeout(Duration::from_millis(1)));
+        assert!(token.inner.pipe.get().is_some());
+    }
+}

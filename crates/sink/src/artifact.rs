@@ -440,3 +440,68 @@ impl ArtifactWriter {
         self.written += take as u64;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn store_with(text: &str) -> (tempfile::TempDir, ArtifactStore, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path().join("a")).unwrap();
+        let (id, _, mut file) = store.create().unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        (dir, store, id)
+    }
+
+    #[test]
+    fn grep_numbers_matches_and_context_like_grep_n_c() {
+        let text: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+        let (_dir, store, id) = store_with(&text);
+        let hits = store
+            .grep(
+                &id,
+                &regex::Regex::new("^line (3|5|15)$").unwrap(),
+                1,
+                1 << 20,
+            )
+            .unwrap();
+        assert_eq!(
+            hits.text,
+            "2-line 2\n3:line 3\n4-line 4\n5:line 5\n6-line 6\n--\n14-line 14\n15:line 15\n16-line 16\n"
+        );
+        assert_eq!(
+            (hits.matches, hits.total_lines, hits.truncated),
+            (3, 20, false)
+        );
+        let capped = store
+            .grep(&id, &regex::Regex::new("line").unwrap(), 0, 20)
+            .unwrap();
+        assert!(capped.truncated && capped.text.len() <= 20, "{capped:?}");
+        assert_eq!(capped.matches, 20, "matches are counted past the cap");
+    }
+
+    proptest! {
+        /// The lines shown are exactly those within `context` of a match, each once, in order,
+        /// marked `:` when they match.
+        #[test]
+        fn grep_shows_exactly_the_lines_near_a_match(
+            lines in proptest::collection::vec(prop_oneof![Just("hit"), Just("miss"), Just("")], 0..40),
+            context in 0u64..4,
+        ) {
+            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            let (_dir, store, id) = store_with(&text);
+            let hits = store.grep(&id, &regex::Regex::new("hit").unwrap(), context, 1 << 20).unwrap();
+            let near = |i: usize| lines.iter().enumerate().any(|(j, l)| {
+                *l == "hit" && (i as i64 - j as i64).unsigned_abs() <= context
+            });
+            let expected: Vec<String> = (0..lines.len())
+                .filter(|&i| near(i))
+                .map(|i| format!("{}{}{}", i + 1, if lines[i] == "hit" { ':' } else { '-' }, lines[i]))
+                .collect();
+            let shown: Vec<String> = hits.text.lines().filter(|l| *l != "--").map(str::to_owned).collect();
+            prop_assert_eq!(shown, expected);
+            prop_assert_eq!(hits.matches, lines.iter().filter(|l| **l == "hit").count() as u64);
+        }
+    }
+}

@@ -2,8 +2,8 @@
 //! turns params into a call of the [`Tool`](agent_exec_core::Tool).
 
 use agent_exec_core::{
-    ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, Observer, Progress, Request,
-    SessionClose, ToolResult, parse_params, report_progress,
+    ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, Progress, Request, SessionClose,
+    ToolResult, parse_params,
 };
 use agent_exec_executor::CancelToken;
 use serde_json::Value;
@@ -54,7 +54,7 @@ pub(crate) fn call(
             let request = Request::from_value(params)
                 .map_err(|e| e.0.trim_start_matches("invalid request: ").to_owned())?;
             match progress {
-                Some(send) => execute_reporting(server, &request, cancel, send),
+                Some(send) => tool.execute_reporting(&request, cancel, send),
                 None => tool.execute(&request, cancel),
             }
         }
@@ -67,30 +67,5 @@ pub(crate) fn call(
         }
         Method::ArtifactRead => tool.artifact_read(&parse_params::<ArtifactRead>(params)?),
         Method::SessionClose => tool.session_close(&parse_params::<SessionClose>(params)?.session),
-    })
-}
-
-/// Runs `request` while a reporter thread hands its progress to `send`.
-fn execute_reporting(
-    server: &Server,
-    request: &Request,
-    cancel: &CancelToken,
-    send: &(dyn Fn(&Progress) + Sync),
-) -> ToolResult {
-    let observer = Observer::new();
-    let finished = CancelToken::new();
-    std::thread::scope(|scope| {
-        // No thread, no progress: the call itself still runs.
-        let _reporter = std::thread::Builder::new()
-            .name("agent-exec-progress".into())
-            .spawn_scoped(scope, || {
-                report_progress(&observer, &finished, |update| {
-                    send(&update);
-                    true
-                })
-            });
-        let result = server.tool.execute_observed(request, cancel, &observer);
-        finished.cancel();
-        result
     })
 }

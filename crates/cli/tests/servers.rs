@@ -1,0 +1,582 @@
+//! `serve` and `mcp` as clients meet them: every bad input gets an answer naming the problem
+//! and the server goes on (each test ends by asking for an `exec` that must still answer);
+//! bounds hold under bursts; progress streams; a client that goes away takes its commands with
+//! it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{Value, json};
+
+/// Every wait is bounded by this, so a broken server fails a test instead of hanging it.
+const WAIT: Duration = Duration::from_mins(1);
+
+/// A server process and the messages it writes.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    dir: tempfile::TempDir,
+    mcp: bool,
+}
+
+impl Client {
+    fn serve(flags: &[&str]) -> Client {
+        Client::start("serve", flags, None)
+    }
+
+    fn mcp(flags: &[&str]) -> Client {
+        Client::start("mcp", flags, None)
+    }
+
+    /// The server, started by `sh -c` after `shell_prefix` (`ulimit -n 64;`).
+    fn start(subcommand: &str, flags: &[&str], shell_prefix: Option<&str>) -> Client {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = assert_cmd::cargo::cargo_bin("agent-exec");
+        let mut cmd = match shell_prefix {
+            None => Command::cargo_bin("agent-exec").unwrap(),
+            Some(prefix) => {
+                let mut c = Command::new("sh");
+                c.arg("-c")
+                    .arg(format!("{prefix} exec \"$0\" \"$@\""))
+                    .arg(&bin);
+                c
+            }
+        };
+        let mut child = cmd
+            .arg(subcommand)
+            .args(flags)
+            .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Client {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            dir,
+            mcp: subcommand == "mcp",
+        }
+    }
+
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.send_bytes(message.to_string().as_bytes());
+    }
+
+    /// The next message written.
+    fn recv(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(WAIT)
+            .expect("the server answers within the wait");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    /// The next message that is not a notification.
+    fn answer(&mut self) -> Value {
+        loop {
+            let m = self.recv();
+            if m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+
+    #[allow(clippy::needless_pass_by_value)] // callers build the params in place: json!({…})
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer()
+    }
+
+    /// An `exec` (or, in `mcp`, a `bash` call) still answers.
+    fn still_serves(&mut self) {
+        let r = if self.mcp {
+            self.request(
+                99_999,
+                "tools/call",
+                json!({"name": "bash", "arguments": {"command": "echo still-serving"}}),
+            )
+        } else {
+            self.request(99_999, "exec", json!({"command": "echo still-serving"}))
+        };
+        assert_eq!(r["id"], 99_999, "{r}");
+        assert_eq!(r["result"]["content"][0]["text"], "still-serving\n", "{r}");
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Closes stdin and waits for the server to exit; its status.
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        wait_exit(&mut self.child)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let until = Instant::now() + WAIT;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < until, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits (bounded) until `check` holds.
+fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let until = Instant::now() + WAIT;
+    while !check() {
+        assert!(Instant::now() < until, "waited in vain for: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// The pid a command wrote to `file` (waiting for it).
+fn pid_in(file: &std::path::Path) -> i32 {
+    let mut pid = 0;
+    eventually("the command to write its pid", || {
+        pid = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        pid > 0
+    });
+    pid
+}
+
+fn error_of(answer: &Value) -> (i64, String) {
+    (
+        answer["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("not an error: {answer}")),
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+#[test]
+fn malformed_messages_get_errors_naming_the_problem_and_nothing_runs() {
+    let mut s = Client::serve(&[]);
+    let marker = s.path("ran");
+    let touch = format!("touch {}", marker.display());
+    // (the line, the error code, words the message must hold)
+    let cases: Vec<(Vec<u8>, i64, &str)> = vec![
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"exec\",\"params\":{\"command\":\"echo \xff\"}}".to_vec(), -32700, "not valid UTF-8"),
+        (b"{not json".to_vec(), -32700, "parse error"),
+        (b"{}".to_vec(), -32600, "method"),
+        (b"[]".to_vec(), -32600, "empty batch"),
+        (b"42".to_vec(), -32600, "not a number"),
+        (json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "exec", "params": {"command": touch}}).to_string().into_bytes(), -32600, "id must be a string, a number or null"),
+        (json!({"jsonrpc": "2.0", "id": [1], "method": "exec", "params": {"command": touch}}).to_string().into_bytes(), -32600, "not an array"),
+        (json!({"jsonrpc": "2.0", "id": true, "method": "exec", "params": {"command": touch}}).to_string().into_bytes(), -32600, "not a boolean"),
+        (json!({"jsonrpc": "1.0", "id": 2, "method": "exec", "params": {"command": touch}}).to_string().into_bytes(), -32600, "\"2.0\""),
+        (json!({"jsonrpc": "2.0", "id": 3, "method": 7}).to_string().into_bytes(), -32600, "method"),
+        (json!({"jsonrpc": "2.0", "id": 4, "method": "exec", "params": [touch]}).to_string().into_bytes(), -32602, "exec takes named params, an object (command"),
+        (json!({"jsonrpc": "2.0", "id": 5, "method": "exec", "params": "x"}).to_string().into_bytes(), -32602, "params must be an object"),
+        (json!({"jsonrpc": "2.0", "id": 6, "method": "exec", "params": {"command": touch, "timeout": "soon"}}).to_string().into_bytes(), -32602, "timeout"),
+        (json!({"jsonrpc": "2.0", "id": 7, "method": "artifact_read", "params": {"id": "1", "offset": -1}}).to_string().into_bytes(), -32602, "offset: expected a non-negative integer, got -1"),
+        (json!({"jsonrpc": "2.0", "id": 8, "method": "artifact_read", "params": {"id": "1", "offset": "abc"}}).to_string().into_bytes(), -32602, "offset"),
+        (json!({"jsonrpc": "2.0", "id": 9, "method": "artifact_read", "params": {"id": "1", "limit": -5}}).to_string().into_bytes(), -32602, "limit"),
+        (json!({"jsonrpc": "2.0", "id": 10, "method": "job_output", "params": {"job_id": "1", "wait_ms": -1}}).to_string().into_bytes(), -32602, "wait_ms"),
+        (json!({"jsonrpc": "2.0", "id": 11, "method": "job_input", "params": {"job_id": "1", "eof": "maybe"}}).to_string().into_bytes(), -32602, "eof"),
+        (json!({"jsonrpc": "2.0", "id": 12, "method": "job_kill", "params": {}}).to_string().into_bytes(), -32602, "job_id"),
+        (json!({"jsonrpc": "2.0", "id": 13, "method": "session_close", "params": {"session": 5}}).to_string().into_bytes(), -32602, "session"),
+        (json!({"jsonrpc": "2.0", "id": 14, "method": "job_list", "params": {"x": 1}}).to_string().into_bytes(), -32602, "x"),
+        (json!({"jsonrpc": "2.0", "id": 15, "method": "cancel", "params": {"id": {"a": 1}}}).to_string().into_bytes(), -32602, "id"),
+    ];
+    for (line, code, words) in cases {
+        s.send_bytes(&line);
+        let answer = s.answer();
+        let (got, message) = error_of(&answer);
+        assert_eq!(got, code, "{}: {answer}", String::from_utf8_lossy(&line));
+        assert!(
+            message.contains(words),
+            "{}: {message:?} lacks {words:?}",
+            String::from_utf8_lossy(&line)
+        );
+        s.still_serves();
+    }
+    assert!(!marker.exists(), "a refused request ran its command");
+}
+
+#[test]
+fn bad_values_inside_a_request_are_refused_naming_them() {
+    let mut s = Client::serve(&[]);
+    for (env, words) in [
+        (json!({"A=B": "1"}), "env name \"A=B\""),
+        (json!({"": "1"}), "env name \"\""),
+    ] {
+        let r = s.request(1, "exec", json!({"command": "echo $A", "env": env}));
+        assert_eq!(r["result"]["details"]["outcome"], "invalid_request", "{r}");
+        let text = r["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(words), "{text}");
+    }
+    // Numbers sent as strings are taken.
+    let r = s.request(
+        2,
+        "exec",
+        json!({"command": "echo ok", "timeout": "30", "tail": "5"}),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "ok\n", "{r}");
+    s.still_serves();
+}
+
+#[test]
+fn a_line_over_the_limit_is_refused_naming_the_limit_and_not_echoed() {
+    let mut s = Client::serve(&["--max-line-bytes", "64K"]);
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"exec\",\"params\":{{\"command\":\"echo {}\"}}}}",
+        "x".repeat(1 << 20)
+    );
+    s.send_bytes(big.as_bytes());
+    let answer = s.answer();
+    let (code, message) = error_of(&answer);
+    assert_eq!(code, -32600);
+    assert!(
+        message.contains("65536 bytes (--max-line-bytes)"),
+        "{message}"
+    );
+    assert!(
+        answer.to_string().len() < 1024,
+        "the reply echoes the request"
+    );
+    s.still_serves();
+}
+
+#[test]
+fn batches_are_answered_as_one_array() {
+    let mut s = Client::serve(&[]);
+    s.send(&json!([
+        {"jsonrpc": "2.0", "id": "a", "method": "exec", "params": {"command": "echo A"}},
+        {"jsonrpc": "2.0", "method": "exec", "params": {"command": "true"}},
+        {"jsonrpc": "2.0", "id": "b", "method": "nope"},
+        {"id": {"bad": 1}, "method": "exec", "params": {"command": "true"}},
+    ]));
+    let answer = s.answer();
+    let items = answer
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {answer}"));
+    assert_eq!(items.len(), 3, "{answer}");
+    let by_id = |id: Value| items.iter().find(|i| i["id"] == id).unwrap().clone();
+    assert_eq!(by_id(json!("a"))["result"]["content"][0]["text"], "A\n");
+    assert_eq!(by_id(json!("b"))["error"]["code"], -32601);
+    assert_eq!(by_id(Value::Null)["error"]["code"], -32600);
+    // A batch of notifications only gets no answer; the next request does.
+    s.send(&json!([{"jsonrpc": "2.0", "method": "exec", "params": {"command": "true"}}]));
+    s.still_serves();
+}
+
+#[test]
+fn mcp_refuses_empty_objects_and_batches_instead_of_staying_silent() {
+    let mut s = Client::mcp(&[]);
+    s.send_bytes(b"{}");
+    assert_eq!(error_of(&s.answer()).0, -32600);
+    s.send_bytes(b"[]");
+    assert_eq!(error_of(&s.answer()).0, -32600);
+    s.send(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]));
+    let answer = s.answer();
+    assert_eq!(answer[0]["id"], 1, "{answer}");
+    let r = s.request(
+        2,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo x", "bogus": 1}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bogus")
+    );
+    let r = s.request(
+        3,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo still-serving"}}),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "still-serving\n", "{r}");
+}
+
+#[test]
+fn mcp_sends_no_answer_after_a_cancellation() {
+    let mut s = Client::mcp(&[]);
+    let pidfile = s.path("pid");
+    let command = format!("sh -c 'echo $$ > {}; exec sleep 300'", pidfile.display());
+    s.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "bash", "arguments": {"command": command}}}));
+    let pid = pid_in(&pidfile);
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "test"}}));
+    eventually("the cancelled command to end", || !alive(pid));
+    let r = s.request(
+        6,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo after"}}),
+    );
+    assert_eq!(r["id"], 6, "an answer to the cancelled request came: {r}");
+    assert_eq!(r["result"]["content"][0]["text"], "after\n");
+}
+
+#[test]
+fn exec_progress_streams_while_the_command_runs() {
+    let mut s = Client::serve(&[]);
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": "p", "method": "exec", "params": {
+        "command": "for i in 1 2 3 4; do echo step$i; sleep 0.4; done", "progress": true}}),
+    );
+    let mut updates = Vec::new();
+    let answer = loop {
+        let m = s.recv();
+        if m["method"] == "exec/progress" {
+            updates.push(m);
+        } else {
+            break m;
+        }
+    };
+    assert_eq!(answer["result"]["details"]["outcome"], "success");
+    assert!(!updates.is_empty(), "no exec/progress before the answer");
+    let mut last_elapsed = 0;
+    for u in &updates {
+        let p = &u["params"];
+        assert_eq!(p["id"], "p", "{u}");
+        for field in ["elapsed_ms", "stdout_bytes", "stderr_bytes", "lines"] {
+            assert!(p[field].is_u64(), "{field} in {u}");
+        }
+        let elapsed = p["elapsed_ms"].as_u64().unwrap();
+        assert!(elapsed > last_elapsed, "elapsed_ms goes up: {u}");
+        last_elapsed = elapsed;
+        assert!(p["tail"].as_str().unwrap().starts_with("step1\n"), "{u}");
+    }
+    // Without "progress": nothing but the answer.
+    s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "exec", "params": {"command": "echo a; sleep 0.6; echo b"}}));
+    assert_eq!(s.recv()["id"], 2);
+}
+
+#[test]
+fn past_max_inflight_a_request_is_refused_as_busy_and_cancel_still_works() {
+    let mut s = Client::serve(&["--max-inflight", "2"]);
+    for id in ["a", "b"] {
+        s.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "exec", "params": {
+            "command": format!("echo $$ > {}; exec sleep 300", s.path(id).display())}}),
+        );
+    }
+    pid_in(&s.path("a"));
+    pid_in(&s.path("b"));
+    let r = s.request(3, "exec", json!({"command": "echo third"}));
+    let (code, message) = error_of(&r);
+    assert_eq!(code, -32000);
+    assert!(message.contains("--max-inflight 2"), "{message}");
+    for id in ["a", "b"] {
+        s.send(&json!({"jsonrpc": "2.0", "id": format!("cancel-{id}"), "method": "cancel", "params": {"id": id}}));
+    }
+    let mut cancelled = 0;
+    while cancelled < 2 {
+        let m = s.answer();
+        if m["result"]["details"]["outcome"] == "cancelled" {
+            cancelled += 1;
+        }
+    }
+    s.still_serves();
+}
+
+#[test]
+fn max_sessions_holds_after_a_burst() {
+    let mut s = Client::serve(&["--max-sessions", "2"]);
+    for name in ["s1", "s2"] {
+        s.send(&json!({"jsonrpc": "2.0", "id": name, "method": "exec", "params": {
+            "session": name, "command": format!("echo $$ > {}; sleep 300", s.path(name).display())}}));
+    }
+    pid_in(&s.path("s1"));
+    pid_in(&s.path("s2"));
+    let r = s.request(3, "exec", json!({"session": "s3", "command": "echo s3"}));
+    assert_eq!(r["result"]["details"]["outcome"], "invalid_request", "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("--max-sessions 2"), "{text}");
+    s.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "cancel", "params": {"id": "s1"}}));
+    let mut seen = 0;
+    while seen < 2 {
+        let m = s.answer();
+        if m["id"] == 4 || m["id"] == "s1" {
+            seen += 1;
+        }
+    }
+    // A session is idle now: the new one takes its place.
+    let r = s.request(5, "exec", json!({"session": "s3", "command": "echo s3"}));
+    assert_eq!(r["result"]["content"][0]["text"], "s3\n", "{r}");
+}
+
+#[test]
+fn job_input_never_blocks_and_eof_alone_sends_no_newline() {
+    let mut s = Client::serve(&[]);
+    let r = s.request(
+        1,
+        "exec",
+        json!({"command": "sleep 300", "run_in_background": true}),
+    );
+    let sleeper = r["result"]["details"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = s.request(
+        2,
+        "job_input",
+        json!({"job_id": sleeper, "data": "x".repeat(1 << 20)}),
+    );
+    assert_eq!(r["result"]["details"]["outcome"], "invalid_request", "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("of 1048577 bytes") && text.contains("not reading"),
+        "{text}"
+    );
+    s.still_serves();
+    s.request(3, "job_kill", json!({"job_id": sleeper}));
+
+    let r = s.request(
+        4,
+        "exec",
+        json!({"command": "wc -c", "run_in_background": true}),
+    );
+    let counter = r["result"]["details"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = s.request(
+        5,
+        "job_input",
+        json!({"job_id": counter, "data": "", "eof": true}),
+    );
+    assert_eq!(r["result"]["details"]["outcome"], "success", "{r}");
+    let mut text = String::new();
+    eventually("wc to end", || {
+        let r = s.request(6, "job_output", json!({"job_id": counter, "wait_ms": 500}));
+        text.push_str(r["result"]["content"][0]["text"].as_str().unwrap());
+        r["result"]["details"]["running"] == false
+    });
+    assert!(
+        text.contains("\n0\n") || text.starts_with("0\n"),
+        "wc counted a byte: {text}"
+    );
+    // A finished job whose end was read stays readable.
+    let r = s.request(7, "job_output", json!({"job_id": counter, "mode": "all"}));
+    assert_eq!(r["result"]["details"]["running"], false, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains('0')
+    );
+    let r = s.request(8, "job_list", json!({}));
+    let jobs = r["result"]["details"]["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{r}");
+    assert_eq!(jobs[1]["job_id"], counter.as_str());
+    assert_eq!(jobs[1]["status"], "success");
+}
+
+#[test]
+fn out_of_file_descriptors_fails_requests_not_the_server() {
+    let mut s = Client::start("serve", &[], Some("ulimit -n 64;"));
+    for id in 0..30 {
+        s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "exec", "params": {"command": "sleep 0.3; echo ok"}}));
+    }
+    let mut answered = 0;
+    while answered < 30 {
+        let m = s.answer();
+        assert!(m["id"].is_u64(), "{m}");
+        // Each either ran or failed with a message; none brought the server down.
+        let text = m["result"]["content"][0]["text"]
+            .as_str()
+            .or(m["error"]["message"].as_str());
+        assert!(text.is_some_and(|t| !t.is_empty()), "{m}");
+        answered += 1;
+    }
+    s.still_serves();
+    assert!(s.finish().success());
+}
+
+#[test]
+fn a_client_that_stops_reading_takes_its_commands_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let mut child = Command::cargo_bin("agent-exec")
+        .unwrap()
+        .arg("serve")
+        .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "exec", "params": {
+        "command": format!("sh -c 'echo $$ > {}; exec sleep 300'", pidfile.display())}});
+    writeln!(stdin, "{request}").unwrap();
+    let pid = pid_in(&pidfile);
+    // The client can no longer read answers; its stdin stays open.
+    drop(child.stdout.take());
+    eventually("the command to end", || !alive(pid));
+    let status = wait_exit(&mut child);
+    assert!(status.success(), "{status:?}");
+    drop(stdin);
+}
+
+#[test]
+fn at_end_of_input_calls_in_flight_finish_and_are_answered() {
+    let mut s = Client::serve(&[]);
+    s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "exec", "params": {"command": "sleep 0.5; echo finished"}}));
+    drop(s.stdin.take());
+    let r = s.answer();
+    assert_eq!(r["result"]["content"][0]["text"], "finished\n", "{r}");
+    assert!(wait_exit(&mut s.child).success());
+}
+
+#[test]
+fn calls_run_in_the_directory_given_with_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Client::serve(&["-C", dir.path().to_str().unwrap()]);
+    let r = s.request(1, "exec", json!({"command": "pwd"}));
+    let pwd = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        format!("{}\n", pwd.display()),
+        "{r}"
+    );
+}
