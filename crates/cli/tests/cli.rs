@@ -500,7 +500,14 @@ fn server_with_job_and_session(s: &mut Server) -> Vec<i32> {
         .unwrap()
         .to_owned();
     let mut pids = Vec::new();
-    for i in 0..100 {
+    // Bounded by time, not by tries: `mode: "all"` answers at once, and a loaded machine may
+    // take a while to start the job's processes.
+    let until = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    for i in 0.. {
+        if std::time::Instant::now() > until {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
         let r = s.call(
             10 + i,
             "job_output",
@@ -520,7 +527,7 @@ fn server_with_job_and_session(s: &mut Server) -> Vec<i32> {
         }
     }
     assert_eq!(pids.len(), 2);
-    let r = s.call(200, "exec", r#"{"command":"echo $$","session":"s"}"#);
+    let r = s.call(1_000_000, "exec", r#"{"command":"echo $$","session":"s"}"#);
     pids.push(
         r["result"]["content"][0]["text"]
             .as_str()

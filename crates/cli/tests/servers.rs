@@ -580,3 +580,100 @@ fn calls_run_in_the_directory_given_with_c() {
         "{r}"
     );
 }
+
+#[test]
+fn sigterm_ends_commands_started_by_notifications_too() {
+    let mut s = Client::serve(&[]);
+    let pidfile = s.path("pid");
+    // No id: nobody can cancel it by id, but the server's end still reaches it.
+    s.send(&json!({"jsonrpc": "2.0", "method": "exec", "params": {
+        "command": format!("sh -c 'echo $$ > {}; exec sleep 300'", pidfile.display())}}));
+    let pid = pid_in(&pidfile);
+    let server = i32::try_from(s.child.id()).unwrap();
+    // SAFETY: signalling the server process this test started.
+    unsafe { libc::kill(server, libc::SIGTERM) };
+    eventually("the notification's command to end", || !alive(pid));
+    assert!(wait_exit(&mut s.child).success());
+}
+
+#[test]
+fn waits_in_flight_end_with_the_server() {
+    let mut s = Client::serve(&[]);
+    let r = s.request(
+        1,
+        "exec",
+        json!({"command": "sleep 300", "run_in_background": true}),
+    );
+    let job = r["result"]["details"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A long wait is cancelled by `cancel`, like an exec.
+    s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "job_output", "params": {"job_id": job, "wait_ms": 600_000}}));
+    s.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "cancel", "params": {"id": 2}}));
+    let mut ids = vec![s.answer()["id"].clone(), s.answer()["id"].clone()];
+    ids.sort_by_key(Value::to_string);
+    assert_eq!(ids, vec![json!(2), json!(3)]);
+    // And by the server's end: SIGTERM does not wait ten minutes for it.
+    s.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "job_output", "params": {"job_id": job, "wait_ms": 600_000}}));
+    s.still_serves();
+    let server = i32::try_from(s.child.id()).unwrap();
+    // SAFETY: signalling the server process this test started.
+    unsafe { libc::kill(server, libc::SIGTERM) };
+    assert!(wait_exit(&mut s.child).success());
+}
+
+#[test]
+fn a_call_cancelled_while_it_waits_for_its_session_never_runs() {
+    let mut s = Client::serve(&[]);
+    let marker = s.path("ran");
+    let pidfile = s.path("pid");
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": "first", "method": "exec", "params": {
+        "session": "s", "command": format!("echo $$ > {}; sleep 300", pidfile.display())}}),
+    );
+    pid_in(&pidfile);
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": "queued", "method": "exec", "params": {
+        "session": "s", "command": format!("touch {}", marker.display())}}),
+    );
+    for id in ["queued", "first"] {
+        s.send(&json!({"jsonrpc": "2.0", "id": format!("cancel-{id}"), "method": "cancel", "params": {"id": id}}));
+    }
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < 4 {
+        let m = s.answer();
+        if m["id"] == "queued" {
+            assert_eq!(m["result"]["details"]["outcome"], "cancelled", "{m}");
+            let text = m["result"]["content"][0]["text"].as_str().unwrap();
+            assert!(text.contains("nothing was run"), "{text}");
+        }
+        seen.insert(m["id"].to_string());
+    }
+    s.still_serves();
+    assert!(!marker.exists(), "the cancelled call ran");
+}
+
+#[test]
+fn oversized_batches_unknown_methods_and_mcp_null_ids_are_refused() {
+    let mut s = Client::serve(&["--max-inflight", "3"]);
+    let batch: Vec<Value> = (0..4)
+        .map(
+            |i| json!({"jsonrpc": "2.0", "id": i, "method": "exec", "params": {"command": "true"}}),
+        )
+        .collect();
+    s.send(&Value::Array(batch));
+    let (code, message) = error_of(&s.answer());
+    assert_eq!(code, -32600);
+    assert!(message.contains("at most 3 per batch"), "{message}");
+    let r = s.request(5, "nope", json!(["x"]));
+    assert_eq!(error_of(&r).0, -32601, "{r}");
+    s.still_serves();
+
+    let mut m = Client::mcp(&[]);
+    m.send(&json!({"jsonrpc": "2.0", "id": null, "method": "ping"}));
+    let (code, message) = error_of(&m.answer());
+    assert_eq!(code, -32600);
+    assert!(message.contains("null"), "{message}");
+    m.still_serves();
+}

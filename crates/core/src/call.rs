@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::methods::JobOutputRequest;
-use crate::progress::{Observer, Progress, report_progress};
+use crate::progress::{CancelOnDrop, Observer, Progress, report_progress};
 use crate::request::Request;
 use crate::result::{Outcome, ToolResult};
 use crate::tool::{Approval, Tool};
@@ -232,15 +232,6 @@ impl Tool {
                 String::new(),
             )
         })
-    }
-}
-
-/// Cancels its token when dropped.
-struct CancelOnDrop(CancelToken);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.cancel();
     }
 }
 

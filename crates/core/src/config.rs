@@ -41,7 +41,7 @@ pub struct Config {
     /// Persistent sessions. Default: [`SessionSettings::default`].
     pub sessions: SessionSettings,
     /// Background jobs: at most 32 running, 256 KiB of recent output each, finished jobs kept
-    /// an hour. Default: [`JobLimits::default`].
+    /// an hour (at most 128 of them). Default: [`JobLimits::default`].
     pub jobs: JobLimits,
     /// The operator's sandbox (contract §8); a request may only tighten its mode.
     pub sandbox: SandboxSettings,

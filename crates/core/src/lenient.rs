@@ -82,11 +82,11 @@ pub(crate) fn flag_default_true<'de, D: Deserializer<'de>>(d: D) -> Result<bool,
 }
 
 fn expected(what: &str, got: &Value) -> String {
-    format!("expected {what}, got {}", kind(got))
+    format!("expected {what}, got {}", json_kind(got))
 }
 
 /// What kind of JSON value `value` is, for messages (`an array`).
-pub(crate) fn kind(value: &Value) -> &'static str {
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

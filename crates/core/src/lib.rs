@@ -46,7 +46,7 @@ mod tool;
 
 pub use call::{AsyncApprover, Call, RunOptions};
 pub use config::{Config, SandboxSettings, SessionSettings, default_deny_read};
-pub use lenient::parse_params;
+pub use lenient::{json_kind, parse_params};
 pub use methods::{
     ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, OutputMode, SessionClose,
 };

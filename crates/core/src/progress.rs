@@ -141,6 +141,15 @@ pub fn report_progress(
     last_bytes
 }
 
+/// Cancels its token when dropped: a reporter ends even when the call it reports on panics.
+pub(crate) struct CancelOnDrop(pub(crate) agent_exec_executor::CancelToken);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
 /// A sink that shows each chunk to an observer on its way to the real sink.
 pub(crate) struct Observed<'a, S> {
     pub(crate) inner: &'a mut S,

@@ -353,6 +353,12 @@ pub(crate) fn shell_start_failed(e: &SpawnError) -> String {
 }
 
 /// A close came while the session's shell was starting.
+/// The call was cancelled before its command started.
+pub(crate) fn cancelled_before_run() -> String {
+    "[Command cancelled]\nThe call was cancelled before the command started; nothing was run."
+        .to_owned()
+}
+
 pub(crate) fn closed_before_run() -> String {
     "[Command cancelled]\nThe session was closed before the command could run; nothing was run."
         .to_owned()
@@ -499,6 +505,14 @@ pub(crate) fn job_output(r: &JobRead<'_>) -> String {
 pub(crate) fn job_input_sent(id: &str, bytes: usize, closed: bool) -> String {
     let closed = if closed { " and closed its input" } else { "" };
     format!("Sent {} to job {id}{closed}.", count(bytes as u64, "byte"))
+}
+
+/// `job_input` wrote the data but could not close the input (a terminal that took no Ctrl-D).
+pub(crate) fn job_input_not_closed(id: &str, bytes: usize) -> String {
+    format!(
+        "Sent {} to job {id}, but its input was not closed: it is not reading its terminal (the input buffer is full). Send eof again once it has read.",
+        count(bytes as u64, "byte")
+    )
 }
 
 /// `job_input` wrote only part of the data: the job's input was full.

@@ -285,7 +285,7 @@ impl Request {
         if !value.is_object() {
             return Err(InvalidRequest(format!(
                 "invalid request: a request is a JSON object such as {{\"command\": \"ls\"}}, not {}",
-                crate::lenient::kind(&value)
+                crate::lenient::json_kind(&value)
             )));
         }
         crate::lenient::parse_params(value)

@@ -236,10 +236,12 @@ impl Runner {
         let settings = &self.config.sessions;
         let mut sessions = lock(&self.sessions);
         // Idle expiry, then the bound on the number of sessions (least recently used first).
+        // A handle held outside the map belongs to a call about to use it: never closed here.
         let expired: Vec<String> = sessions
             .iter()
             .filter(|(k, s)| {
                 *k != key
+                    && Arc::strong_count(s) == 1
                     && s.slot
                         .try_lock()
                         .is_ok_and(|s| s.last_used.elapsed() > settings.idle_expiry)
@@ -254,6 +256,7 @@ impl Runner {
         if !sessions.contains_key(key) && sessions.len() >= settings.max_sessions.max(1) {
             let oldest = sessions
                 .iter()
+                .filter(|(_, s)| Arc::strong_count(s) == 1)
                 .filter_map(|(k, s)| s.slot.try_lock().ok().map(|s| (k.clone(), s.last_used)))
                 .min_by_key(|(_, t)| *t)
                 .map(|(k, _)| k);
@@ -307,6 +310,14 @@ impl Runner {
         };
         let mut slot = lock(&handle.slot);
         slot.last_used = Instant::now();
+        if cancel.is_cancelled() {
+            // Cancelled while it waited for the session's previous command: it never starts.
+            return Ran::NotRun {
+                outcome: Outcome::Cancelled,
+                text: render::cancelled_before_run(),
+                cwd: start_cwd,
+            };
+        }
         let mut notes = Vec::new();
         let mut command = plan.shell_line();
         if let Some(cwd) = &plan.cwd {
@@ -468,12 +479,18 @@ impl Runner {
     }
 
     /// `job_output`: a background job's output since the last read (or all held).
-    pub(crate) fn job_output(&self, id: &str, all: bool, wait: Duration) -> ToolResult {
+    pub(crate) fn job_output(
+        &self,
+        id: &str,
+        all: bool,
+        wait: Duration,
+        cancel: Option<&CancelToken>,
+    ) -> ToolResult {
         let job = match self.job(id) {
             Ok(j) => j,
             Err(r) => return *r,
         };
-        let out = job.read(all, wait);
+        let out = job.read(all, wait, cancel);
         let mut d = Details::empty(Outcome::Success, self.workdir_text());
         d.job_id = Some(JobId(job.id.clone()));
         d.stdout_bytes = out.stdout_bytes;
@@ -521,8 +538,13 @@ impl Runner {
         d.job_id = Some(JobId(job.id.clone()));
         d.running = Some(job.status() == JobStatus::Running);
         match job.input(data, eof) {
-            Ok(taken) if taken.written == data.len() => {
+            Ok(taken) if taken.written == data.len() && (taken.closed || !eof) => {
                 ToolResult::new(render::job_input_sent(&job.id, data.len(), taken.closed), d)
+            }
+            Ok(taken) if taken.written == data.len() => {
+                // Under a terminal, the data went but the Ctrl-D that closes it did not.
+                d.set_outcome(Outcome::InvalidRequest);
+                ToolResult::new(render::job_input_not_closed(&job.id, data.len()), d)
             }
             Ok(taken) => {
                 d.set_outcome(Outcome::InvalidRequest);

@@ -121,9 +121,9 @@ impl Tool {
                         true
                     })
                 });
-            let result = self.execute_observed(request, cancel, &observer);
-            finished.cancel();
-            result
+            // Before the scope joins the reporter, even if the call panics.
+            let _finished = crate::progress::CancelOnDrop(finished.clone());
+            self.execute_observed(request, cancel, &observer)
         })
     }
 
@@ -158,8 +158,22 @@ impl Tool {
         if let Some(refused) = self.police(&plan, approval) {
             return refused;
         }
+        if cancel.is_cancelled() {
+            let mut d = Details::empty(Outcome::Cancelled, self.runner.workdir_text());
+            d.cancelled = true;
+            return ToolResult::new(render::cancelled_before_run(), d);
+        }
         match plan.mode {
-            Mode::Job { pty } => self.runner.start_job(&plan, pty),
+            Mode::Job { pty } => {
+                let started = self.runner.start_job(&plan, pty);
+                // Cancelled while it started: nobody will learn its id, so it must not run on.
+                if cancel.is_cancelled()
+                    && let Some(job) = &started.details.job_id
+                {
+                    let _ = self.job_kill(job.as_str());
+                }
+                started
+            }
             Mode::OneShot { .. } | Mode::Session(_) => {
                 let ran = self.runner.run(&plan, cancel, observer);
                 self.shape(&plan, ran)
@@ -308,10 +322,21 @@ impl Tool {
 
     /// `job_output`: a background job's output since the last read (or all held).
     pub fn job_output(&self, req: &JobOutputRequest) -> ToolResult {
+        self.job_output_cancellable(req, None)
+    }
+
+    /// [`job_output`](Self::job_output) whose wait (`wait_ms`) ends early once `cancel` is
+    /// cancelled.
+    pub fn job_output_cancellable(
+        &self,
+        req: &JobOutputRequest,
+        cancel: Option<&CancelToken>,
+    ) -> ToolResult {
         self.runner.job_output(
             req.job_id.as_str(),
             req.mode == OutputMode::All,
             std::time::Duration::from_millis(req.wait_ms.min(600_000)),
+            cancel,
         )
     }
 
@@ -353,6 +378,12 @@ impl Tool {
             return ToolResult::invalid("limit must be at least 1 (bytes to read)", cwd);
         }
         if let Some(pattern) = &req.grep {
+            if req.offset.is_some() || req.limit.is_some() {
+                return ToolResult::invalid(
+                    "grep reads the whole artifact: give either grep (and context) or offset/limit, not both",
+                    cwd,
+                );
+            }
             let regex = match regex::Regex::new(pattern) {
                 Ok(r) => r,
                 Err(e) => {

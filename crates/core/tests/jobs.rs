@@ -261,3 +261,37 @@ fn a_pty_job_has_a_terminal_and_takes_input() {
         all.text().contains("got hello") && all.text().contains("exited with code 0")
     }));
 }
+
+#[test]
+fn finished_jobs_stay_readable_within_their_count_bound() {
+    let (_dir, tool) = tool_with(|c| c.jobs.max_finished = 2);
+    let ids: Vec<String> = (1..=3)
+        .map(|n| {
+            let job = start(&tool, &format!("echo job{n}"))
+                .details
+                .job_id
+                .unwrap();
+            assert!(eventually(|| output(&tool, &job, OutputMode::New, 100)
+                .details
+                .running
+                == Some(false)));
+            job.as_str().to_owned()
+        })
+        .collect();
+    // Its end was read, and it is still there: all of it, again.
+    let again = output(&tool, &ids[2], OutputMode::All, 0);
+    assert!(again.text().contains("job3"), "{}", again.text());
+    let listed: Vec<String> = tool
+        .job_list()
+        .details
+        .jobs
+        .unwrap()
+        .iter()
+        .map(|j| j.job_id.as_str().to_owned())
+        .collect();
+    assert_eq!(
+        listed,
+        ids[1..].to_vec(),
+        "the oldest finished job goes first"
+    );
+}

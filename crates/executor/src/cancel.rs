@@ -35,6 +35,8 @@ impl CancelToken {
     /// Cancels: every call using this token ends its command (TERM → grace → KILL).
     pub fn cancel(&self) {
         if !self.inner.cancelled.swap(true, Ordering::SeqCst) {
+            // Pairs with the fence in `fd`: either this sees the pipe, or `fd` sees the flag.
+            std::sync::atomic::fence(Ordering::SeqCst);
             self.wake();
         }
     }
@@ -79,6 +81,7 @@ impl CancelToken {
             Some((read, write))
         });
         // A cancel that came before the pipe existed wrote nothing: write for it.
+        std::sync::atomic::fence(Ordering::SeqCst);
         if made && self.is_cancelled() {
             self.wake();
         }

@@ -20,8 +20,10 @@ pub struct JobLimits {
     pub max_live: usize,
     /// Bytes of recent output each job keeps in memory. Default: 256 KiB.
     pub ring_bytes: usize,
-    /// How long a finished job is kept when nobody reads it. Default: 1 hour.
+    /// How long a finished job stays readable. Default: 1 hour.
     pub keep_finished: Duration,
+    /// Most finished jobs kept (the oldest go first). Default: 128.
+    pub max_finished: usize,
 }
 
 impl Default for JobLimits {
@@ -30,6 +32,7 @@ impl Default for JobLimits {
             max_live: 32,
             ring_bytes: 256 * 1024,
             keep_finished: Duration::from_hours(1),
+            max_finished: 128,
         }
     }
 }
@@ -190,13 +193,26 @@ impl JobRegistry {
         }
     }
 
+    /// Drops finished jobs past their time, then the oldest finished past the count bound.
     fn expire(&self) {
         let keep = self.limits.keep_finished;
-        lock(&self.jobs).retain(|_, j| {
+        let mut jobs = lock(&self.jobs);
+        jobs.retain(|_, j| {
             lock(&j.state)
                 .finished_at
                 .is_none_or(|t| t.elapsed() < keep)
         });
+        let mut finished: Vec<(Instant, String)> = jobs
+            .iter()
+            .filter_map(|(id, j)| lock(&j.state).finished_at.map(|t| (t, id.clone())))
+            .collect();
+        if finished.len() > self.limits.max_finished {
+            finished.sort_unstable();
+            let excess = finished.len() - self.limits.max_finished;
+            for (_, id) in finished.into_iter().take(excess) {
+                jobs.remove(&id);
+            }
+        }
     }
 
     /// Starts `spec` as a job (no timeout is applied), under a pseudo-terminal when `pty`.
@@ -338,8 +354,11 @@ fn write_within(file: &mut File, bytes: &[u8], wait: Duration) -> std::io::Resul
 
 impl Job {
     /// Reads output: `all` = everything held, else what was not read yet. Waits up to `wait`
-    /// for new output or for the job to end.
-    pub fn read(&self, all: bool, wait: Duration) -> JobOutput {
+    /// for new output or for the job to end, or until `cancel` is cancelled (the reader went
+    /// away: a server ending, a client that gave up).
+    pub fn read(&self, all: bool, wait: Duration, cancel: Option<&CancelToken>) -> JobOutput {
+        // How often a wait looks at `cancel` (nothing wakes the condvar for it).
+        const CANCEL_CHECK: Duration = Duration::from_millis(50);
         let until = Instant::now() + wait;
         let mut st = lock(&self.state);
         loop {
@@ -348,12 +367,16 @@ impl Job {
                 break;
             }
             let now = Instant::now();
-            if now >= until {
+            if now >= until || cancel.is_some_and(CancelToken::is_cancelled) {
                 break;
             }
+            let slice = match cancel {
+                Some(_) => (until - now).min(CANCEL_CHECK),
+                None => until - now,
+            };
             st = self
                 .changed
-                .wait_timeout(st, until - now)
+                .wait_timeout(st, slice)
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .0;
         }

@@ -329,6 +329,8 @@ pub struct GrepHits {
 impl ArtifactStore {
     /// The lines of an artifact that match `pattern` (tested on each line, decoded lossily as
     /// UTF-8), with `context` lines around each, numbered from 1; at most `max_bytes` of text.
+    /// Memory stays near `max_bytes` whatever the artifact holds: a line longer than that is
+    /// matched and shown by its start, and context kept ahead of a match is bounded likewise.
     pub fn grep(
         &self,
         reference: &str,
@@ -338,63 +340,86 @@ impl ArtifactStore {
     ) -> Result<GrepHits, ArtifactError> {
         let path = self.resolve(reference)?;
         let file = File::open(&path).map_err(io_err(&path))?;
-        let mut reader = BufReader::with_capacity(1 << 16, file);
-        let mut hits = GrepHits {
-            text: String::new(),
-            matches: 0,
-            total_lines: 0,
-            truncated: false,
+        let mut lines =
+            crate::BoundedLines::new(BufReader::with_capacity(1 << 16, file), max_bytes);
+        let mut shown = Shown {
+            hits: GrepHits {
+                text: String::new(),
+                matches: 0,
+                total_lines: 0,
+                truncated: false,
+            },
+            last: 0,
+            max_bytes,
         };
-        // Lines before the next match that may become its context.
+        // Lines before the next match that may become its context, and their size.
         let mut before: std::collections::VecDeque<(u64, String)> =
             std::collections::VecDeque::new();
-        let mut last_shown = 0u64;
+        let mut before_bytes = 0;
         let mut after_left = 0u64;
-        let mut raw = Vec::new();
-        loop {
-            raw.clear();
-            if reader.read_until(b'\n', &mut raw).map_err(io_err(&path))? == 0 {
-                break;
+        while let Some(line) = lines.next_line().map_err(io_err(&path))? {
+            shown.hits.total_lines += 1;
+            let n = shown.hits.total_lines;
+            let mut text = String::from_utf8_lossy(&line.bytes).into_owned();
+            if text.ends_with('\r') {
+                text.pop();
             }
-            hits.total_lines += 1;
-            let n = hits.total_lines;
-            let line = String::from_utf8_lossy(&raw);
-            let line = line.trim_end_matches('\n').trim_end_matches('\r');
-            let matched = pattern.is_match(line);
-            if hits.truncated {
-                hits.matches += u64::from(matched);
-                continue;
+            if line.is_cut() {
+                text.push_str(&format!(" … [line cut: {} bytes]", line.len));
             }
-            let mut show = |n: u64, mark: char, line: &str, hits: &mut GrepHits| {
-                if last_shown != 0 && n > last_shown + 1 {
-                    hits.text.push_str("--\n");
-                }
-                let entry = format!("{n}{mark}{line}\n");
-                if hits.text.len() + entry.len() > max_bytes {
-                    hits.truncated = true;
-                    return;
-                }
-                hits.text.push_str(&entry);
-                last_shown = n;
-            };
+            let matched = pattern.is_match(&text);
             if matched {
-                hits.matches += 1;
+                shown.hits.matches += 1;
+                before_bytes = 0;
                 for (m, l) in before.drain(..) {
-                    show(m, '-', &l, &mut hits);
+                    shown.show(m, '-', &l);
                 }
-                show(n, ':', line, &mut hits);
+                shown.show(n, ':', &text);
                 after_left = context;
             } else if after_left > 0 {
                 after_left -= 1;
-                show(n, '-', line, &mut hits);
-            } else if context > 0 {
-                before.push_back((n, line.to_owned()));
-                if before.len() as u64 > context {
-                    before.pop_front();
+                shown.show(n, '-', &text);
+            } else if context > 0 && !shown.hits.truncated {
+                before_bytes += text.len();
+                before.push_back((n, text));
+                while before.len() as u64 > context || before_bytes > max_bytes {
+                    if let Some((_, old)) = before.pop_front() {
+                        before_bytes -= old.len();
+                    }
                 }
             }
         }
-        Ok(hits)
+        Ok(shown.hits)
+    }
+}
+
+/// What grep has shown so far, within its byte budget.
+struct Shown {
+    hits: GrepHits,
+    /// The number of the last line shown (0: none yet).
+    last: u64,
+    max_bytes: usize,
+}
+
+impl Shown {
+    /// Adds line `n` (`:` a match, `-` context), after a `--` when lines were skipped; once
+    /// the budget is spent, nothing more is added.
+    fn show(&mut self, n: u64, mark: char, line: &str) {
+        if self.hits.truncated {
+            return;
+        }
+        let gap = if self.last != 0 && n > self.last + 1 {
+            "--\n"
+        } else {
+            ""
+        };
+        let entry = format!("{gap}{n}{mark}{line}\n");
+        if self.hits.text.len() + entry.len() > self.max_bytes {
+            self.hits.truncated = true;
+            return;
+        }
+        self.hits.text.push_str(&entry);
+        self.last = n;
     }
 }
 
@@ -479,6 +504,34 @@ mod tests {
             .unwrap();
         assert!(capped.truncated && capped.text.len() <= 20, "{capped:?}");
         assert_eq!(capped.matches, 20, "matches are counted past the cap");
+        let spaced = store
+            .grep(&id, &regex::Regex::new("^line 1?[05]$").unwrap(), 0, 32)
+            .unwrap();
+        assert_eq!(
+            spaced.text, "5:line 5\n--\n10:line 10\n",
+            "no dangling separator: {spaced:?}"
+        );
+    }
+
+    #[test]
+    fn grep_holds_a_long_line_by_its_start() {
+        let text = format!("short\n{}needle\nend\n", "x".repeat(1 << 20));
+        let (_dir, store, id) = store_with(&text);
+        let hits = store
+            .grep(&id, &regex::Regex::new("^x+").unwrap(), 1, 200)
+            .unwrap();
+        assert_eq!(hits.matches, 1);
+        assert!(
+            hits.truncated,
+            "a cut line longer than the budget is not shown"
+        );
+        let hits = store
+            .grep(&id, &regex::Regex::new("needle").unwrap(), 0, 200)
+            .unwrap();
+        assert_eq!(
+            hits.matches, 0,
+            "past the held start, a long line is not searched"
+        );
     }
 
     proptest! {

@@ -4,7 +4,7 @@ use agent_exec_core::{Details, Outcome, Progress, ToolResult};
 use agent_exec_executor::CancelToken;
 use serde_json::{Value, json};
 
-use super::methods::{Method, call};
+use super::methods::{Method, Reporting, call};
 use super::{INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Protocol, Reply, Server};
 
 const METHODS: &str =
@@ -37,6 +37,10 @@ impl Protocol for JsonRpc {
         }
     }
 
+    fn allows_null_id(&self) -> bool {
+        true
+    }
+
     fn answer(&self, server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Reply {
         if incoming.method == "cancel" {
             return cancel_exec(server, &incoming.params);
@@ -50,20 +54,17 @@ impl Protocol for JsonRpc {
                 ),
             );
         };
-        let wants_progress = method == Method::Exec
-            && match incoming.params.get("progress") {
-                Some(Value::Bool(b)) => *b,
-                Some(Value::String(s)) => s.trim() == "true",
-                _ => false,
-            };
-        let id = incoming.id.clone().filter(|_| wants_progress);
         let report = |update: &Progress| {
-            if let Some(id) = &id {
+            if let Some(id) = &incoming.id {
                 server.notify("exec/progress", &progress_params(id, update));
             }
         };
-        let progress: Option<&(dyn Fn(&Progress) + Sync)> = id.is_some().then_some(&report);
-        match call(server, method, incoming.params.clone(), cancel, progress) {
+        // A notification has no id to report progress under.
+        let reporting = match incoming.id {
+            Some(_) => Reporting::IfAsked(&report),
+            None => Reporting::Off,
+        };
+        match call(server, method, incoming.params.clone(), cancel, reporting) {
             Ok(result) => Reply::Result(serde_json::to_value(result).unwrap_or_default()),
             Err(problem) => Reply::Error(INVALID_PARAMS, format!("invalid params: {problem}")),
         }
@@ -82,7 +83,8 @@ fn progress_params(id: &Value, update: &Progress) -> Value {
     })
 }
 
-/// `cancel {id}`: cancels the `exec` in flight with that JSON-RPC id.
+/// `cancel {id}`: cancels the request in flight with that JSON-RPC id (an `exec` ends its
+/// command and answers `cancelled`; a `job_output` ends its wait).
 fn cancel_exec(server: &Server, params: &Value) -> Reply {
     let cwd = server.tool.config().workdir.display().to_string();
     let id = match params.get("id") {
@@ -104,11 +106,11 @@ fn cancel_exec(server: &Server, params: &Value) -> Reply {
     let key = id.to_string();
     let result = if server.cancel_request(&key, false) {
         ToolResult::new(
-            format!("Cancelling exec {key}: it will answer with outcome cancelled."),
+            format!("Cancelling request {key}: an exec answers with outcome cancelled."),
             Details::empty(Outcome::Success, cwd),
         )
     } else {
-        ToolResult::invalid(format!("no exec in flight with id {key}"), cwd)
+        ToolResult::invalid(format!("no request in flight with id {key}"), cwd)
     };
     Reply::Result(serde_json::to_value(result).unwrap_or_default())
 }

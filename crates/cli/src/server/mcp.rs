@@ -6,14 +6,14 @@
 use std::sync::OnceLock;
 
 use agent_exec_core::{
-    ArtifactRead, Details, JobInput, JobKill, JobList, JobOutputRequest, Outcome, Progress,
-    Request, SessionClose, ToolResult,
+    ArtifactRead, Details, JobInput, JobKill, JobList, JobOutputRequest, Progress, Request,
+    SessionClose, ToolResult,
 };
 use agent_exec_executor::CancelToken;
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
-use super::methods::{Method, call};
+use super::methods::{Method, Reporting, call};
 use super::{INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Protocol, Reply, Server};
 
 /// Protocol versions spoken, newest first.
@@ -135,16 +135,9 @@ fn tools_list() -> Value {
 /// An input schema as every client takes it: no `$schema`, no `$ref`s, no nullable unions or
 /// `null` in enums (some clients reject them), integer formats dropped, `required` present.
 fn input_schema<T: JsonSchema>() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
-    let defs = schema
-        .as_object_mut()
-        .and_then(|o| o.remove("$defs"))
-        .unwrap_or(Value::Null);
-    inline_refs(&mut schema, &defs);
+    let mut schema = self_contained_schema::<T>();
     drop_nulls(&mut schema);
     if let Some(top) = schema.as_object_mut() {
-        top.remove("$schema");
-        top.remove("title");
         top.entry("required").or_insert_with(|| json!([]));
         top.insert("type".into(), json!("object"));
     }
@@ -153,7 +146,12 @@ fn input_schema<T: JsonSchema>() -> Value {
 
 /// What `structuredContent` holds: the result's details (the same for every tool).
 fn output_schema() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(Details)).unwrap_or_default();
+    self_contained_schema::<Details>()
+}
+
+/// `T`'s schema with its definitions inlined and without `$schema` or a title.
+fn self_contained_schema<T: JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     let defs = schema
         .as_object_mut()
         .and_then(|o| o.remove("$defs"))
@@ -258,8 +256,14 @@ impl Protocol for Mcp {
             "tools/call" => Some("name, arguments, _meta"),
             "tools/list" => Some("cursor"),
             "notifications/cancelled" => Some("requestId, reason"),
+            "notifications/progress" => Some("progressToken, progress, total, message"),
+            "ping" | "notifications/initialized" => Some("none"),
             _ => None,
         }
+    }
+
+    fn allows_null_id(&self) -> bool {
+        false
     }
 
     fn answer(&self, server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Reply {
@@ -327,7 +331,7 @@ fn tools_call(server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Rep
             return Reply::Result(to_mcp(&ToolResult::invalid(
                 format!(
                     "invalid arguments for {name}: arguments must be an object, not {}",
-                    super::kind(other)
+                    agent_exec_core::json_kind(other)
                 ),
                 cwd(),
             )));
@@ -343,21 +347,20 @@ fn tools_call(server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Rep
             server.notify("notifications/progress", &progress_params(token, update));
         }
     };
-    let progress: Option<&(dyn Fn(&Progress) + Sync)> =
-        (token.is_some() && def.method == Method::Exec).then_some(&report);
-    let result = match call(server, def.method, arguments, cancel, progress) {
+    let reporting = match token {
+        Some(_) => Reporting::Always(&report),
+        None => Reporting::Off,
+    };
+    let result = match call(server, def.method, arguments, cancel, reporting) {
         Ok(result) => result,
         // The model made the mistake: it sees the message and can correct the call.
-        Err(problem) => {
-            let details = Details::empty(Outcome::InvalidRequest, cwd());
-            ToolResult::new(
-                format!(
-                    "invalid arguments for {name}: {problem}. It takes: {}",
-                    def.method.params()
-                ),
-                details,
-            )
-        }
+        Err(problem) => ToolResult::invalid(
+            format!(
+                "invalid arguments for {name}: {problem}. It takes: {}",
+                def.method.params()
+            ),
+            cwd(),
+        ),
     };
     Reply::Result(to_mcp(&result))
 }
@@ -379,6 +382,7 @@ fn progress_params(token: &Value, update: &Progress) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_exec_core::Outcome;
 
     fn walk(schema: &Value, found: &mut Vec<String>, at: &str) {
         match schema {

@@ -39,26 +39,49 @@ impl Method {
     }
 }
 
-/// Runs `method`; `Err` names what is wrong with the params. `progress`, when given, sees the
-/// output of an `exec` as it runs, on the contract's schedule.
+/// Where an `exec`'s progress goes.
+#[derive(Clone, Copy)]
+pub(crate) enum Reporting<'a> {
+    /// Nowhere.
+    Off,
+    /// To this, when the request asks with `"progress": true` (`serve`).
+    IfAsked(&'a (dyn Fn(&Progress) + Sync)),
+    /// To this (MCP: the call carried a progress token).
+    Always(&'a (dyn Fn(&Progress) + Sync)),
+}
+
+/// Runs `method`; `Err` names what is wrong with the params. An `exec`'s progress goes where
+/// `reporting` says, on the contract's schedule, until the call is cancelled.
 pub(crate) fn call(
     server: &Server,
     method: Method,
     params: Value,
     cancel: &CancelToken,
-    progress: Option<&(dyn Fn(&Progress) + Sync)>,
+    reporting: Reporting<'_>,
 ) -> Result<ToolResult, String> {
     let tool = &server.tool;
     Ok(match method {
         Method::Exec => {
             let request = Request::from_value(params)
                 .map_err(|e| e.0.trim_start_matches("invalid request: ").to_owned())?;
-            match progress {
-                Some(send) => tool.execute_reporting(&request, cancel, send),
+            let send = match reporting {
+                Reporting::Always(send) => Some(send),
+                Reporting::IfAsked(send) if request.progress => Some(send),
+                _ => None,
+            };
+            match send {
+                // A cancelled call's progress is no longer wanted (MCP: none may follow).
+                Some(send) => tool.execute_reporting(&request, cancel, &|update| {
+                    if !cancel.is_cancelled() {
+                        send(update);
+                    }
+                }),
                 None => tool.execute(&request, cancel),
             }
         }
-        Method::JobOutput => tool.job_output(&parse_params::<JobOutputRequest>(params)?),
+        Method::JobOutput => {
+            tool.job_output_cancellable(&parse_params::<JobOutputRequest>(params)?, Some(cancel))
+        }
         Method::JobInput => tool.job_input(&parse_params::<JobInput>(params)?),
         Method::JobKill => tool.job_kill(parse_params::<JobKill>(params)?.job_id.as_str()),
         Method::JobList => {

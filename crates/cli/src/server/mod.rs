@@ -14,23 +14,21 @@
 //! bounded lines, bad-input answers and worker bound, none of which an SDK transport gives.
 
 mod jsonrpc;
-mod lines;
 mod mcp;
 mod methods;
 mod pool;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use agent_exec_core::Tool;
+use agent_exec_core::{Tool, json_kind};
 use agent_exec_executor::CancelToken;
 use serde_json::{Value, json};
 
-use lines::{Line, LineReader};
+use agent_exec_sink::BoundedLines;
 use pool::{Pool, Refused};
 
 /// JSON-RPC error codes.
@@ -67,8 +65,10 @@ pub(crate) trait Protocol: Send + Sync + 'static {
     fn is_quick(&self, method: &str) -> bool;
     /// Answers a request (`id` is set) or carries out a notification (the reply is dropped).
     fn answer(&self, server: &Server, call: &Incoming, cancel: &CancelToken) -> Reply;
-    /// The params a method takes, for the error on positional (array) params.
+    /// The params a method takes (for the error on positional params); `None`: no such method.
     fn params_of(&self, method: &str) -> Option<&'static str>;
+    /// Whether `"id": null` is a request id (JSON-RPC allows it; MCP does not).
+    fn allows_null_id(&self) -> bool;
 }
 
 /// One request or notification, checked.
@@ -108,6 +108,8 @@ pub(crate) struct Server {
     protocol: Box<dyn Protocol>,
     /// The client can no longer read answers.
     gone: AtomicBool,
+    /// Notifications received, for their keys in `inflight`.
+    notifications: AtomicUsize,
 }
 
 /// Runs `serve` (`mcp` false) or `mcp` until the client is done; the exit code.
@@ -125,6 +127,7 @@ pub(crate) fn run(tool: Tool, bounds: Bounds, mcp: bool) -> i32 {
         pool: Pool::new(bounds.max_inflight),
         protocol,
         gone: AtomicBool::new(false),
+        notifications: AtomicUsize::new(0),
     });
     let input_ended = Arc::new(AtomicBool::new(false));
     {
@@ -162,16 +165,31 @@ pub(crate) fn run(tool: Tool, bounds: Bounds, mcp: bool) -> i32 {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    // Cancelled calls end within their grace period; a bound keeps a stuck one from holding
-    // the server forever.
+    // Cancelled calls end within their grace period. A call that does not (a worker stuck
+    // writing to a client that stopped reading) must not keep the server, its jobs and its
+    // sessions alive: past a bound the server ends without it.
+    let bound = server.tool.config().grace + CANCELLED_CALLS_END_WITHIN;
+    let mut cancelled_at = None;
     while !server.pool.wait_idle(Duration::from_millis(100)) {
         if STOP.load(Ordering::SeqCst) || server.is_gone() {
             server.cancel_all();
+            let at = *cancelled_at.get_or_insert_with(std::time::Instant::now);
+            if at.elapsed() > bound {
+                eprintln!(
+                    "agent-exec: {} requests did not end after being cancelled; ending without them",
+                    server.pool.active()
+                );
+                break;
+            }
         }
     }
     server.tool.shutdown();
     0
 }
+
+/// How long after its grace period a cancelled call may take to end before the server ends
+/// without it.
+const CANCELLED_CALLS_END_WITHIN: Duration = Duration::from_secs(10);
 
 /// Blocks until the client closes its end of stdout (or stdout is unusable); false if that
 /// cannot be watched.
@@ -198,7 +216,7 @@ fn wait_stdout_closed() -> bool {
 impl Server {
     fn read_input(self: &Arc<Self>, max_line_bytes: usize) {
         let stdin = std::io::stdin();
-        let mut reader = LineReader::new(stdin.lock(), max_line_bytes);
+        let mut reader = BoundedLines::new(stdin.lock(), max_line_bytes);
         loop {
             let line = match reader.next_line() {
                 Ok(Some(line)) => line,
@@ -211,15 +229,17 @@ impl Server {
             if self.is_gone() {
                 return;
             }
-            match line {
-                Line::TooLong { len } => self.out.send(&error(
+            if line.is_cut() {
+                self.out.send(&error(
                     &Value::Null,
                     INVALID_REQUEST,
                     format!(
-                        "request too long: {len} bytes on one line, and the limit is {max_line_bytes} bytes (--max-line-bytes); it was skipped. Put large data in a file and pass its path"
+                        "request too long: {} bytes on one line, and the limit is {max_line_bytes} bytes (--max-line-bytes); it was skipped. Put large data in a file and pass its path",
+                        line.len
                     ),
-                )),
-                Line::Bytes(bytes) => self.handle_line(&bytes),
+                ));
+            } else {
+                self.handle_line(&line.bytes);
             }
         }
     }
@@ -257,6 +277,17 @@ impl Server {
                 INVALID_REQUEST,
                 "invalid request: an empty batch; a batch is an array of one or more requests",
             )),
+            Value::Array(items) if items.len() > self.pool.max() => {
+                let max = self.pool.max();
+                self.out.send(&error(
+                    &Value::Null,
+                    INVALID_REQUEST,
+                    format!(
+                        "invalid request: a batch of {} requests; at most {max} per batch (--max-inflight {max}). Send fewer at once",
+                        items.len()
+                    ),
+                ));
+            }
             Value::Array(items) => {
                 let batch = Arc::new(Batch {
                     left: AtomicUsize::new(items.len()),
@@ -279,11 +310,26 @@ impl Server {
                 return self.answered(batch, Some(error(&id, code, text)));
             }
         };
+        if STOP.load(Ordering::SeqCst) || self.is_gone() {
+            let answer = call.id.map(|id| {
+                error(
+                    &id,
+                    SERVER_BUSY,
+                    "the server is shutting down: nothing new is started",
+                )
+            });
+            return self.answered(batch, answer);
+        }
         let token = CancelToken::new();
-        let key = call.id.as_ref().map(Value::to_string);
-        if let Some(key) = &key {
+        // A request is in flight under its id's JSON text; a notification under a key no id
+        // can have (`#N`), so that shutdown reaches it too.
+        let key = match &call.id {
+            Some(id) => id.to_string(),
+            None => format!("#{}", self.notifications.fetch_add(1, Ordering::Relaxed)),
+        };
+        {
             let mut inflight = lock(&self.inflight);
-            if inflight.contains_key(key) {
+            if inflight.contains_key(&key) {
                 drop(inflight);
                 let text = format!(
                     "invalid request: id {key} is already used by a request in flight; give each request its own id"
@@ -299,13 +345,14 @@ impl Server {
             );
         }
         if self.protocol.is_quick(&call.method) {
-            return self.finish(&call, key.as_deref(), batch, &token);
+            return self.finish(&call, &key, batch, &token);
         }
         let (server, batch_owned) = (self.clone(), batch.cloned());
         let task_token = token.clone();
         let id = call.id.clone();
+        let task_key = key.clone();
         let submitted = self.pool.submit(Box::new(move || {
-            server.finish(&call, key.as_deref(), batch_owned.as_ref(), &task_token);
+            server.finish(&call, &task_key, batch_owned.as_ref(), &task_token);
         }));
         if let Err(refused) = submitted {
             let text = match refused {
@@ -313,12 +360,10 @@ impl Server {
                     "server busy: {max} requests are already running or waiting (--max-inflight {max}); retry once one has been answered"
                 ),
                 Refused::NoThread(e) => format!(
-                    "server busy: no thread could be started for this request ({e}); retry once a request has been answered"
+                    "out of threads: no thread could be started for this request ({e}); retry once a request has been answered"
                 ),
             };
-            if let Some(id) = &id {
-                lock(&self.inflight).remove(&id.to_string());
-            }
+            lock(&self.inflight).remove(&key);
             let answer = id.map(|id| error(&id, SERVER_BUSY, text));
             self.answered(batch, answer);
         }
@@ -326,13 +371,7 @@ impl Server {
 
     /// Answers `call` and sends (or batches) the answer, unless it is a notification or its
     /// answer is no longer wanted.
-    fn finish(
-        &self,
-        call: &Incoming,
-        key: Option<&str>,
-        batch: Option<&Arc<Batch>>,
-        token: &CancelToken,
-    ) {
+    fn finish(&self, call: &Incoming, key: &str, batch: Option<&Arc<Batch>>, token: &CancelToken) {
         let reply =
             std::panic::catch_unwind(AssertUnwindSafe(|| self.protocol.answer(self, call, token)))
                 .unwrap_or_else(|panic| {
@@ -346,12 +385,9 @@ impl Server {
                         format!("internal error: the request failed ({what}); the server goes on"),
                     )
                 });
-        let wanted = match key {
-            Some(key) => lock(&self.inflight)
-                .remove(key)
-                .is_some_and(|e| !e.unwanted),
-            None => false,
-        };
+        let wanted = lock(&self.inflight)
+            .remove(key)
+            .is_some_and(|e| !e.unwanted);
         let answer = match (&call.id, wanted) {
             (Some(id), true) => Some(match reply {
                 Reply::Result(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
@@ -435,11 +471,18 @@ fn check_message(message: Value, protocol: &dyn Protocol) -> Checked {
             INVALID_REQUEST,
             format!(
                 "invalid request: a JSON-RPC message is an object such as {{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"exec\", \"params\": {{…}}}}, not {}",
-                kind(&message)
+                json_kind(&message)
             ),
         );
     };
     let id = fields.remove("id");
+    if id.as_ref().is_some_and(Value::is_null) && !protocol.allows_null_id() {
+        return Checked::Refuse(
+            Value::Null,
+            INVALID_REQUEST,
+            "invalid request: id must be a string or a number (MCP does not allow null)".into(),
+        );
+    }
     if let Some(bad) = id
         .as_ref()
         .filter(|id| !matches!(id, Value::String(_) | Value::Number(_) | Value::Null))
@@ -449,7 +492,7 @@ fn check_message(message: Value, protocol: &dyn Protocol) -> Checked {
             INVALID_REQUEST,
             format!(
                 "invalid request: id must be a string, a number or null, not {}",
-                kind(bad)
+                json_kind(bad)
             ),
         );
     }
@@ -486,42 +529,31 @@ fn check_message(message: Value, protocol: &dyn Protocol) -> Checked {
                 INVALID_REQUEST,
                 format!(
                     "invalid request: \"method\" must be a string, not {}",
-                    kind(&other)
+                    json_kind(&other)
                 ),
             );
         }
     };
+    let known = protocol.params_of(&method);
     let params = match fields.remove("params") {
-        None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
         Some(p @ Value::Object(_)) => p,
+        // An unknown method's params are not looked at: the method error says more.
+        None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
+        Some(Value::Array(_)) if known.is_none() => Value::Object(serde_json::Map::new()),
         Some(Value::Array(_)) => {
-            let takes = protocol
-                .params_of(&method)
-                .map(|p| format!(" ({p})"))
-                .unwrap_or_default();
+            let takes = known.unwrap_or_default();
             return refuse_params(format!(
-                "invalid params: {method} takes named params, an object{takes}, not an array"
+                "invalid params: {method} takes named params, an object ({takes}), not an array"
             ));
         }
         Some(other) => {
             return refuse_params(format!(
                 "invalid params: params must be an object, not {}",
-                kind(&other)
+                json_kind(&other)
             ));
         }
     };
     Checked::Call(Incoming { id, method, params })
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
@@ -544,9 +576,38 @@ impl Out {
         if self.broken.load(Ordering::SeqCst) {
             return;
         }
-        let mut out = std::io::stdout().lock();
-        if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+        if write_stdout(&line).is_err() {
             self.broken.store(true, Ordering::SeqCst);
         }
     }
+}
+
+/// Writes all of `bytes` to fd 1, also when it is non-blocking (a descriptor shared with a
+/// terminal or a parent may be): a full pipe is waited on, not taken for a client gone.
+// Straight to the descriptor, not through `std::io::stdout()`: only this writer uses stdout in
+// the servers, and its buffer would hide how much of a line a failed write took.
+fn write_stdout(mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        // SAFETY: writing from a valid buffer of its length to fd 1.
+        let n = unsafe { libc::write(libc::STDOUT_FILENO, bytes.as_ptr().cast(), bytes.len()) };
+        if n >= 0 {
+            bytes = &bytes[n as usize..];
+            continue;
+        }
+        let e = std::io::Error::last_os_error();
+        match e.kind() {
+            std::io::ErrorKind::Interrupted => {}
+            std::io::ErrorKind::WouldBlock => {
+                let mut pfd = libc::pollfd {
+                    fd: libc::STDOUT_FILENO,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&raw mut pfd, 1, -1) };
+            }
+            _ => return Err(e),
+        }
+    }
+    Ok(())
 }

@@ -47,9 +47,12 @@ impl Pool {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        super::lock(&self.state)
+    }
+
+    /// The bound on requests running or waiting.
+    pub(crate) fn max(&self) -> usize {
+        self.max
     }
 
     /// Runs `task` on a worker, or says why it cannot.
@@ -80,7 +83,8 @@ impl Pool {
             if let Some(task) = st.queue.pop_front() {
                 st.running += 1;
                 drop(st);
-                task();
+                // A panic must not leave `running` counted forever (the server would never end).
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task));
                 st = self.lock();
                 st.running -= 1;
                 self.done.notify_all();

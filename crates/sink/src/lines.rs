@@ -1,31 +1,40 @@
-//! Reading the client's messages: one per line, as bytes, never more than a bound in memory.
+//! Lines of input with a bound on what is held: a server's requests, an artifact's lines.
 
 use std::io::{self, BufRead};
 
-/// One line of input.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Line {
-    /// A whole line, without its newline.
-    Bytes(Vec<u8>),
-    /// A line longer than the bound; its bytes were read and dropped. `len` is its length.
-    TooLong { len: u64 },
+/// One line, without its newline: its first bytes (at most the reader's bound) and its length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The line, or its first `max` bytes when it is longer.
+    pub bytes: Vec<u8>,
+    /// The whole line's length in bytes.
+    pub len: u64,
 }
 
-/// Splits input into lines of at most `max` bytes. A longer line is skipped to its end
-/// (memory stays at `max`), and reported as [`Line::TooLong`] so the server can answer it.
+impl Line {
+    /// The line was longer than the bound: `bytes` holds only its start.
+    pub fn is_cut(&self) -> bool {
+        self.len > self.bytes.len() as u64
+    }
+}
+
+/// Splits input into lines, holding at most `max` bytes of each: the rest of a longer line is
+/// read and dropped, and [`Line::len`] says how long it was.
 // Hand-written over `BufRead::read_until`, which would buffer a line of any length.
-pub(crate) struct LineReader<R> {
+#[derive(Debug)]
+pub struct BoundedLines<R> {
     input: R,
     max: usize,
 }
 
-impl<R: BufRead> LineReader<R> {
-    pub(crate) fn new(input: R, max: usize) -> Self {
-        LineReader { input, max }
+impl<R: BufRead> BoundedLines<R> {
+    /// Lines of `input`, holding at most `max` bytes of each.
+    pub fn new(input: R, max: usize) -> Self {
+        BoundedLines { input, max }
     }
 
     /// The next line; `None` at end of input. A last line without a newline counts.
-    pub(crate) fn next_line(&mut self) -> io::Result<Option<Line>> {
+    pub fn next_line(&mut self) -> io::Result<Option<Line>> {
         let mut line = Vec::new();
         let mut len: u64 = 0;
         loop {
@@ -35,31 +44,20 @@ impl<R: BufRead> LineReader<R> {
                 Err(e) => return Err(e),
             };
             if available.is_empty() {
-                return Ok((len > 0).then(|| self.finish(line, len)));
+                return Ok((len > 0).then_some(Line { bytes: line, len }));
             }
             let (chunk, end) = match memchr::memchr(b'\n', available) {
                 Some(i) => (&available[..i], Some(i + 1)),
                 None => (available, None),
             };
             len += chunk.len() as u64;
-            if len <= self.max as u64 {
-                line.extend_from_slice(chunk);
-            } else if !line.is_empty() {
-                line = Vec::new();
-            }
+            let room = self.max.saturating_sub(line.len());
+            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
             let used = end.unwrap_or(chunk.len());
             self.input.consume(used);
             if end.is_some() {
-                return Ok(Some(self.finish(line, len)));
+                return Ok(Some(Line { bytes: line, len }));
             }
-        }
-    }
-
-    fn finish(&self, line: Vec<u8>, len: u64) -> Line {
-        if len > self.max as u64 {
-            Line::TooLong { len }
-        } else {
-            Line::Bytes(line)
         }
     }
 }
@@ -70,7 +68,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn lines(input: &[u8], max: usize, buffer: usize) -> Vec<Line> {
-        let mut reader = LineReader::new(io::BufReader::with_capacity(buffer, input), max);
+        let mut reader = BoundedLines::new(io::BufReader::with_capacity(buffer, input), max);
         let mut out = Vec::new();
         while let Some(line) = reader.next_line().unwrap() {
             out.push(line);
@@ -78,23 +76,35 @@ mod tests {
         out
     }
 
+    fn whole(text: &[u8]) -> Line {
+        Line {
+            bytes: text.to_vec(),
+            len: text.len() as u64,
+        }
+    }
+
     #[test]
-    fn long_lines_are_reported_and_the_next_one_is_read() {
+    fn long_lines_keep_their_start_and_length_and_the_next_one_is_read() {
         let input = b"{\"a\":1}\nxxxxxxxxxxxxxxxxxxxx\n\n{\"b\":2}";
+        let got = lines(input, 10, 4);
         assert_eq!(
-            lines(input, 10, 4),
+            got,
             vec![
-                Line::Bytes(b"{\"a\":1}".to_vec()),
-                Line::TooLong { len: 20 },
-                Line::Bytes(Vec::new()),
-                Line::Bytes(b"{\"b\":2}".to_vec()),
+                whole(b"{\"a\":1}"),
+                Line {
+                    bytes: b"xxxxxxxxxx".to_vec(),
+                    len: 20
+                },
+                whole(b""),
+                whole(b"{\"b\":2}"),
             ]
         );
+        assert!(got[1].is_cut() && !got[0].is_cut());
     }
 
     proptest! {
         /// Whatever the input, the bound and the buffer size: every line comes back whole when
-        /// it fits, as `TooLong` with its length when it does not, in order, one per line.
+        /// it fits, as its first `max` bytes and its length when it does not, in order.
         #[test]
         fn lines_match_a_split_on_newlines(
             input in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'x'), any::<u8>()], 0..400),
@@ -103,11 +113,7 @@ mod tests {
         ) {
             let mut expected: Vec<Line> = input
                 .split(|b| *b == b'\n')
-                .map(|l| if l.len() > max {
-                    Line::TooLong { len: l.len() as u64 }
-                } else {
-                    Line::Bytes(l.to_vec())
-                })
+                .map(|l| Line { bytes: l[..l.len().min(max)].to_vec(), len: l.len() as u64 })
                 .collect();
             // A trailing newline ends the last line; it does not start an empty one.
             if input.is_empty() || input.ends_with(b"\n") {
