@@ -43,8 +43,12 @@ fn defs() -> &'static [ToolDef] {
     DEFS.get_or_init(|| {
         let mut bash = input_schema::<Request>();
         // Progress comes through `_meta.progressToken` here; the request field is `serve`'s.
+        // A model's bash tool takes a command line: `executable`/`argv` (still accepted) would
+        // contradict `required: ["command"]`.
         if let Some(props) = bash.get_mut("properties").and_then(Value::as_object_mut) {
-            props.remove("progress");
+            for field in ["progress", "executable", "argv"] {
+                props.remove(field);
+            }
         }
         bash["required"] = json!(["command"]);
         vec![
@@ -138,6 +142,11 @@ fn input_schema<T: JsonSchema>() -> Value {
     let mut schema = self_contained_schema::<T>();
     drop_nulls(&mut schema);
     if let Some(top) = schema.as_object_mut() {
+        // The type's doc comment is written for Rust users; the tool's description is the
+        // model's.
+        top.remove("description");
+        // Some clients want both even when empty (`bash_jobs` takes nothing).
+        top.entry("properties").or_insert_with(|| json!({}));
         top.entry("required").or_insert_with(|| json!([]));
         top.insert("type".into(), json!("object"));
     }
@@ -413,6 +422,7 @@ mod tests {
             assert!(found.is_empty(), "{}: {found:?}", def.name);
             assert_eq!(def.input_schema["type"], "object", "{}", def.name);
             assert!(def.input_schema["required"].is_array(), "{}", def.name);
+            assert!(def.input_schema["properties"].is_object(), "{}", def.name);
         }
         let bash = &defs()[0].input_schema;
         assert_eq!(bash["required"], json!(["command"]));
