@@ -110,6 +110,36 @@ impl Client {
         self.answer()
     }
 
+    /// Starts `command` as a background job; its id.
+    fn start_job(&mut self, id: u64, command: &str) -> String {
+        let r = self.request(
+            id,
+            "exec",
+            json!({"command": command, "run_in_background": true}),
+        );
+        r["result"]["details"]["job_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no job id: {r}"))
+            .to_owned()
+    }
+
+    /// The answers to `n` requests, in whatever order they come, by their ids' JSON text.
+    fn answers(&mut self, n: usize) -> std::collections::HashMap<String, Value> {
+        let mut answers = std::collections::HashMap::new();
+        while answers.len() < n {
+            let m = self.answer();
+            answers.insert(m["id"].to_string(), m);
+        }
+        answers
+    }
+
+    /// Sends the server SIGTERM.
+    fn sigterm(&self) {
+        let server = i32::try_from(self.child.id()).unwrap();
+        // SAFETY: signalling the server process this test started.
+        unsafe { libc::kill(server, libc::SIGTERM) };
+    }
+
     /// An `exec` (or, in `mcp`, a `bash` call) still answers.
     fn still_serves(&mut self) {
         let r = if self.mcp {
@@ -410,13 +440,10 @@ fn past_max_inflight_a_request_is_refused_as_busy_and_cancel_still_works() {
         s.send(&json!({"jsonrpc": "2.0", "id": format!("cancel-{id}"), "method": "cancel", "params": {"id": id}}));
     }
     // Two acknowledgements and two cancelled execs, in whatever order they come.
-    let mut seen = std::collections::HashSet::new();
-    while seen.len() < 4 {
-        let m = s.answer();
-        if m["id"] == "a" || m["id"] == "b" {
-            assert_eq!(m["result"]["details"]["outcome"], "cancelled", "{m}");
-        }
-        seen.insert(m["id"].to_string());
+    let answers = s.answers(4);
+    for id in ["\"a\"", "\"b\""] {
+        let m = &answers[id];
+        assert_eq!(m["result"]["details"]["outcome"], "cancelled", "{m}");
     }
     s.still_serves();
 }
@@ -435,13 +462,7 @@ fn max_sessions_holds_after_a_burst() {
     let text = r["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("--max-sessions 2"), "{text}");
     s.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "cancel", "params": {"id": "s1"}}));
-    let mut seen = 0;
-    while seen < 2 {
-        let m = s.answer();
-        if m["id"] == 4 || m["id"] == "s1" {
-            seen += 1;
-        }
-    }
+    s.answers(2);
     // A session is idle now: the new one takes its place.
     let r = s.request(5, "exec", json!({"session": "s3", "command": "echo s3"}));
     assert_eq!(r["result"]["content"][0]["text"], "s3\n", "{r}");
@@ -450,15 +471,7 @@ fn max_sessions_holds_after_a_burst() {
 #[test]
 fn job_input_never_blocks_and_eof_alone_sends_no_newline() {
     let mut s = Client::serve(&[]);
-    let r = s.request(
-        1,
-        "exec",
-        json!({"command": "sleep 300", "run_in_background": true}),
-    );
-    let sleeper = r["result"]["details"]["job_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let sleeper = s.start_job(1, "sleep 300");
     let r = s.request(
         2,
         "job_input",
@@ -473,15 +486,7 @@ fn job_input_never_blocks_and_eof_alone_sends_no_newline() {
     s.still_serves();
     s.request(3, "job_kill", json!({"job_id": sleeper}));
 
-    let r = s.request(
-        4,
-        "exec",
-        json!({"command": "wc -c", "run_in_background": true}),
-    );
-    let counter = r["result"]["details"]["job_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let counter = s.start_job(4, "wc -c");
     let r = s.request(
         5,
         "job_input",
@@ -591,9 +596,7 @@ fn sigterm_ends_commands_started_by_notifications_too() {
     s.send(&json!({"jsonrpc": "2.0", "method": "exec", "params": {
         "command": format!("sh -c 'echo $$ > {}; exec sleep 300'", pidfile.display())}}));
     let pid = pid_in(&pidfile);
-    let server = i32::try_from(s.child.id()).unwrap();
-    // SAFETY: signalling the server process this test started.
-    unsafe { libc::kill(server, libc::SIGTERM) };
+    s.sigterm();
     eventually("the notification's command to end", || !alive(pid));
     assert!(wait_exit(&mut s.child).success());
 }
@@ -601,27 +604,17 @@ fn sigterm_ends_commands_started_by_notifications_too() {
 #[test]
 fn waits_in_flight_end_with_the_server() {
     let mut s = Client::serve(&[]);
-    let r = s.request(
-        1,
-        "exec",
-        json!({"command": "sleep 300", "run_in_background": true}),
-    );
-    let job = r["result"]["details"]["job_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let job = s.start_job(1, "sleep 300");
     // A long wait is cancelled by `cancel`, like an exec.
     s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "job_output", "params": {"job_id": job, "wait_ms": 600_000}}));
     s.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "cancel", "params": {"id": 2}}));
-    let mut ids = vec![s.answer()["id"].clone(), s.answer()["id"].clone()];
-    ids.sort_by_key(Value::to_string);
-    assert_eq!(ids, vec![json!(2), json!(3)]);
+    let mut ids: Vec<String> = s.answers(2).into_keys().collect();
+    ids.sort();
+    assert_eq!(ids, ["2", "3"]);
     // And by the server's end: SIGTERM does not wait ten minutes for it.
     s.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "job_output", "params": {"job_id": job, "wait_ms": 600_000}}));
     s.still_serves();
-    let server = i32::try_from(s.child.id()).unwrap();
-    // SAFETY: signalling the server process this test started.
-    unsafe { libc::kill(server, libc::SIGTERM) };
+    s.sigterm();
     assert!(wait_exit(&mut s.child).success());
 }
 
@@ -642,16 +635,14 @@ fn a_call_cancelled_while_it_waits_for_its_session_never_runs() {
     for id in ["queued", "first"] {
         s.send(&json!({"jsonrpc": "2.0", "id": format!("cancel-{id}"), "method": "cancel", "params": {"id": id}}));
     }
-    let mut seen = std::collections::HashSet::new();
-    while seen.len() < 4 {
-        let m = s.answer();
-        if m["id"] == "queued" {
-            assert_eq!(m["result"]["details"]["outcome"], "cancelled", "{m}");
-            let text = m["result"]["content"][0]["text"].as_str().unwrap();
-            assert!(text.contains("nothing was run"), "{text}");
-        }
-        seen.insert(m["id"].to_string());
-    }
+    let answers = s.answers(4);
+    let queued = &answers["\"queued\""];
+    assert_eq!(
+        queued["result"]["details"]["outcome"], "cancelled",
+        "{queued}"
+    );
+    let text = queued["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("nothing was run"), "{text}");
     s.still_serves();
     assert!(!marker.exists(), "the cancelled call ran");
 }

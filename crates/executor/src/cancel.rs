@@ -80,10 +80,13 @@ impl CancelToken {
             let _ = sys::set_nonblocking(write.as_raw_fd());
             Some((read, write))
         });
-        // A cancel that came before the pipe existed wrote nothing: write for it.
-        std::sync::atomic::fence(Ordering::SeqCst);
-        if made && self.is_cancelled() {
-            self.wake();
+        // A cancel that came before the pipe existed wrote nothing: its maker writes for it.
+        // (Only the maker: this runs on every turn of a poll loop.)
+        if made {
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if self.is_cancelled() {
+                self.wake();
+            }
         }
         pipe.as_ref().map(|(read, _)| read.as_raw_fd())
     }

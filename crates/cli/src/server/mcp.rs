@@ -34,9 +34,35 @@ struct ToolDef {
     input_schema: Value,
 }
 
-fn read_only() -> Value {
-    json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false})
+/// What a tool does to the world, as MCP's annotation hints. A tool here either only reads, or
+/// acts and may destroy.
+#[derive(Clone, Copy)]
+enum Effect {
+    ReadOnly,
+    Acts { idempotent: bool, open_world: bool },
 }
+
+fn hints(effect: Effect) -> Value {
+    let (read_only, idempotent, open_world) = match effect {
+        Effect::ReadOnly => (true, false, false),
+        Effect::Acts {
+            idempotent,
+            open_world,
+        } => (false, idempotent, open_world),
+    };
+    json!({"readOnlyHint": read_only, "destructiveHint": !read_only, "idempotentHint": idempotent, "openWorldHint": open_world})
+}
+
+/// `bash`, `bash_input`: whatever the command does.
+const RUNS_COMMANDS: Effect = Effect::Acts {
+    idempotent: false,
+    open_world: true,
+};
+/// `bash_kill`, `bash_session_close`: ending what runs; doing it twice changes nothing more.
+const ENDS_PROCESSES: Effect = Effect::Acts {
+    idempotent: true,
+    open_world: false,
+};
 
 fn defs() -> &'static [ToolDef] {
     static DEFS: OnceLock<Vec<ToolDef>> = OnceLock::new();
@@ -57,7 +83,7 @@ fn defs() -> &'static [ToolDef] {
                 method: Method::Exec,
                 title: "Run a shell command",
                 description: "Run a shell command. Output is bounded (the full output is kept as artifact://ID, read it with read_artifact), the command is ended on timeout with no survivors, and a safety policy applies. Use run_in_background for servers and watchers, session to keep cd/exports between calls.",
-                annotations: json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}),
+                annotations: hints(RUNS_COMMANDS),
                 input_schema: bash,
             },
             ToolDef {
@@ -65,7 +91,7 @@ fn defs() -> &'static [ToolDef] {
                 method: Method::JobOutput,
                 title: "Read a background job's output",
                 description: "Read a background job's output: mode \"new\" (since the last read) or \"all\"; wait_ms waits for output or the job's end. structuredContent.running says whether it still runs.",
-                annotations: read_only(),
+                annotations: hints(Effect::ReadOnly),
                 input_schema: input_schema::<JobOutputRequest>(),
             },
             ToolDef {
@@ -73,7 +99,7 @@ fn defs() -> &'static [ToolDef] {
                 method: Method::JobInput,
                 title: "Type into a background job",
                 description: "Write to a background job's stdin (a newline is appended unless enter is false; eof closes it).",
-                annotations: json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}),
+                annotations: hints(RUNS_COMMANDS),
                 input_schema: input_schema::<JobInput>(),
             },
             ToolDef {
@@ -81,7 +107,7 @@ fn defs() -> &'static [ToolDef] {
                 method: Method::JobKill,
                 title: "Stop a background job",
                 description: "End a background job and everything it started (TERM, then KILL).",
-                annotations: json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}),
+                annotations: hints(ENDS_PROCESSES),
                 input_schema: input_schema::<JobKill>(),
             },
             ToolDef {
@@ -89,7 +115,7 @@ fn defs() -> &'static [ToolDef] {
                 method: Method::JobList,
                 title: "List background jobs",
                 description: "List the background jobs: id, command, status, exit code, bytes of output.",
-                annotations: read_only(),
+                annotations: hints(Effect::ReadOnly),
                 input_schema: input_schema::<JobList>(),
             },
             ToolDef {
@@ -97,7 +123,7 @@ fn defs() -> &'static [ToolDef] {
                 method: Method::ArtifactRead,
                 title: "Read a full output",
                 description: "Read a spilled full output (artifact://ID) by byte offset and limit, or only its lines matching grep (a regex), numbered, with context lines around each.",
-                annotations: read_only(),
+                annotations: hints(Effect::ReadOnly),
                 input_schema: input_schema::<ArtifactRead>(),
             },
             ToolDef {
@@ -105,7 +131,7 @@ fn defs() -> &'static [ToolDef] {
                 method: Method::SessionClose,
                 title: "Close a shell session",
                 description: "End a persistent session's shell and everything it started (a command running in it is cancelled).",
-                annotations: json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}),
+                annotations: hints(ENDS_PROCESSES),
                 input_schema: input_schema::<SessionClose>(),
             },
         ]
