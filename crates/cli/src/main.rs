@@ -233,6 +233,10 @@ struct ServeArgs {
     /// Which part of a long output is kept: smart (default), tail, head or both.
     #[arg(long)]
     direction: Option<String>,
+    /// Shells kept started ahead of one-shot calls, per kind of call (shell, environment,
+    /// sandbox, limits); each runs one call and is replaced in the background. 0: off.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    prepared_shells: usize,
     #[command(flatten)]
     retention: RetentionArgs,
     #[command(flatten)]
@@ -267,6 +271,7 @@ impl ServeArgs {
                 c.sessions.rc_snapshot = self.rc_snapshot;
                 c.sessions.command_prefix.clone_from(&self.command_prefix);
                 c.sessions.max_sessions = self.max_sessions;
+                c.prepared_shells.per_key = self.prepared_shells;
             },
         )
     }

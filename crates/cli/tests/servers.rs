@@ -670,3 +670,76 @@ fn oversized_batches_unknown_methods_and_mcp_null_ids_are_refused() {
     assert!(message.contains("null"), "{message}");
     m.still_serves();
 }
+
+/// This server's prepared shells: processes running the prepared-shell driver with this
+/// client's artifact directory in their environment.
+fn prepared_shells_of(client: &Client) -> usize {
+    let needle = client.dir.path().join("artifacts");
+    let needle = needle.to_string_lossy();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains("__agent_exec_old")
+                && String::from_utf8_lossy(&environ).contains(needle.as_ref())
+        })
+        .count()
+}
+
+/// How long the shell running the command had been alive, in hundredths of a second.
+const SHELL_AGE: &str = r#"echo $(( $(awk '{printf "%d", $1 * 100}' /proc/uptime) - $(cut -d' ' -f22 /proc/$$/stat) ))"#;
+
+#[test]
+fn one_shot_calls_run_in_shells_started_ahead_that_end_with_the_server() {
+    let mut s = Client::serve(&[]);
+    let first = s.request(1, "exec", json!({"command": "echo first"}));
+    assert_eq!(first["result"]["content"][0]["text"], "first\n", "{first}");
+    eventually("prepared shells wait for calls", || {
+        prepared_shells_of(&s) >= 2
+    });
+    // Started well before the call that runs in it.
+    std::thread::sleep(Duration::from_millis(1500));
+    let aged = s.request(2, "exec", json!({"command": SHELL_AGE}));
+    let age: u64 = aged["result"]["content"][0]["text"]
+        .as_str()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{aged}"));
+    assert!(
+        age >= 100,
+        "the call ran in a shell started {age} cs before: {aged}"
+    );
+    // Same answers as fresh shells give.
+    let mut fresh = Client::serve(&["--prepared-shells", "0"]);
+    let command = "cd .. && echo \"$PWD\" $LINENO $SECONDS; echo err >&2; exit 7";
+    let a = s.request(3, "exec", json!({"command": command, "cwd": "/tmp"}));
+    let b = fresh.request(3, "exec", json!({"command": command, "cwd": "/tmp"}));
+    assert_eq!(a["result"]["content"], b["result"]["content"], "{a} {b}");
+    assert_eq!(
+        a["result"]["details"]["exit_code"], b["result"]["details"]["exit_code"],
+        "{a} {b}"
+    );
+    assert_eq!(
+        prepared_shells_of(&fresh),
+        0,
+        "--prepared-shells 0 prepares none"
+    );
+    assert!(s.finish().success());
+    assert!(fresh.finish().success());
+}
+
+#[test]
+fn a_server_killed_leaves_no_prepared_shell() {
+    let mut s = Client::serve(&[]);
+    s.request(1, "exec", json!({"command": "true"}));
+    eventually("prepared shells wait for calls", || {
+        prepared_shells_of(&s) >= 1
+    });
+    let _ = s.child.kill();
+    let _ = s.child.wait();
+    eventually("the prepared shells end with their server", || {
+        prepared_shells_of(&s) == 0
+    });
+}

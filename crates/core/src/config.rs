@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use agent_exec_executor::env::EnvConfig;
 use agent_exec_executor::jobs::JobLimits;
-use agent_exec_executor::{DrainLimits, Limits, NetworkMode, SandboxMode, SandboxSpec};
+use agent_exec_executor::{
+    DrainLimits, Limits, NetworkMode, PreparedSettings, SandboxMode, SandboxSpec,
+};
 use agent_exec_sink::{Direction, Retention};
 
 /// How the tool runs commands.
@@ -47,6 +49,10 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// Resource limits of every call (contract §8).
     pub limits: Limits,
+    /// Prepared shells for one-shot shell calls: shells started ahead of time, one per call
+    /// (see [`agent_exec_executor::prepared`]). Default: off (`per_key` 0); `serve` and `mcp`
+    /// keep 2 per kind of call unless `--prepared-shells 0`.
+    pub prepared_shells: PreparedSettings,
 }
 
 /// The operator's sandbox settings (flags `--sandbox`, `--workspace`, `--writable`,
@@ -174,6 +180,10 @@ impl Default for Config {
             jobs: JobLimits::default(),
             sandbox: SandboxSettings::default(),
             limits: Limits::default(),
+            prepared_shells: PreparedSettings {
+                per_key: 0,
+                ..PreparedSettings::default()
+            },
         }
     }
 }
@@ -218,5 +228,6 @@ mod tests {
         assert_eq!(c.sandbox.network, None);
         assert_eq!(c.sandbox.deny_read.len(), 11);
         assert_eq!(c.limits, Limits::default());
+        assert_eq!(c.prepared_shells.per_key, 0);
     }
 }

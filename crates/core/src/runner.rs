@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use agent_exec_executor::jobs::{JobRegistry, JobStatus};
 use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig};
-use agent_exec_executor::{CancelToken, ExecOutcome, SandboxSpec};
+use agent_exec_executor::{CancelToken, ExecOutcome, PreparedShells, SandboxSpec};
 use agent_exec_sink::{ArtifactStore, Capture, OutputSink, SinkConfig};
 
 use crate::config::Config;
@@ -81,6 +81,8 @@ pub(crate) struct Runner {
     cwds: Mutex<HashMap<String, PathBuf>>,
     /// The rc snapshot, made on first use.
     rc: Mutex<RcSnapshot>,
+    /// Shells started ahead of one-shot calls (off unless configured).
+    prepared: PreparedShells,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -125,6 +127,7 @@ impl Runner {
             },
             cwds: Mutex::new(HashMap::new()),
             rc: Mutex::new(RcSnapshot::NotYet),
+            prepared: PreparedShells::new(config.prepared_shells),
             store,
             store_error,
             config,
@@ -174,7 +177,7 @@ impl Runner {
                 let exec = if *pty {
                     agent_exec_executor::run_pty(&spec, &mut observed, cancel)
                 } else {
-                    agent_exec_executor::run(&spec, &mut observed, cancel)
+                    self.prepared.run(&spec, &mut observed, cancel)
                 };
                 Ran::Executed {
                     exec,
@@ -620,6 +623,7 @@ impl Runner {
     }
 
     pub(crate) fn shutdown(&self) {
+        self.prepared.close();
         self.jobs.shutdown(Duration::from_secs(5));
         let slots: Vec<Arc<Handle>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for s in slots {

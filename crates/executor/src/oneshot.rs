@@ -235,6 +235,19 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
         }
     };
     on_spawn(spawned.input.take());
+    supervise_call(spec, sink, cancel, start, &group, spawned)
+}
+
+/// The rest of a one-shot call once its main process runs in `group`: supervise to its exit,
+/// drain, end the survivors, count. Shared by fresh spawns and prepared shells.
+pub(crate) fn supervise_call<S: Sink + ?Sized>(
+    spec: &ExecSpec,
+    sink: &mut S,
+    cancel: &CancelToken,
+    start: Instant,
+    group: &CallGroup,
+    mut spawned: crate::spawn::Spawned,
+) -> ExecOutcome {
     let mut pump = Pump::new(
         raw(spawned.stdout.as_ref()),
         raw(spawned.stderr.as_ref()),
@@ -244,7 +257,7 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
     let mut watch = Watch {
         child: &mut spawned.child,
         pidfd: pidfd.as_ref(),
-        group: &group,
+        group,
         deadline: spec.timeout.map(|t| start + t),
         grace: spec.grace,
         cancel,
@@ -267,7 +280,7 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
     }
     pump.finish();
     outcome.processes_stopped =
-        containment::end_members(&group, None, spec.grace, supervised.termination);
+        containment::end_members(group, None, spec.grace, supervised.termination);
     outcome.limit_hit = group.limit_hit(outcome.status);
     outcome.warnings.clone_from(&group.limits.fallbacks);
     drop(spawned.sandbox.take());

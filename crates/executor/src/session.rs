@@ -5,7 +5,8 @@
 //! stderr on pipes to us plus two more pipes: a **control pipe** (we write, the shell reads) and
 //! a **status pipe** (the shell writes, we read), passed as fds 3 and 4 and moved by the driver
 //! to 253 and 254, out of a command's way. The driver keeps copies of the output pipes and of
-//! `/dev/null` on 250, 251 and 252.
+//! `/dev/null` (opened read-write: it is also where the driver's own trace goes, without an
+//! `open` per call) on 250, 251 and 252.
 //!
 //! Protocol: a command arrives as `A<len>\n` (ASCII: the length in bytes is the length in
 //! characters in any locale) or `B<len>\n` (anything else: read with `LC_ALL=C` so the count is
@@ -38,7 +39,7 @@ use crate::spawn::{Io, Launch, SpawnError, spawn};
 use crate::supervise::{Finish, Report, Watch, pidfd, supervise};
 use crate::sys;
 
-const DRIVER: &str = r#"exec 250>&1 251>&2 252</dev/null 253<&3 254>&4 3<&- 4>&- 0<&252 2>/dev/null
+const DRIVER: &str = r#"exec 250>&1 251>&2 252<>/dev/null 253<&3 254>&4 3<&- 4>&- 0<&252 2>/dev/null
 shopt -s expand_aliases 2>/dev/null
 set -o pipefail
 [ -n "${AGENT_EXEC_RC_SNAPSHOT-}" ] && [ -r "$AGENT_EXEC_RC_SNAPSHOT" ] && . "$AGENT_EXEC_RC_SNAPSHOT" >/dev/null 2>&1
@@ -55,7 +56,7 @@ while IFS= builtin read -r -u 253 __agent_exec_len; do
   case $__agent_exec_flags in *x*) __agent_exec_cmd="set -x
 $__agent_exec_cmd";; esac
   for __agent_exec_once in 1; do builtin eval "$__agent_exec_cmd"; done
-  { __agent_exec_status=$? __agent_exec_flags=$-; set +x; } 2>/dev/null
+  { __agent_exec_status=$? __agent_exec_flags=$-; set +x; } 2>&252
   exec 0<&252 1>&250 2>&251 || builtin exit 249
   if [ "${!-}" = "$__agent_exec_bg" ]; then
     builtin printf 'S %s %s\0' "$__agent_exec_status" "$PWD" >&254 || builtin exit 249

@@ -24,6 +24,9 @@ pub(crate) enum Io {
     /// A session shell: pipes for stdout and stderr, stdin `/dev/null`, plus the control pipe's
     /// read end on fd 3 and the status pipe's write end on fd 4.
     SessionShell { control: RawFd, status: RawFd },
+    /// A prepared shell (see [`crate::prepared`]): as `Pipes` without stdin, plus the read end
+    /// of the pipe its one command will come through on fd 3.
+    Prepared { control: RawFd },
 }
 
 /// A started process and our ends of its descriptors.
@@ -158,6 +161,17 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
                 stderr: err_r,
             }
         }
+        Io::Prepared { control } => Wiring {
+            child: vec![
+                dev_null()?,
+                out_w.expect("piped"),
+                err_w.expect("piped"),
+                dup(control)?,
+            ],
+            input: None,
+            stdout: out_r,
+            stderr: err_r,
+        },
         Io::SessionShell { control, status } => Wiring {
             child: vec![
                 dev_null()?,
@@ -444,6 +458,13 @@ fn direct_plan<'a>(
 /// PWD as the shell sets it: the inherited one when it names the same directory (a logical
 /// path through symlinks), else the cwd itself.
 fn fix_pwd(env: &mut Vec<(OsString, OsString)>, cwd: &Path) {
+    let pwd = logical_pwd(env, cwd);
+    env.retain(|(k, _)| k != "PWD");
+    env.push(("PWD".into(), pwd.into_os_string()));
+}
+
+/// The PWD a shell started in `cwd` with `env` would have.
+pub(crate) fn logical_pwd(env: &[(OsString, OsString)], cwd: &Path) -> PathBuf {
     let inherited = env
         .iter()
         .find(|(k, _)| k == "PWD")
@@ -454,11 +475,9 @@ fn fix_pwd(env: &mut Vec<(OsString, OsString)>, cwd: &Path) {
             .zip(std::fs::canonicalize(cwd).ok())
             .is_some_and(|(x, y)| x == y)
     };
-    let pwd = inherited
+    inherited
         .filter(|p| p.is_absolute() && same_dir(p))
-        .unwrap_or_else(|| cwd.to_path_buf());
-    env.retain(|(k, _)| k != "PWD");
-    env.push(("PWD".into(), pwd.into_os_string()));
+        .unwrap_or_else(|| cwd.to_path_buf())
 }
 
 fn program_name(program: &Program) -> String {

@@ -145,17 +145,15 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
         }
         let (cancel_fd, close_fd) = (cancel_fd.flatten(), close_fd.flatten());
         let report_fd = report.as_ref().map(|(fd, _)| *fd);
-        let ready = sys::poll_readable(
-            &[
-                out,
-                err,
-                w.pidfd.map(AsRawFd::as_raw_fd),
-                cancel_fd,
-                close_fd,
-                report_fd,
-            ],
-            timeout,
-        );
+        let fds = [
+            out,
+            err,
+            w.pidfd.map(AsRawFd::as_raw_fd),
+            cancel_fd,
+            close_fd,
+            report_fd,
+        ];
+        let ready = sys::poll_readable(&fds, timeout);
         pump.read_ready([ready[0], ready[1]]);
         if ready[5]
             && let Some((_, read_report)) = report.as_mut()

@@ -56,7 +56,7 @@ pub enum GroupKind {
 /// Which containment a call asks for. Where the cgroup asked for cannot be made, the call
 /// falls back to the process group; [`ExecOutcome::containment`](crate::ExecOutcome) says
 /// which was used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Containment {
     /// A cgroup where one can be made (v2, else v1), else the process group (the default).
