@@ -9,20 +9,12 @@
 //! - ingest of a fast producer (`head -c N /dev/zero`, and `yes`) vs the same into
 //!   `cat > /dev/null` (target ≥ 0.8× of its speed).
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use agent_exec_benches::sandbox_spec;
+use agent_exec_benches::{agent_exec_binary, sandbox_spec};
 use agent_exec_executor::{CancelToken, Containment, ExecSpec, run};
 use agent_exec_sink::{OutputSink, SinkConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-
-fn agent_exec_binary() -> PathBuf {
-    // Benches run from target/<profile>/deps; the binary sits one level up.
-    let exe = std::env::current_exe().expect("bench path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    dir.join("agent-exec")
-}
 
 fn one_call(c: &mut Criterion) {
     let _ = agent_exec_executor::containment::become_subreaper();
@@ -112,8 +104,7 @@ fn one_call(c: &mut Criterion) {
         group.finish();
     }
 
-    let bin = agent_exec_binary();
-    if bin.is_file() {
+    if let Some(bin) = agent_exec_binary() {
         let artifacts = tempfile::tempdir().expect("tempdir");
         let mut group = c.benchmark_group("whole_process_true");
         group.bench_function("bash_c_true", |b| {
@@ -136,11 +127,6 @@ fn one_call(c: &mut Criterion) {
             });
         });
         group.finish();
-    } else {
-        eprintln!(
-            "skipping whole-process bench: build {} first (cargo build --release -p agent-exec)",
-            bin.display()
-        );
     }
 }
 

@@ -21,3 +21,19 @@ pub fn sandbox_spec(workspace: &Path) -> Arc<SandboxSpec> {
         allow_hosts: Vec::new(),
     })
 }
+
+/// The release `agent-exec` binary next to the bench executables (benches run from
+/// `target/<profile>/deps`), when it was built (`cargo build --release -p agent-exec`).
+pub fn agent_exec_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let bin = exe.parent()?.parent()?.join("agent-exec");
+    if bin.is_file() {
+        Some(bin)
+    } else {
+        eprintln!(
+            "skipping: build {} first (cargo build --release -p agent-exec)",
+            bin.display()
+        );
+        None
+    }
+}

@@ -49,6 +49,86 @@ fn print_ratios() {
             "<= 1.10",
         ),
         (
+            "library `Tool::execute` of `true` / std `bash -c true` `.output()`",
+            r(
+                ("library_true", "agent_exec_tool_execute"),
+                ("library_true", "std_command_bash_c"),
+            ),
+            "<= 1.05",
+        ),
+        (
+            "peer: yoagent `BashTool` of `true` / std",
+            r(
+                ("library_true", "yoagent_bash_tool"),
+                ("library_true", "std_command_bash_c"),
+            ),
+            "(agent-exec ahead)",
+        ),
+        (
+            "peer: agentkit `ShellExecTool` of `true` / std",
+            r(
+                ("library_true", "agentkit_shell_exec_tool"),
+                ("library_true", "std_command_bash_c"),
+            ),
+            "(agent-exec ahead)",
+        ),
+        (
+            "library `Tool::execute` of `:; true` / std `bash -c ':; true'` `.output()`",
+            r(
+                ("library_shell", "agent_exec_tool_execute"),
+                ("library_shell", "std_command_bash_c"),
+            ),
+            "<= 1.05",
+        ),
+        (
+            "peer: yoagent `BashTool` of `:; true` / std",
+            r(
+                ("library_shell", "yoagent_bash_tool"),
+                ("library_shell", "std_command_bash_c"),
+            ),
+            "(agent-exec ahead)",
+        ),
+        (
+            "peer: agentkit `ShellExecTool` of `:; true` / std",
+            r(
+                ("library_shell", "agentkit_shell_exec_tool"),
+                ("library_shell", "std_command_bash_c"),
+            ),
+            "(agent-exec ahead)",
+        ),
+        (
+            "`serve`, warm session `true` / raw bash pipe round trip (client process)",
+            r(
+                ("serve_session_true", "agent_exec_serve"),
+                ("serve_session_true", "raw_bash_pipe"),
+            ),
+            "<= 2",
+        ),
+        (
+            "fresh `bash -c true` / `serve` one-shot `true`, prepared shell (speed-up; calls paced)",
+            r(
+                ("serve_one_shot_true", "fresh_bash_c_true"),
+                ("serve_one_shot_true", "agent_exec_serve_prepared"),
+            ),
+            ">= 3",
+        ),
+        (
+            "fresh `bash -c true` / `serve` one-shot `:; true`, prepared shell (speed-up; paced)",
+            r(
+                ("serve_one_shot_true", "fresh_bash_c_true"),
+                ("serve_one_shot_true", "agent_exec_serve_shell_prepared"),
+            ),
+            ">= 3",
+        ),
+        (
+            "fresh `bash -c true` / `serve` one-shot `:; true`, back to back (speed-up)",
+            r(
+                ("serve_one_shot_back_to_back", "fresh_bash_c_true"),
+                ("serve_one_shot_back_to_back", "agent_exec_serve"),
+            ),
+            "(no pause to prepare)",
+        ),
+        (
             "library `run` of `true`: with its containment group (cgroup) / process group only",
             r(
                 ("containment_true", "default_group"),

@@ -1,0 +1,143 @@
+//! Calls through `agent-exec serve`, driven over stdio by a client process (this one), as an
+//! agent drives it, against yardsticks measured from the same client in the same run:
+//! - a warm session's `true` vs a raw bash pipe round trip (target ≤ 2×);
+//! - a one-shot `true` (in a prepared shell) vs a fresh `bash -c true` (target ≥ 3× faster).
+//!
+//! One-shot calls are timed with a pause before each (not timed), as an agent's calls come
+//! with its thinking between them: the pause is when the server starts the next prepared
+//! shell. Both sides get the same pause. The back-to-back row shows one-shot calls with no
+//! pause at all, where each call also waits for a shell to be started.
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use agent_exec_benches::agent_exec_binary;
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// Between timed one-shot calls: an agent's think time, shortened.
+const PAUSE: Duration = Duration::from_millis(20);
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+    id: u64,
+}
+
+impl Server {
+    fn start(bin: &std::path::Path, artifacts: &std::path::Path) -> Server {
+        let mut child = Command::new(bin)
+            .arg("serve")
+            .env("AGENT_EXEC_ARTIFACTS", artifacts)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("agent-exec serve");
+        Server {
+            stdin: child.stdin.take().expect("stdin"),
+            stdout: BufReader::new(child.stdout.take().expect("stdout")),
+            child,
+            line: String::new(),
+            id: 0,
+        }
+    }
+
+    /// One `exec` request and its answer (the text is built as a client would).
+    fn exec(&mut self, params: &str) {
+        self.id += 1;
+        let request = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"exec\",\"params\":{params}}}\n",
+            self.id
+        );
+        self.stdin.write_all(request.as_bytes()).expect("write");
+        self.stdin.flush().expect("flush");
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).expect("read");
+        assert!(self.line.contains("\"result\""), "{}", self.line);
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Times `call` after an untimed pause, `iters` times.
+fn paused(iters: u64, mut call: impl FnMut()) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        std::thread::sleep(PAUSE);
+        let start = Instant::now();
+        call();
+        total += start.elapsed();
+    }
+    total
+}
+
+fn fresh_bash_c_true() {
+    Command::new("bash")
+        .args(["-c", "true"])
+        .output()
+        .expect("bash");
+}
+
+fn bench(c: &mut Criterion) {
+    let Some(bin) = agent_exec_binary() else {
+        return;
+    };
+    let artifacts = tempfile::tempdir().expect("tempdir");
+    let mut group = c.benchmark_group("serve_session_true");
+    let mut bash = Command::new("bash")
+        .args(["--noprofile", "--norc"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("bash");
+    let mut stdin = bash.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(bash.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    group.bench_function("raw_bash_pipe", |b| {
+        b.iter(|| {
+            stdin
+                .write_all(b"true; printf 'marker\\n'\n")
+                .expect("write");
+            stdin.flush().expect("flush");
+            line.clear();
+            stdout.read_line(&mut line).expect("read");
+        });
+    });
+    drop(stdin);
+    let _ = bash.wait();
+    let mut server = Server::start(&bin, artifacts.path());
+    group.bench_function("agent_exec_serve", |b| {
+        b.iter(|| server.exec(r#"{"command":"true","session":"bench"}"#));
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("serve_one_shot_true");
+    group.sample_size(20);
+    group.bench_function("fresh_bash_c_true", |b| {
+        b.iter_custom(|iters| paused(iters, fresh_bash_c_true));
+    });
+    group.bench_function("agent_exec_serve_prepared", |b| {
+        b.iter_custom(|iters| paused(iters, || server.exec(r#"{"command":"true"}"#)));
+    });
+    group.bench_function("agent_exec_serve_shell_prepared", |b| {
+        b.iter_custom(|iters| paused(iters, || server.exec(r#"{"command":":; true"}"#)));
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("serve_one_shot_back_to_back");
+    group.sample_size(20);
+    group.bench_function("fresh_bash_c_true", |b| b.iter(fresh_bash_c_true));
+    group.bench_function("agent_exec_serve", |b| {
+        b.iter(|| server.exec(r#"{"command":":; true"}"#));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
