@@ -560,6 +560,8 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
             if let Some(dir) = &workdir {
                 config.workdir.clone_from(dir);
             }
+            // One call per process: a shell prepared for a next call would only be ended.
+            config.prepared_shells.per_key = 0;
         },
     )?;
     if args.approve {

@@ -49,9 +49,10 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// Resource limits of every call (contract §8).
     pub limits: Limits,
-    /// Prepared shells for one-shot shell calls: shells started ahead of time, one per call
-    /// (see [`agent_exec_executor::prepared`]). Default: off (`per_key` 0); `serve` and `mcp`
-    /// keep 2 per kind of call unless `--prepared-shells 0`.
+    /// Prepared shells for one-shot shell calls: shells started ahead of time, each used for
+    /// one call (see [`agent_exec_executor::prepared`]). Default: 2 per kind of call (shell,
+    /// environment, sandbox, limits), at most 4 kinds, ended after a minute unused; `per_key`
+    /// 0 turns them off (`agent-exec run` does: one call per process).
     pub prepared_shells: PreparedSettings,
 }
 
@@ -180,10 +181,7 @@ impl Default for Config {
             jobs: JobLimits::default(),
             sandbox: SandboxSettings::default(),
             limits: Limits::default(),
-            prepared_shells: PreparedSettings {
-                per_key: 0,
-                ..PreparedSettings::default()
-            },
+            prepared_shells: PreparedSettings::default(),
         }
     }
 }
@@ -228,6 +226,8 @@ mod tests {
         assert_eq!(c.sandbox.network, None);
         assert_eq!(c.sandbox.deny_read.len(), 11);
         assert_eq!(c.limits, Limits::default());
-        assert_eq!(c.prepared_shells.per_key, 0);
+        assert_eq!(c.prepared_shells.per_key, 2);
+        assert_eq!(c.prepared_shells.max_keys, 4);
+        assert_eq!(c.prepared_shells.idle, Duration::from_mins(1));
     }
 }

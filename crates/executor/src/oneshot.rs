@@ -235,7 +235,26 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
         }
     };
     on_spawn(spawned.input.take());
-    supervise_call(spec, sink, cancel, start, &group, spawned)
+    let io = CallIo::fresh(&spawned);
+    supervise_call(spec, sink, cancel, start, &group, spawned, io)
+}
+
+/// A call's output pipes made ready to read (non-blocking, grown), and the pidfd of its
+/// main process: done at spawn, or ahead of time for a prepared shell.
+pub(crate) struct CallIo {
+    pidfd: Option<OwnedFd>,
+}
+
+impl CallIo {
+    /// Readies `spawned`'s pipes and opens its pidfd.
+    pub(crate) fn fresh(spawned: &crate::spawn::Spawned) -> CallIo {
+        for fd in [&spawned.stdout, &spawned.stderr].into_iter().flatten() {
+            crate::pump::ready_output_pipe(std::os::fd::AsRawFd::as_raw_fd(fd));
+        }
+        CallIo {
+            pidfd: pidfd(&spawned.child),
+        }
+    }
 }
 
 /// The rest of a one-shot call once its main process runs in `group`: supervise to its exit,
@@ -247,13 +266,14 @@ pub(crate) fn supervise_call<S: Sink + ?Sized>(
     start: Instant,
     group: &CallGroup,
     mut spawned: crate::spawn::Spawned,
+    io: CallIo,
 ) -> ExecOutcome {
     let mut pump = Pump::new(
         raw(spawned.stdout.as_ref()),
         raw(spawned.stderr.as_ref()),
         sink,
     );
-    let pidfd = pidfd(&spawned.child);
+    let pidfd = io.pidfd;
     let mut watch = Watch {
         child: &mut spawned.child,
         pidfd: pidfd.as_ref(),

@@ -30,7 +30,7 @@ use agent_exec_sink::Sink;
 use crate::cancel::CancelToken;
 use crate::containment::{self, CallGroup, Containment, Limits};
 use crate::env::build_env;
-use crate::oneshot::{ExecOutcome, ExecSpec, Program, default_shell, supervise_call};
+use crate::oneshot::{CallIo, ExecOutcome, ExecSpec, Program, default_shell, supervise_call};
 use crate::sandbox::SandboxSpec;
 use crate::spawn::{Io, Launch, Spawned, logical_pwd, spawn};
 use crate::sys;
@@ -101,6 +101,8 @@ struct Ready {
     group: CallGroup,
     spawned: Spawned,
     control: OwnedFd,
+    /// Its pipes readied and its pidfd opened while it waited, not during the call.
+    io: CallIo,
 }
 
 impl Ready {
@@ -126,6 +128,7 @@ impl Ready {
         )
         .ok()?;
         Some(Ready {
+            io: CallIo::fresh(&spawned),
             group,
             spawned,
             control: control_w,
@@ -207,7 +210,7 @@ pub struct PreparedStats {
 #[derive(Default)]
 struct State {
     stats: PreparedStats,
-    keys: HashMap<ShellKey, Entry>,
+    keys: HashMap<Arc<ShellKey>, Entry>,
     /// The refill thread runs.
     filler: bool,
     closed: bool,
@@ -283,9 +286,10 @@ impl PreparedShells {
             group,
             spawned,
             control,
+            io,
         } = shell;
         drop(control);
-        let outcome = supervise_call(spec, sink, cancel, start, &group, spawned);
+        let outcome = supervise_call(spec, sink, cancel, start, &group, spawned, io);
         // The replacement starts once the call is over: started at once, its fork and exec
         // would compete for the CPU with the call it was taken for.
         self.shared.wake.notify_one();
@@ -330,12 +334,16 @@ impl PreparedShells {
                 entry.ready.into_iter().for_each(Ready::discard);
             }
         }
-        let entry = state.keys.entry(key).or_insert_with(|| Entry {
-            ready: Vec::new(),
-            starting: 0,
-            last_taken: now,
-            retry_at: None,
-        });
+        if !state.keys.contains_key(&key) {
+            let entry = Entry {
+                ready: Vec::new(),
+                starting: 0,
+                last_taken: now,
+                retry_at: None,
+            };
+            state.keys.insert(Arc::new(key.clone()), entry);
+        }
+        let entry = state.keys.get_mut(&key).expect("inserted above");
         entry.last_taken = now;
         let mut taken = None;
         while let Some(mut shell) = entry.ready.pop() {
@@ -401,7 +409,7 @@ fn fill(shared: &Weak<Shared>) {
             return;
         }
         let now = Instant::now();
-        let idle: Vec<ShellKey> = state
+        let idle: Vec<Arc<ShellKey>> = state
             .keys
             .iter()
             .filter(|(_, e)| now.duration_since(e.last_taken) >= settings.idle)

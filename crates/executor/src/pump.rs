@@ -30,6 +30,13 @@ impl Default for DrainLimits {
     }
 }
 
+/// Makes an output pipe ready for a pump: non-blocking, and grown to 1 MiB so a flooding
+/// writer blocks less often and every read takes more.
+pub(crate) fn ready_output_pipe(fd: RawFd) {
+    let _ = sys::set_nonblocking(fd);
+    sys::grow_pipe(fd, 1 << 20);
+}
+
 /// The two output pipes of a command, read into a sink.
 pub(crate) struct Pump<'a, S: Sink + ?Sized> {
     fds: [Option<RawFd>; 2],
@@ -40,41 +47,31 @@ pub(crate) struct Pump<'a, S: Sink + ?Sized> {
     pub(crate) last_data: Instant,
 }
 
+thread_local! {
+    /// A read buffer kept for the thread's next call: allocating (and zeroing) 256 KiB per call
+    /// and freeing it again cost more than a small command's whole output handling.
+    static SPARE_BUF: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl<S: Sink + ?Sized> Drop for Pump<'_, S> {
+    fn drop(&mut self) {
+        if !self.buf.is_empty() {
+            let buf = std::mem::take(&mut self.buf);
+            let _ = SPARE_BUF.try_with(|spare| spare.set(buf));
+        }
+    }
+}
+
 impl<'a, S: Sink + ?Sized> Pump<'a, S> {
+    /// A pump over descriptors made ready with [`ready_output_pipe`].
     pub(crate) fn new(stdout: Option<RawFd>, stderr: Option<RawFd>, sink: &'a mut S) -> Self {
-        for fd in [stdout, stderr].into_iter().flatten() {
-            let _ = sys::set_nonblocking(fd);
-            sys::grow_pipe(fd, 1 << 20);
-        }
         Pump {
             fds: [stdout, stderr],
             sink,
-            buf: vec![0; READ_SIZE],
+            buf: Vec::new(),
             stopped: false,
             last_data: Instant::now(),
         }
-    }
-
-    /// A pump over descriptors that are already non-blocking (a session's long-lived pipes).
-    /// `buf` is a read buffer to reuse (empty: allocated on first data).
-    pub(crate) fn prepared(
-        stdout: Option<RawFd>,
-        stderr: Option<RawFd>,
-        sink: &'a mut S,
-        buf: Vec<u8>,
-    ) -> Self {
-        Pump {
-            fds: [stdout, stderr],
-            sink,
-            buf,
-            stopped: false,
-            last_data: Instant::now(),
-        }
-    }
-
-    /// The read buffer, for the next pump over the same pipes.
-    pub(crate) fn take_buf(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.buf)
     }
 
     pub(crate) fn fds(&self) -> [Option<RawFd>; 2] {
@@ -93,8 +90,12 @@ impl<'a, S: Sink + ?Sized> Pump<'a, S> {
                 continue;
             }
             if self.buf.is_empty() {
-                // Allocated on first use: a session round trip with no output never needs it.
-                self.buf = vec![0; READ_SIZE];
+                // Taken on first use: a call with no output never needs it.
+                self.buf = SPARE_BUF
+                    .try_with(std::cell::Cell::take)
+                    .ok()
+                    .filter(|b| b.len() == READ_SIZE)
+                    .unwrap_or_else(|| vec![0; READ_SIZE]);
             }
             let sink = &mut *self.sink;
             let stopped = &mut self.stopped;

@@ -104,8 +104,6 @@ pub struct Session {
     cwd: PathBuf,
     prefix: Option<String>,
     status_buf: Vec<u8>,
-    /// The output read buffer, kept between calls.
-    read_buf: Vec<u8>,
     /// Cancelled when the session is closed from another thread (see [`Session::closer`]).
     closer: CancelToken,
 }
@@ -191,12 +189,10 @@ impl Session {
         drop(status_w);
         let stdout = spawned.stdout.expect("the session's stdout is piped");
         let stderr = spawned.stderr.expect("the session's stderr is piped");
-        for fd in [&stdout, &stderr, &status_r] {
-            let _ = sys::set_nonblocking(fd.as_raw_fd());
-        }
         for fd in [&stdout, &stderr] {
-            sys::grow_pipe(fd.as_raw_fd(), 1 << 20);
+            crate::pump::ready_output_pipe(fd.as_raw_fd());
         }
+        let _ = sys::set_nonblocking(status_r.as_raw_fd());
         let child = spawned.child;
         Ok(Session {
             _sandbox: spawned.sandbox,
@@ -211,7 +207,6 @@ impl Session {
             cwd: cwd.to_path_buf(),
             prefix: config.prefix.clone(),
             status_buf: Vec::new(),
-            read_buf: Vec::new(),
             closer: CancelToken::new(),
         })
     }
@@ -251,11 +246,10 @@ impl Session {
         cancel: &CancelToken,
     ) -> SessionOutcome {
         let start = Instant::now();
-        let mut pump = Pump::prepared(
+        let mut pump = Pump::new(
             Some(self.stdout.as_raw_fd()),
             Some(self.stderr.as_raw_fd()),
             sink,
-            std::mem::take(&mut self.read_buf),
         );
         // Output left by an earlier command's background processes is not this command's.
         pump.discard_now();
@@ -325,7 +319,6 @@ impl Session {
         }
         let _ = drain;
         pump.finish();
-        self.read_buf = pump.take_buf();
         exec.status = Some(ExitStatus::Exited(report.code));
         exec.limit_hit = self.group.limit_hit(exec.status);
         exec.warnings.clone_from(&self.group.limits.fallbacks);

@@ -145,14 +145,21 @@ fn is_dropped_control(b: u8) -> bool {
 fn dropped_prefix_len(input: &[u8]) -> usize {
     let mut done = 0;
     for block in input.chunks_exact(64) {
-        let mut keep = 0u8;
-        for &b in block {
-            let dropped = ((b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r') & (b != 0x1b))
-                | (b == 0x7f);
-            keep |= u8::from(!dropped);
-        }
-        if keep != 0 {
-            break;
+        // All NUL (the usual flood): one OR over eight words, before the per-byte classes.
+        let any = block.chunks_exact(8).fold(0u64, |acc, w| {
+            acc | u64::from_ne_bytes(w.try_into().expect("8 bytes"))
+        });
+        if any != 0 {
+            let mut keep = 0u8;
+            for &b in block {
+                let dropped =
+                    ((b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r') & (b != 0x1b))
+                        | (b == 0x7f);
+                keep |= u8::from(!dropped);
+            }
+            if keep != 0 {
+                break;
+            }
         }
         done += 64;
     }
@@ -258,19 +265,26 @@ impl Sanitizer {
             } else if b < 0x80 {
                 break;
             } else {
-                let Some(chunk) = input[i..].utf8_chunks().next() else {
-                    break;
+                // One character (at most 4 bytes) decoded in place: a UTF-8 check of the
+                // rest of the input per byte made binary noise cost a scan per byte.
+                let window = &input[i..input.len().min(i + 4)];
+                let (valid, invalid) = match std::str::from_utf8(window) {
+                    Ok(text) => (text, None),
+                    Err(e) => (
+                        std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or_default(),
+                        e.error_len(),
+                    ),
                 };
-                if let Some(c) = chunk.valid().chars().next() {
+                if let Some(c) = valid.chars().next() {
                     if c.is_control() {
                         break;
                     }
                     self.pending.push(c);
                     i += c.len_utf8();
-                } else if i + chunk.invalid().len() < input.len() {
+                } else if let Some(len) = invalid.filter(|len| i + len < input.len()) {
                     // The maximal invalid subpart, as from_utf8_lossy replaces it.
                     self.pending.push(char::REPLACEMENT_CHARACTER);
-                    i += chunk.invalid().len();
+                    i += len;
                 } else {
                     // Possibly a character cut by the end of the chunk: the decoder's job.
                     break;
@@ -403,8 +417,16 @@ impl Sanitizer {
         if self.cr_pending {
             self.cr_pending = false;
             if !text.starts_with('\n') {
-                self.flush(out);
-                out.clear_line();
+                // The line in progress is cleared. When it began in the pending text, it is cut
+                // there and nothing reaches the view (binary noise has a CR every ~256 bytes:
+                // a flush per CR made the window's work per byte, not per chunk).
+                match self.pending.rfind('\n') {
+                    Some(nl) => self.pending.truncate(nl + 1),
+                    None => {
+                        self.pending.clear();
+                        out.clear_line();
+                    }
+                }
             }
         }
         if text.len() >= 256 {

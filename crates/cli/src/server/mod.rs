@@ -110,6 +110,26 @@ pub(crate) struct Server {
     gone: AtomicBool,
     /// Notifications received, for their keys in `inflight`.
     notifications: AtomicUsize,
+    /// The request reader; the worker that holds it reads (`None` once the input ended).
+    input: Mutex<Option<BoundedLines<std::io::BufReader<Stdin>>>>,
+    /// The input ended (or can no longer be read).
+    input_ended: AtomicBool,
+    max_line_bytes: usize,
+}
+
+/// Standard input, read with `read(2)` from any thread (`std::io::Stdin`'s lock cannot move
+/// between threads, and the reading role does).
+struct Stdin;
+
+impl std::io::Read for Stdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // SAFETY: reading into a buffer of its length from descriptor 0.
+        let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(n as usize)
+    }
 }
 
 /// Runs `serve` (`mcp` false) or `mcp` until the client is done; the exit code.
@@ -128,20 +148,16 @@ pub(crate) fn run(tool: Tool, bounds: Bounds, mcp: bool) -> i32 {
         protocol,
         gone: AtomicBool::new(false),
         notifications: AtomicUsize::new(0),
+        input: Mutex::new(Some(BoundedLines::new(
+            std::io::BufReader::with_capacity(64 << 10, Stdin),
+            bounds.max_line_bytes,
+        ))),
+        input_ended: AtomicBool::new(false),
+        max_line_bytes: bounds.max_line_bytes,
     });
-    let input_ended = Arc::new(AtomicBool::new(false));
-    {
-        let (server, ended) = (server.clone(), input_ended.clone());
-        let reader = std::thread::Builder::new()
-            .name("agent-exec-reader".into())
-            .spawn(move || {
-                server.read_input(bounds.max_line_bytes);
-                ended.store(true, Ordering::SeqCst);
-            });
-        if let Err(e) = reader {
-            eprintln!("agent-exec: cannot start the reader thread: {e}");
-            return 1;
-        }
+    if let Err(e) = server.hand_over_reading() {
+        eprintln!("agent-exec: cannot start a thread to read requests: {e}");
+        return 1;
     }
     {
         let server = server.clone();
@@ -160,7 +176,7 @@ pub(crate) fn run(tool: Tool, bounds: Bounds, mcp: bool) -> i32 {
             server.cancel_all();
             break;
         }
-        if input_ended.load(Ordering::SeqCst) && server.pool.active() == 0 {
+        if server.input_ended.load(Ordering::SeqCst) && server.pool.active() == 0 {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -214,44 +230,78 @@ fn wait_stdout_closed() -> bool {
 }
 
 impl Server {
-    fn read_input(self: &Arc<Self>, max_line_bytes: usize) {
-        let stdin = std::io::stdin();
-        let mut reader = BoundedLines::new(stdin.lock(), max_line_bytes);
-        loop {
+    /// Gives the reading role to a worker.
+    fn hand_over_reading(self: &Arc<Self>) -> std::io::Result<()> {
+        let server = self.clone();
+        self.pool.lead(Box::new(move || server.lead()))
+    }
+
+    /// The reading role: reads requests and answers the quick ones, until one is to be run;
+    /// then hands the reading to another worker and runs that one here.
+    fn lead(self: &Arc<Self>) {
+        /// Ends the input if the role is lost to a panic (nobody would read again).
+        struct EndOnPanic<'a>(&'a AtomicBool);
+        impl Drop for EndOnPanic<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+        let _guard = EndOnPanic(&self.input_ended);
+        let mut input = lock(&self.input);
+        let run_here = loop {
+            let Some(reader) = input.as_mut() else {
+                return;
+            };
             let line = match reader.next_line() {
-                Ok(Some(line)) => line,
-                Ok(None) => return,
+                Ok(Some(line)) if !self.is_gone() => line,
+                Ok(_) => break None,
                 Err(e) => {
                     eprintln!("agent-exec: reading stdin: {e}");
-                    return;
+                    break None;
                 }
             };
-            if self.is_gone() {
-                return;
-            }
             if line.is_cut() {
+                let max = self.max_line_bytes;
                 self.out.send(&error(
                     &Value::Null,
                     INVALID_REQUEST,
                     format!(
-                        "request too long: {} bytes on one line, and the limit is {max_line_bytes} bytes (--max-line-bytes); it was skipped. Put large data in a file and pass its path",
+                        "request too long: {} bytes on one line, and the limit is {max} bytes (--max-line-bytes); it was skipped. Put large data in a file and pass its path",
                         line.len
                     ),
                 ));
-            } else {
-                self.handle_line(&line.bytes);
+            } else if let Some(task) = self.handle_line(&line.bytes) {
+                break Some(task);
             }
+        };
+        let Some(task) = run_here else {
+            *input = None;
+            self.input_ended.store(true, Ordering::SeqCst);
+            return;
+        };
+        drop(input);
+        if let Err(e) = self.hand_over_reading() {
+            // No thread to read on: this one reads again once the request is answered.
+            eprintln!(
+                "agent-exec: no thread to read requests while one runs ({e}); reading after it"
+            );
+            task();
+            return self.lead();
         }
+        task();
     }
 
-    fn handle_line(self: &Arc<Self>, bytes: &[u8]) {
+    /// Handles one request line; a request to run on this thread comes back as a task.
+    fn handle_line(self: &Arc<Self>, bytes: &[u8]) -> Option<pool::Task> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return;
+            return None;
         }
         let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
-                return self.out.send(&error(
+                self.out.send(&error(
                     &Value::Null,
                     PARSE_ERROR,
                     format!(
@@ -259,16 +309,18 @@ impl Server {
                         e.valid_up_to()
                     ),
                 ));
+                return None;
             }
         };
         let message: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
-                return self.out.send(&error(
+                self.out.send(&error(
                     &Value::Null,
                     PARSE_ERROR,
                     format!("parse error: {e}"),
                 ));
+                return None;
             }
         };
         match message {
@@ -297,17 +349,27 @@ impl Server {
                     self.handle_message(item, Some(&batch));
                 }
             }
-            single => self.handle_message(single, None),
+            single => return self.handle_message(single, None),
         }
+        None
     }
 
-    /// Checks one message and answers it, at once or from a worker.
-    fn handle_message(self: &Arc<Self>, message: Value, batch: Option<&Arc<Batch>>) {
+    /// Checks one message and answers it at once, or gives it to a worker; a request that is
+    /// not part of a batch comes back as a task for the calling (reading) thread to run.
+    fn handle_message(
+        self: &Arc<Self>,
+        message: Value,
+        batch: Option<&Arc<Batch>>,
+    ) -> Option<pool::Task> {
         let call = match check_message(message, self.protocol.as_ref()) {
             Checked::Call(call) => call,
-            Checked::Ignore => return self.answered(batch, None),
+            Checked::Ignore => {
+                self.answered(batch, None);
+                return None;
+            }
             Checked::Refuse(id, code, text) => {
-                return self.answered(batch, Some(error(&id, code, text)));
+                self.answered(batch, Some(error(&id, code, text)));
+                return None;
             }
         };
         if STOP.load(Ordering::SeqCst) || self.is_gone() {
@@ -318,7 +380,8 @@ impl Server {
                     "the server is shutting down: nothing new is started",
                 )
             });
-            return self.answered(batch, answer);
+            self.answered(batch, answer);
+            return None;
         }
         let token = CancelToken::new();
         // A request is in flight under its id's JSON text; a notification under a key no id
@@ -334,7 +397,8 @@ impl Server {
                 let text = format!(
                     "invalid request: id {key} is already used by a request in flight; give each request its own id"
                 );
-                return self.answered(batch, Some(error(&Value::Null, INVALID_REQUEST, text)));
+                self.answered(batch, Some(error(&Value::Null, INVALID_REQUEST, text)));
+                return None;
             }
             inflight.insert(
                 key.clone(),
@@ -345,16 +409,28 @@ impl Server {
             );
         }
         if self.protocol.is_quick(&call.method) {
-            return self.finish(&call, &key, batch, &token);
+            self.finish(&call, &key, batch, &token);
+            return None;
         }
         let (server, batch_owned) = (self.clone(), batch.cloned());
         let task_token = token.clone();
         let id = call.id.clone();
         let task_key = key.clone();
-        let submitted = self.pool.submit(Box::new(move || {
-            server.finish(&call, &task_key, batch_owned.as_ref(), &task_token);
-        }));
-        if let Err(refused) = submitted {
+        let finish = move || server.finish(&call, &task_key, batch_owned.as_ref(), &task_token);
+        let refused = if batch.is_some() {
+            self.pool.submit(Box::new(finish)).err()
+        } else {
+            match self.pool.reserve() {
+                Ok(reservation) => {
+                    return Some(Box::new(move || {
+                        finish();
+                        drop(reservation);
+                    }));
+                }
+                Err(refused) => Some(refused),
+            }
+        };
+        if let Some(refused) = refused {
             let text = match refused {
                 Refused::Busy(max) => format!(
                     "server busy: {max} requests are already running or waiting (--max-inflight {max}); retry once one has been answered"
@@ -367,6 +443,7 @@ impl Server {
             let answer = id.map(|id| error(&id, SERVER_BUSY, text));
             self.answered(batch, answer);
         }
+        None
     }
 
     /// Answers `call` and sends (or batches) the answer, unless it is a notification or its

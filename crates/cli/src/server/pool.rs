@@ -1,11 +1,16 @@
 //! The workers that run requests: at most `max` at once, threads started as needed and kept
 //! a while for the next request, so a burst costs no more threads than the bound.
+//!
+//! Reading the input is a role a worker takes ([`Pool::lead`]), not a thread of its own: the
+//! worker that reads a request runs it itself ([`Pool::reserve`]) after handing the reading
+//! to another worker, so a request's path has no hand-off between threads (a wake-up, which
+//! costs more than the rest of a warm call on a virtual machine whose idle CPUs halt).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-type Task = Box<dyn FnOnce() + Send>;
+pub(crate) type Task = Box<dyn FnOnce() + Send>;
 
 /// A worker with nothing to do for this long ends.
 const IDLE_EXIT: Duration = Duration::from_secs(30);
@@ -22,9 +27,31 @@ pub(crate) enum Refused {
 #[derive(Default)]
 struct State {
     queue: VecDeque<Task>,
+    /// The reading role, waiting for a worker to take it.
+    lead: Option<Task>,
     threads: usize,
     idle: usize,
     running: usize,
+}
+
+impl State {
+    fn waiting(&self) -> usize {
+        self.queue.len() + usize::from(self.lead.is_some())
+    }
+}
+
+/// A request counted as running (against the bound) on the thread that holds this.
+pub(crate) struct Reservation {
+    pool: Arc<Pool>,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut st = self.pool.lock();
+        st.running -= 1;
+        drop(st);
+        self.pool.done.notify_all();
+    }
 }
 
 pub(crate) struct Pool {
@@ -61,25 +88,57 @@ impl Pool {
         if st.queue.len() + st.running >= self.max {
             return Err(Refused::Busy(self.max));
         }
-        if st.idle <= st.queue.len() {
-            let pool = self.clone();
-            let spawned = std::thread::Builder::new()
-                .name("agent-exec-worker".into())
-                .spawn(move || pool.work_loop());
-            match spawned {
-                Ok(_) => st.threads += 1,
-                Err(e) => return Err(Refused::NoThread(e)),
-            }
-        }
+        self.worker_for_one_more(&mut st)
+            .map_err(Refused::NoThread)?;
         st.queue.push_back(task);
         drop(st);
         self.work.notify_one();
         Ok(())
     }
 
+    /// Counts a request the calling thread runs itself, or says why it cannot.
+    pub(crate) fn reserve(self: &Arc<Self>) -> Result<Reservation, Refused> {
+        let mut st = self.lock();
+        if st.queue.len() + st.running >= self.max {
+            return Err(Refused::Busy(self.max));
+        }
+        st.running += 1;
+        Ok(Reservation { pool: self.clone() })
+    }
+
+    /// Hands the reading role (`lead`: reads requests until it runs one itself) to a worker.
+    /// It is not a request: it is never refused as busy nor counted as active.
+    pub(crate) fn lead(self: &Arc<Self>, lead: Task) -> std::io::Result<()> {
+        let mut st = self.lock();
+        self.worker_for_one_more(&mut st)?;
+        st.lead = Some(lead);
+        drop(st);
+        self.work.notify_one();
+        Ok(())
+    }
+
+    /// Starts a worker when none is idle for one more waiting task.
+    fn worker_for_one_more(self: &Arc<Self>, st: &mut State) -> std::io::Result<()> {
+        if st.idle > st.waiting() {
+            return Ok(());
+        }
+        let pool = self.clone();
+        std::thread::Builder::new()
+            .name("agent-exec-worker".into())
+            .spawn(move || pool.work_loop())?;
+        st.threads += 1;
+        Ok(())
+    }
+
     fn work_loop(&self) {
         let mut st = self.lock();
         loop {
+            if let Some(lead) = st.lead.take() {
+                drop(st);
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(lead));
+                st = self.lock();
+                continue;
+            }
             if let Some(task) = st.queue.pop_front() {
                 st.running += 1;
                 drop(st);
@@ -97,7 +156,7 @@ impl Pool {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             st = guard;
             st.idle -= 1;
-            if waited.timed_out() && st.queue.is_empty() {
+            if waited.timed_out() && st.waiting() == 0 {
                 st.threads -= 1;
                 return;
             }
