@@ -274,7 +274,7 @@ impl PreparedShells {
             return crate::oneshot::run(spec, sink, cancel);
         }
         let dir = logical_pwd(&key.env, &spec.cwd);
-        let Some(shell) = self.take(key) else {
+        let Some(shell) = self.take(&key) else {
             return crate::oneshot::run(spec, sink, cancel);
         };
         if sys::write_all(&shell.control, &frame(dir.as_os_str().as_bytes(), command)).is_err() {
@@ -315,13 +315,13 @@ impl PreparedShells {
 
     /// A ready shell of `key`, if there is one; either way the key is marked wanted and the
     /// refill thread is woken.
-    fn take(&self, key: ShellKey) -> Option<Ready> {
+    fn take(&self, key: &ShellKey) -> Option<Ready> {
         let mut state = self.shared.lock();
         if state.closed {
             return None;
         }
         let now = Instant::now();
-        if !state.keys.contains_key(&key) && state.keys.len() >= self.shared.settings.max_keys {
+        if !state.keys.contains_key(key) && state.keys.len() >= self.shared.settings.max_keys {
             // Make room: the key taken least recently goes, its shells with it.
             let oldest = state
                 .keys
@@ -334,7 +334,7 @@ impl PreparedShells {
                 entry.ready.into_iter().for_each(Ready::discard);
             }
         }
-        if !state.keys.contains_key(&key) {
+        if !state.keys.contains_key(key) {
             let entry = Entry {
                 ready: Vec::new(),
                 starting: 0,
@@ -343,7 +343,7 @@ impl PreparedShells {
             };
             state.keys.insert(Arc::new(key.clone()), entry);
         }
-        let entry = state.keys.get_mut(&key).expect("inserted above");
+        let entry = state.keys.get_mut(key).expect("inserted above");
         entry.last_taken = now;
         let mut taken = None;
         while let Some(mut shell) = entry.ready.pop() {
