@@ -51,9 +51,15 @@ pub(crate) enum Approval {
 impl Tool {
     /// A tool with `config`, the default policy (the hardline guard only), and no approver.
     pub fn new(config: Config) -> Tool {
+        Tool::new_with_policy(config, Arc::new(Policy::permissive()))
+    }
+
+    /// A tool with `config` and `policy` (the default one is never built: for a process that
+    /// makes one tool and runs one call, as `agent-exec run`, its construction is not free).
+    pub fn new_with_policy(config: Config, policy: Arc<dyn CommandPolicy>) -> Tool {
         Tool {
             runner: Arc::new(Runner::new(config)),
-            policy: Arc::new(Policy::permissive()),
+            policy,
             approver: None,
         }
     }

@@ -109,8 +109,7 @@ pub(crate) fn own_v1_dir(controller: &str) -> Option<PathBuf> {
 
 /// Our own cgroup in the unified hierarchy (`None`) or in the v1 hierarchy of a controller.
 fn own_dir_in(v1_controller: Option<&str>) -> Option<PathBuf> {
-    let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
+    let (mountinfo, cgroups) = mounts_and_cgroups()?;
     // mountinfo: `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE SOURCE SUPEROPTS`.
     let (root, mount) = mountinfo.lines().find_map(|line| {
         let (left, right) = line.split_once(" - ")?;
@@ -141,6 +140,22 @@ fn own_dir_in(v1_controller: Option<&str>) -> Option<PathBuf> {
         .unwrap_or(path)
         .trim_start_matches('/');
     Some(Path::new(mount).join(relative))
+}
+
+/// `/proc/self/mountinfo` and `/proc/self/cgroup`, read once: our mounts and cgroups do not
+/// change, and they are looked up for every hierarchy at start (each read of a `/proc` file
+/// through `read_to_string` began at 32 bytes and doubled: 8 reads a file).
+fn mounts_and_cgroups() -> Option<(&'static str, &'static str)> {
+    static FILES: OnceLock<Option<(String, String)>> = OnceLock::new();
+    let read = |path: &str| {
+        let mut text = String::with_capacity(16 << 10);
+        std::io::Read::read_to_string(&mut fs::File::open(path).ok()?, &mut text).ok()?;
+        Some(text)
+    };
+    FILES
+        .get_or_init(|| Some((read("/proc/self/mountinfo")?, read("/proc/self/cgroup")?)))
+        .as_ref()
+        .map(|(m, c)| (m.as_str(), c.as_str()))
 }
 
 fn make_base(version: Version) -> Option<Base> {

@@ -118,6 +118,13 @@ pub(crate) fn cleanup() {
     }
 }
 
+/// Whether [`cleanup`] left no limit directory of this process.
+pub(crate) fn nothing_left() -> bool {
+    [&PIDS, &MEMORY]
+        .into_iter()
+        .all(|cell| !matches!(cell.get(), Some(Some(dir)) if dir.exists()))
+}
+
 /// Removes the limit directories of a dead `supervisor` (its watchdog calls this once the
 /// supervisor's processes are ended: the directories empty as they are reaped).
 pub(crate) fn remove_for(supervisor: i32) {

@@ -139,6 +139,20 @@ pub fn cleanup() {
     }
 }
 
+/// At a normal exit, once every call, session and job has ended: [`cleanup`], and when that
+/// left no cgroup directory of this process behind, the watchdog is told it has nothing to
+/// end (so it exits with us rather than sweeping after us).
+pub fn release_at_exit() {
+    cleanup();
+    let me = std::process::id() as i32;
+    let left = [cgroup::Version::V2, cgroup::Version::V1Freezer]
+        .into_iter()
+        .any(|v| cgroup::process_dir(v, me).is_some_and(|d| d.exists()));
+    if !left && limits::nothing_left() {
+        watchdog::nothing_left();
+    }
+}
+
 /// One call's processes, and how to end them.
 #[derive(Debug)]
 pub(crate) struct CallGroup {

@@ -63,11 +63,22 @@ pub fn start_watchdog() -> std::io::Result<()> {
 /// Tells the watchdog that a call runs without a cgroup (sent before its spawn): from now on,
 /// our death is followed by a scan for our marker.
 pub(crate) fn fallback_in_use() {
-    static SENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if WATCHDOG.get().is_some() && !SENT.swap(true, std::sync::atomic::Ordering::SeqCst) {
+    if WATCHDOG.get().is_some() && !FALLBACK_SENT.swap(true, std::sync::atomic::Ordering::SeqCst) {
         send("!\n");
     }
 }
+
+/// Tells the watchdog that nothing is left for it to end: called at a normal exit, after
+/// every call ended and this process's cgroup directories were removed. It then exits at
+/// once when we do, instead of sweeping (on a small machine its sweep ran into the next
+/// command's start). Not sent once a call ran without a cgroup: only a scan finds those.
+pub(crate) fn nothing_left() {
+    if WATCHDOG.get().is_some() && !FALLBACK_SENT.load(std::sync::atomic::Ordering::SeqCst) {
+        send("=\n");
+    }
+}
+
+static FALLBACK_SENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Tells the watchdog about a process group to end if we die (fallback mode only).
 pub(crate) fn register_group(pgid: i32) {
@@ -119,6 +130,7 @@ fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
     };
     let mut groups: BTreeSet<i32> = BTreeSet::new();
     let mut fallback_used = false;
+    let mut nothing_left = false;
     let mut pending = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
@@ -129,6 +141,8 @@ fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
             while let Some(end) = pending.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = pending.drain(..=end).collect();
                 let text = String::from_utf8_lossy(&line[..end]);
+                // Only the last word before our end counts.
+                nothing_left = text == "=";
                 if text == "!" {
                     fallback_used = true;
                 } else if let Some(p) = text.strip_prefix('+').and_then(|p| p.parse().ok()) {
@@ -144,7 +158,9 @@ fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
         }
         break;
     }
-    end_everything(supervisor, &groups, fallback_used);
+    if !nothing_left {
+        end_everything(supervisor, &groups, fallback_used);
+    }
     // SAFETY: leaving the watchdog process.
     unsafe { libc::_exit(0) }
 }
