@@ -124,7 +124,10 @@ fn only_the_executor_starts_processes() {
         let mut files = Vec::new();
         rust_files(&krate.join("src"), &mut files);
         for file in files {
-            let text = std::fs::read_to_string(&file).unwrap();
+            // clap's `Command` builds a command line parser, not a process.
+            let text = std::fs::read_to_string(&file)
+                .unwrap()
+                .replace("clap::Command::new", "");
             for needle in [
                 "Command::new",
                 "process::Command",

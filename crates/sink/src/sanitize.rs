@@ -264,6 +264,10 @@ impl Sanitizer {
                 }
             } else if b < 0x80 {
                 break;
+            } else if (b < 0xc2 || b > 0xf4) && i + 1 < input.len() {
+                // A byte that never starts a character: its own maximal invalid subpart.
+                self.pending.push(char::REPLACEMENT_CHARACTER);
+                i += 1;
             } else {
                 // One character (at most 4 bytes) decoded in place: a UTF-8 check of the
                 // rest of the input per byte made binary noise cost a scan per byte.
