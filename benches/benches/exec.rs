@@ -2,16 +2,15 @@
 //! (`performance.md`):
 //! - library `run` of `true` vs std `Command::new("bash").args(["-c", "true"]).output()`
 //!   (target ≤ 1.10×);
-//! - `agent-exec run -- true` vs `bash -c true` as whole processes (target ≤ 1.5×);
 //! - the containment group (a cgroup per call) vs the process-group fallback on `true`
 //!   (target ≤ 1.05×);
 //! - the sandbox vs none on `true` and `:; true` (target ≤ 1.3×);
 //! - ingest of a fast producer (`head -c N /dev/zero`, and `yes`) vs the same into
 //!   `cat > /dev/null` (target ≥ 0.8× of its speed).
 use std::hint::black_box;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use agent_exec_benches::{agent_exec_binary, sandbox_spec};
+use agent_exec_benches::sandbox_spec;
 use agent_exec_executor::{CancelToken, Containment, ExecSpec, run};
 use agent_exec_sink::{OutputSink, SinkConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -101,31 +100,6 @@ fn one_call(c: &mut Criterion) {
                 });
             });
         }
-        group.finish();
-    }
-
-    if let Some(bin) = agent_exec_binary() {
-        let artifacts = tempfile::tempdir().expect("tempdir");
-        let mut group = c.benchmark_group("whole_process_true");
-        group.bench_function("bash_c_true", |b| {
-            b.iter(|| {
-                Command::new("bash")
-                    .args(["-c", "true"])
-                    .stdout(Stdio::null())
-                    .status()
-                    .expect("bash")
-            });
-        });
-        group.bench_function("agent_exec_run_true", |b| {
-            b.iter(|| {
-                Command::new(&bin)
-                    .args(["run", "--", "true"])
-                    .env("AGENT_EXEC_ARTIFACTS", artifacts.path())
-                    .stdout(Stdio::null())
-                    .status()
-                    .expect("agent-exec")
-            });
-        });
         group.finish();
     }
 }

@@ -190,6 +190,30 @@ fn print_ratios() {
             ">= 0.8",
         ),
         (
+            "ingest, CLI defaults (smart, spill), zeros: `agent-exec run` / `cat > /dev/null`",
+            r(
+                ("ingest_cli_zeros", "cat_to_dev_null"),
+                ("ingest_cli_zeros", "agent_exec_run"),
+            ),
+            ">= 0.9",
+        ),
+        (
+            "ingest, CLI defaults, log lines: `agent-exec run` / `cat > /dev/null`",
+            r(
+                ("ingest_cli_log", "cat_to_dev_null"),
+                ("ingest_cli_log", "agent_exec_run"),
+            ),
+            ">= 0.9",
+        ),
+        (
+            "ingest, CLI defaults, random bytes: `agent-exec run` / `cat > /dev/null`",
+            r(
+                ("ingest_cli_random", "cat_to_dev_null"),
+                ("ingest_cli_random", "agent_exec_run"),
+            ),
+            ">= 0.9",
+        ),
+        (
             "session round trip / raw bash pipe round trip",
             r(
                 ("session_round_trip_true", "agent_exec_session"),

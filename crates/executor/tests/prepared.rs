@@ -225,3 +225,42 @@ fn shared_pool() -> &'static PreparedShells {
     static POOL: std::sync::OnceLock<PreparedShells> = std::sync::OnceLock::new();
     POOL.get_or_init(|| pool(1))
 }
+
+#[test]
+fn a_prepared_shell_runs_in_the_calls_sandbox() {
+    use agent_exec_executor::{NetworkMode, SandboxMode, SandboxSpec};
+    // Under target/tmp, not /tmp: the sandbox gives commands a /tmp of their own.
+    let root = env!("CARGO_TARGET_TMPDIR");
+    let workspace = tempfile::tempdir_in(root).unwrap();
+    let outside = tempfile::tempdir_in(root).unwrap();
+    let mut spec = spec_in(
+        "touch inside; touch \"$OUTSIDE/escaped\"; echo done",
+        workspace.path(),
+    );
+    spec.extra_env
+        .push(("OUTSIDE".into(), outside.path().display().to_string()));
+    spec.sandbox = Some(std::sync::Arc::new(SandboxSpec {
+        mode: SandboxMode::WorkspaceWrite,
+        workspace: workspace.path().to_path_buf(),
+        writable: Vec::new(),
+        deny_read: Vec::new(),
+        network: NetworkMode::Off,
+        allow_hosts: Vec::new(),
+    }));
+    let pool = pool(1);
+    let (outcome, capture) = prepared(&pool, &spec);
+    assert!(outcome.spawn_error.is_none(), "{outcome:?}");
+    assert!(
+        capture.view.text().ends_with("done\n"),
+        "{}",
+        capture.view.text()
+    );
+    assert!(
+        workspace.path().join("inside").exists(),
+        "the workspace is writable"
+    );
+    assert!(
+        !outside.path().join("escaped").exists(),
+        "nothing is written outside the workspace"
+    );
+}

@@ -433,7 +433,13 @@ pub(crate) struct ArtifactWriter {
     cap: u64,
     pub(crate) capped: bool,
     pub(crate) error: Option<String>,
+    /// NUL bytes counted but not written yet: they become a hole (a sparse file reads back
+    /// zeros), so a NUL flood costs no disk writes.
+    hole: u64,
 }
+
+/// The unit in which runs of NUL bytes become holes rather than writes.
+const HOLE_BLOCK: usize = 64 << 10;
 
 impl ArtifactWriter {
     pub(crate) fn new(id: String, path: PathBuf, file: File, cap: u64) -> Self {
@@ -445,6 +451,7 @@ impl ArtifactWriter {
             cap,
             capped: false,
             error: None,
+            hole: 0,
         }
     }
 
@@ -458,12 +465,46 @@ impl ArtifactWriter {
         if take < bytes.len() {
             self.capped = true;
         }
-        if let Err(e) = self.file.write_all(&bytes[..take]) {
-            self.error = Some(format!("writing artifact {}: {e}", self.path.display()));
-            return;
+        for block in bytes[..take].chunks(HOLE_BLOCK) {
+            if block.len() == HOLE_BLOCK && all_nul(block) {
+                self.hole += block.len() as u64;
+            } else if let Err(e) = self.write_after_hole(block) {
+                self.error = Some(format!("writing artifact {}: {e}", self.path.display()));
+                return;
+            }
+            self.written += block.len() as u64;
         }
-        self.written += take as u64;
+        if self.capped {
+            self.end_hole();
+        }
     }
+
+    fn write_after_hole(&mut self, block: &[u8]) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        if self.hole > 0 {
+            let hole = i64::try_from(std::mem::take(&mut self.hole)).unwrap_or(i64::MAX);
+            self.file.seek(SeekFrom::Current(hole))?;
+        }
+        self.file.write_all(block)
+    }
+
+    /// Gives the file its full length when it ends in a hole.
+    pub(crate) fn end_hole(&mut self) {
+        if std::mem::take(&mut self.hole) > 0
+            && let Err(e) = self.file.set_len(self.written)
+        {
+            self.error = Some(format!("writing artifact {}: {e}", self.path.display()));
+        }
+    }
+}
+
+/// Whether `block` is all NUL bytes (eight at a time: vectorised).
+fn all_nul(block: &[u8]) -> bool {
+    block.chunks(8).fold(0u64, |acc, w| {
+        let mut word = [0u8; 8];
+        word[..w.len()].copy_from_slice(w);
+        acc | u64::from_ne_bytes(word)
+    }) == 0
 }
 
 #[cfg(test)]
@@ -477,6 +518,31 @@ mod tests {
         let (id, _, mut file) = store.create().unwrap();
         file.write_all(text.as_bytes()).unwrap();
         (dir, store, id)
+    }
+
+    #[test]
+    fn nul_runs_become_holes_that_read_back_as_the_bytes_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path().join("a")).unwrap();
+        let mut written = Vec::new();
+        let mut writer = {
+            let (id, path, file) = store.create().unwrap();
+            ArtifactWriter::new(id, path, file, u64::MAX)
+        };
+        let pieces: [Vec<u8>; 5] = [
+            vec![0; HOLE_BLOCK * 3],
+            b"text in between\n".to_vec(),
+            vec![0; HOLE_BLOCK * 2 + 5],
+            b"x".to_vec(),
+            vec![0; HOLE_BLOCK * 4],
+        ];
+        for piece in &pieces {
+            writer.write(piece);
+            written.extend_from_slice(piece);
+        }
+        writer.end_hole();
+        assert_eq!(writer.written, written.len() as u64);
+        assert_eq!(std::fs::read(&writer.path).unwrap(), written);
     }
 
     #[test]

@@ -374,6 +374,9 @@ impl Sink for OutputSink {
         if matches!(self.spill, Spill::Holding(_)) && truncated {
             self.spill_with(&[], true);
         }
+        if let Spill::Writing(w) = &mut self.spill {
+            w.end_hole();
+        }
         // An artifact of an output that turned out to fit is not worth keeping.
         if let Spill::Writing(w) = &self.spill
             && !truncated
