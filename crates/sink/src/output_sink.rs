@@ -167,6 +167,12 @@ impl Emit for Fanout<'_> {
             own.clear_line();
         }
     }
+    fn counted_text(&mut self, text: &str, newlines: u64) {
+        self.merged.counted_text(text, newlines);
+        if let Some(own) = &mut self.own {
+            own.counted_text(text, newlines);
+        }
+    }
 }
 
 fn index(stream: Stream) -> usize {
@@ -340,7 +346,7 @@ impl Sink for OutputSink {
             merged: &mut self.merged,
             own: self.split.as_mut().map(|s| &mut s[i]),
         };
-        self.sanitizers[i].feed(chunk, &mut out);
+        self.sanitizers[i].feed_counted(chunk, newlines, &mut out);
         if self.config.stop_when_head_full
             && self.config.direction == Direction::Head
             && self.merged.head_is_full()

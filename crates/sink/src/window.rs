@@ -568,6 +568,11 @@ impl<'a> Part<'a> {
 
 impl Emit for Window {
     fn text(&mut self, text: &str) {
+        let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
+        self.counted_text(text, newlines);
+    }
+
+    fn counted_text(&mut self, text: &str, newlines: u64) {
         let bytes = text.as_bytes();
         self.push_head(bytes);
         self.push_tail(bytes);
@@ -575,8 +580,7 @@ impl Emit for Window {
             let line_start = self.total_bytes - self.line_len;
             salient.text(bytes, self.newlines + 1, line_start, self.line_len);
         }
-        let nl = memchr::memchr_iter(b'\n', bytes).count() as u64;
-        self.newlines += nl;
+        self.newlines += newlines;
         self.line_len = match memchr::memrchr(b'\n', bytes) {
             Some(i) => (bytes.len() - i - 1) as u64,
             None => self.line_len + bytes.len() as u64,
