@@ -239,7 +239,23 @@ impl Server {
     /// The reading role: reads requests and answers the quick ones, until one is to be run;
     /// then hands the reading to another worker and runs that one here.
     fn lead(self: &Arc<Self>) {
-        /// Ends the input if the role is lost to a panic (nobody would read again).
+        while let Some(task) = self.read_until_a_call() {
+            match self.hand_over_reading() {
+                Ok(()) => return task(),
+                Err(e) => {
+                    // No thread to read on: this one reads again once the request is answered.
+                    eprintln!(
+                        "agent-exec: no thread to read requests while one runs ({e}); reading after it"
+                    );
+                    task();
+                }
+            }
+        }
+    }
+
+    /// Reads until a request is to be run on this thread (`None`: the input ended).
+    fn read_until_a_call(self: &Arc<Self>) -> Option<pool::Task> {
+        /// Ends the input if the reading is lost to a panic (nobody would read again).
         struct EndOnPanic<'a>(&'a AtomicBool);
         impl Drop for EndOnPanic<'_> {
             fn drop(&mut self) {
@@ -250,16 +266,14 @@ impl Server {
         }
         let _guard = EndOnPanic(&self.input_ended);
         let mut input = lock(&self.input);
-        let run_here = loop {
-            let Some(reader) = input.as_mut() else {
-                return;
-            };
+        loop {
+            let reader = input.as_mut()?;
             let line = match reader.next_line() {
                 Ok(Some(line)) if !self.is_gone() => line,
-                Ok(_) => break None,
+                Ok(_) => break,
                 Err(e) => {
                     eprintln!("agent-exec: reading stdin: {e}");
-                    break None;
+                    break;
                 }
             };
             if line.is_cut() {
@@ -273,24 +287,12 @@ impl Server {
                     ),
                 ));
             } else if let Some(task) = self.handle_line(&line.bytes) {
-                break Some(task);
+                return Some(task);
             }
-        };
-        let Some(task) = run_here else {
-            *input = None;
-            self.input_ended.store(true, Ordering::SeqCst);
-            return;
-        };
-        drop(input);
-        if let Err(e) = self.hand_over_reading() {
-            // No thread to read on: this one reads again once the request is answered.
-            eprintln!(
-                "agent-exec: no thread to read requests while one runs ({e}); reading after it"
-            );
-            task();
-            return self.lead();
         }
-        task();
+        *input = None;
+        self.input_ended.store(true, Ordering::SeqCst);
+        None
     }
 
     /// Handles one request line; a request to run on this thread comes back as a task.

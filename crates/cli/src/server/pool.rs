@@ -186,6 +186,24 @@ mod tests {
     use std::sync::mpsc;
 
     #[test]
+    fn the_reading_role_runs_beside_reserved_requests_and_is_never_busy() {
+        let pool = Pool::new(1);
+        let held = pool.reserve().unwrap();
+        assert!(matches!(pool.reserve(), Err(Refused::Busy(1))));
+        assert!(matches!(
+            pool.submit(Box::new(|| {})),
+            Err(Refused::Busy(1))
+        ));
+        let (tx, rx) = mpsc::channel();
+        pool.lead(Box::new(move || tx.send(()).unwrap())).unwrap();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(30)), Ok(()));
+        assert_eq!(pool.active(), 1, "the reading role is not a request");
+        drop(held);
+        assert!(pool.wait_idle(Duration::from_secs(30)));
+        assert!(pool.reserve().is_ok());
+    }
+
+    #[test]
     fn past_the_bound_a_request_is_refused_and_later_ones_run() {
         let pool = Pool::new(2);
         let (release_tx, release_rx) = mpsc::channel::<()>();
