@@ -90,27 +90,13 @@ fn bench(c: &mut Criterion) {
     };
     let artifacts = tempfile::tempdir().expect("tempdir");
     let mut group = c.benchmark_group("serve_session_true");
-    let mut bash = Command::new("bash")
-        .args(["--noprofile", "--norc"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("bash");
-    let mut stdin = bash.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(bash.stdout.take().expect("stdout"));
-    let mut line = String::new();
+    let mut raw = agent_exec_benches::RawBashPipe::start();
     group.bench_function("raw_bash_pipe", |b| {
         b.iter(|| {
-            stdin
-                .write_all(b"true; printf 'marker\\n'\n")
-                .expect("write");
-            stdin.flush().expect("flush");
-            line.clear();
-            stdout.read_line(&mut line).expect("read");
+            raw.round_trip();
         });
     });
-    drop(stdin);
-    let _ = bash.wait();
+    drop(raw);
     let mut server = Server::start(&bin, artifacts.path());
     group.bench_function("agent_exec_serve", |b| {
         b.iter(|| server.exec(r#"{"command":"true","session":"bench"}"#));

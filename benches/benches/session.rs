@@ -2,8 +2,7 @@
 //! stdin/stdout we own, writing `true; printf marker`) and a fresh `bash -c true`, measured in
 //! the same run. Targets: ≤ 2× the raw round trip, ≥ 20× faster than a fresh `bash -c`.
 use std::hint::black_box;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use agent_exec_executor::session::{Session, SessionConfig};
@@ -13,28 +12,13 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("session_round_trip_true");
-    let mut bash = Command::new("bash")
-        .args(["--noprofile", "--norc"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("bash");
-    let mut stdin = bash.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(bash.stdout.take().expect("stdout"));
-    let mut line = String::new();
+    let mut raw = agent_exec_benches::RawBashPipe::start();
     group.bench_function("raw_bash_pipe", |b| {
         b.iter(|| {
-            stdin
-                .write_all(b"true; printf 'marker\\n'\n")
-                .expect("write");
-            stdin.flush().expect("flush");
-            line.clear();
-            stdout.read_line(&mut line).expect("read");
-            black_box(&line);
+            black_box(raw.round_trip());
         });
     });
-    drop(stdin);
-    let _ = bash.wait();
+    drop(raw);
 
     let cancel = CancelToken::new();
     let mut round_trips = |name: &str, session: &mut Session| {

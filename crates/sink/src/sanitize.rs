@@ -196,16 +196,20 @@ impl Sanitizer {
     /// Feeds raw bytes holding `newlines` newlines. A chunk of plain text met in the ground
     /// state goes out whole with that count, so the window does not count them again (on a
     /// log, counting was a tenth of the ingest).
-    pub(crate) fn feed_counted(&mut self, input: &[u8], newlines: u64, out: &mut impl Emit) {
-        if input.len() >= 256
-            && self.is_ground()
-            && !self.cr_pending
-            && self.pending.is_empty()
-            && all_plain_ascii(input)
-            && let Ok(text) = std::str::from_utf8(input)
-        {
-            out.counted_text(text, newlines);
-            return;
+    pub(crate) fn feed_counted(&mut self, mut input: &[u8], newlines: u64, out: &mut impl Emit) {
+        if input.len() >= 256 && self.is_ground() && !self.cr_pending && self.pending.is_empty() {
+            // The scan `feed` would start with, done once: a whole clean chunk goes out with
+            // its count; otherwise its clean prefix goes out as `feed` sends it.
+            let clean = clean_prefix_len(input);
+            let text = std::str::from_utf8(&input[..clean]).expect("clean prefix is valid UTF-8");
+            if clean == input.len() {
+                out.counted_text(text, newlines);
+                return;
+            }
+            if clean > 0 {
+                self.emit_text(text, out);
+                input = &input[clean..];
+            }
         }
         self.feed(input, out);
     }
