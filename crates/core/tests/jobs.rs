@@ -256,10 +256,12 @@ fn a_pty_job_has_a_terminal_and_takes_input() {
         .contains("on-a-tty")));
     let sent = tool.job_input(&JobInput::line(job.clone(), "hello"));
     assert_eq!(sent.details.outcome, Outcome::Success, "{}", sent.text());
-    assert!(eventually(|| {
-        let all = output(&tool, &job, OutputMode::All, 100);
-        all.text().contains("got hello") && all.text().contains("exited with code 0")
-    }));
+    let mut last = String::new();
+    let ended = eventually(|| {
+        last = output(&tool, &job, OutputMode::All, 100).text().to_owned();
+        last.contains("got hello") && last.contains("exited with code 0")
+    });
+    assert!(ended, "input answer: {}\noutput: {last}", sent.text());
 }
 
 #[test]
