@@ -2,6 +2,7 @@
 //! signals and exit codes.
 
 mod containment;
+mod remote;
 mod server;
 
 use std::io::{IsTerminal, Read, Write};
@@ -16,6 +17,7 @@ use agent_exec_sink::ArtifactStore;
 use anyhow::Context as _;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use containment::{ContainmentArgs, LimitsTable, SandboxTable};
+use remote::RemoteArgs;
 use serde::Deserialize as _;
 
 /// Run shell commands for LLM agents: bounded output, no hangs, no survivors, a real policy.
@@ -139,6 +141,8 @@ struct RunArgs {
     retention: RetentionArgs,
     #[command(flatten)]
     containment: ContainmentArgs,
+    #[command(flatten)]
+    remote: RemoteArgs,
     /// Read the request as JSON from FILE, or `-` for stdin.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["cwd", "timeout", "env", "head", "tail", "pty"])]
     request: Option<String>,
@@ -199,6 +203,13 @@ struct ArtifactArgs {
     /// Artifact directory.
     #[arg(long, value_name = "DIR")]
     artifacts: Option<PathBuf>,
+    /// Read the artifact of a call that ran on this target (ssh://…, docker://…, podman://…,
+    /// kubectl://…), through its agent-exec.
+    #[arg(long, value_name = "URI")]
+    target: Option<String>,
+    /// The far side's agent-exec (with --target).
+    #[arg(long, value_name = "PATH")]
+    remote_binary: Option<String>,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -237,10 +248,20 @@ struct ServeArgs {
     /// sandbox, limits); each runs one call and is replaced in the background. 0: off.
     #[arg(long, value_name = "N", default_value_t = 2)]
     prepared_shells: usize,
+    /// End of input ends everything at once: calls in flight are cancelled, sessions and jobs
+    /// end, the server exits (how a remote target's far side runs: its input closing means the
+    /// connection dropped). Without it, calls in flight finish and are answered first.
+    #[arg(long)]
+    end_on_eof: bool,
+    /// Bytes of output shown (default 51200).
+    #[arg(long)]
+    max_bytes: Option<usize>,
     #[command(flatten)]
     retention: RetentionArgs,
     #[command(flatten)]
     containment: ContainmentArgs,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 impl ServeArgs {
@@ -259,11 +280,12 @@ impl ServeArgs {
         };
         build_tool(
             self.artifacts.clone(),
-            None,
+            self.max_bytes,
             self.direction.as_deref(),
             &self.policy,
             &self.retention,
             &self.containment,
+            &self.remote,
             |c| {
                 if let Some(dir) = workdir {
                     c.workdir = dir;
@@ -330,6 +352,7 @@ fn serve(args: &ServeArgs, mcp: bool) -> anyhow::Result<i32> {
     let bounds = server::Bounds {
         max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
         max_inflight: args.max_inflight as usize,
+        end_on_eof: args.end_on_eof,
     };
     Ok(server::run(args.tool()?, bounds, mcp))
 }
@@ -517,6 +540,7 @@ fn build_tool(
     policy: &PolicyArgs,
     retention: &RetentionArgs,
     containment: &ContainmentArgs,
+    remote: &RemoteArgs,
     adjust: impl FnOnce(&mut Config),
 ) -> anyhow::Result<Tool> {
     let file = load_config(policy.config.as_deref())?;
@@ -526,6 +550,7 @@ fn build_tool(
     };
     adjust(&mut config);
     containment.apply(&file.sandbox, &file.limits, &mut config)?;
+    remote.apply(&mut config)?;
     if let Some(dir) = artifacts {
         config.artifacts_dir = dir;
     }
@@ -567,8 +592,9 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
     let _ = agent_exec_executor::containment::become_subreaper();
     // `-C DIR` is where the command runs and so the root the workspace (the policy's
     // `--workspace-only`, the sandbox's default workspace) is measured from.
+    // On a remote target the directory is the far side's, resolved there.
     let workdir = match &args.cwd {
-        Some(dir) if !dir.is_empty() => Some(named_dir(dir)?),
+        Some(dir) if !dir.is_empty() && !args.remote.is_remote() => Some(named_dir(dir)?),
         _ => None,
     };
     let mut tool = build_tool(
@@ -578,6 +604,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
         &args.policy,
         &args.retention,
         &args.containment,
+        &args.remote,
         |config| {
             if let Some(dir) = &workdir {
                 config.workdir.clone_from(dir);
@@ -692,6 +719,37 @@ fn progress_thread(observer: Arc<Observer>) -> (CancelToken, std::thread::JoinHa
     (done, handle)
 }
 
+/// `artifact --target URI ID`: the target's artifact, read through its agent-exec.
+fn remote_artifact(args: &ArtifactArgs, target: &str) -> anyhow::Result<i32> {
+    anyhow::ensure!(
+        args.lines.is_none(),
+        "--lines reads a local artifact; with --target, read the whole artifact (or use artifact_read with offset/limit through serve)"
+    );
+    let mut config = Config::default();
+    config.remote.target = Some(
+        target
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--target: {e}"))?,
+    );
+    config
+        .remote
+        .settings
+        .remote_binary
+        .clone_from(&args.remote_binary);
+    config.prepared_shells.per_key = 0;
+    let tool = Tool::new(config);
+    let read = agent_exec_core::ArtifactRead::new(args.id.clone()).range(0, Some(u64::MAX));
+    let result = tool.artifact_read(&read);
+    tool.shutdown();
+    if result.outcome() == agent_exec_core::Outcome::Success {
+        std::io::stdout().write_all(result.text().as_bytes())?;
+        Ok(0)
+    } else {
+        eprintln!("agent-exec: {}", result.text());
+        Ok(1)
+    }
+}
+
 fn print_result(result: &ToolResult, json: bool) -> i32 {
     let mut out = std::io::stdout().lock();
     if json {
@@ -712,6 +770,9 @@ fn print_result(result: &ToolResult, json: bool) -> i32 {
 }
 
 fn cmd_artifact(args: &ArtifactArgs) -> anyhow::Result<i32> {
+    if let Some(target) = &args.target {
+        return remote_artifact(args, target);
+    }
     let dir = args
         .artifacts
         .clone()

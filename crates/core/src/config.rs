@@ -54,6 +54,9 @@ pub struct Config {
     /// environment, sandbox, limits), at most 4 kinds, ended after a minute unused; `per_key`
     /// 0 turns them off (`agent-exec run` does: one call per process).
     pub prepared_shells: PreparedSettings,
+    /// Remote targets (contract §9): where calls run when they name none, which a request may
+    /// name, and how connections are made. Default: none; every call runs here.
+    pub remote: crate::remote::RemoteConfig,
 }
 
 /// The operator's sandbox settings (flags `--sandbox`, `--workspace`, `--writable`,
@@ -167,7 +170,7 @@ impl Default for Config {
         Config {
             default_timeout: Duration::from_mins(2),
             grace: Duration::from_secs(2),
-            max_bytes: 51_200,
+            max_bytes: Config::DEFAULT_MAX_BYTES,
             max_lines: None,
             direction: Direction::Smart,
             artifacts_dir: agent_exec_sink::ArtifactStore::default_dir(),
@@ -182,8 +185,14 @@ impl Default for Config {
             sandbox: SandboxSettings::default(),
             limits: Limits::default(),
             prepared_shells: PreparedSettings::default(),
+            remote: crate::remote::RemoteConfig::default(),
         }
     }
+}
+
+impl Config {
+    /// Bytes of output shown when nothing else is configured (50 KiB).
+    pub const DEFAULT_MAX_BYTES: usize = 51_200;
 }
 
 #[cfg(test)]

@@ -38,12 +38,15 @@ mod methods;
 mod plan;
 mod policy;
 mod progress;
+mod remote;
 mod render;
 mod request;
 mod result;
 mod runner;
 mod tool;
 
+/// Remote targets: the URI, the connection settings, the engines (contract §9).
+pub use agent_exec_remote::{Settings as RemoteSettings, Target as RemoteTarget};
 pub use call::{AsyncApprover, Call, RunOptions};
 pub use config::{Config, SandboxSettings, SessionSettings, default_deny_read};
 pub use lenient::{json_kind, parse_params};
@@ -52,6 +55,7 @@ pub use methods::{
 };
 pub use policy::{AllowAll, Approver, CommandPolicy};
 pub use progress::{Observer, Progress, report_progress};
+pub use remote::RemoteConfig;
 pub use request::{InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, request_schema, resolve_cwd};
 pub use result::{
     ArtifactId, Content, Decision, Details, Direction, JobId, JobSummary, LimitHit, Outcome,

@@ -20,6 +20,10 @@ pub struct JobOutputRequest {
     #[serde(default, deserialize_with = "crate::lenient::uint_or_zero")]
     #[schemars(range(max = 600_000))]
     pub wait_ms: u64,
+    /// The remote target the job, session or artifact lives on (contract §9). Default: the
+    /// operator's `--target`, else here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 impl JobOutputRequest {
@@ -29,6 +33,7 @@ impl JobOutputRequest {
             job_id: job.into(),
             mode: OutputMode::New,
             wait_ms: 0,
+            target: None,
         }
     }
 
@@ -83,6 +88,10 @@ pub struct JobInput {
     /// Close the job's stdin afterwards. Default: false.
     #[serde(default, deserialize_with = "crate::lenient::flag")]
     pub eof: bool,
+    /// The remote target the job, session or artifact lives on (contract §9). Default: the
+    /// operator's `--target`, else here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 impl JobInput {
@@ -93,6 +102,7 @@ impl JobInput {
             data: data.into(),
             enter: true,
             eof: false,
+            target: None,
         }
     }
 
@@ -124,6 +134,10 @@ pub struct JobKill {
     #[serde(deserialize_with = "crate::lenient::id")]
     #[schemars(with = "String")]
     pub job_id: JobId,
+    /// The remote target the job, session or artifact lives on (contract §9). Default: the
+    /// operator's `--target`, else here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 /// `session_close` parameters.
@@ -133,13 +147,22 @@ pub struct JobKill {
 pub struct SessionClose {
     /// The session's name.
     pub session: String,
+    /// The remote target the job, session or artifact lives on (contract §9). Default: the
+    /// operator's `--target`, else here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 /// `job_list` parameters: none.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
-pub struct JobList {}
+pub struct JobList {
+    /// The remote target the job, session or artifact lives on (contract §9). Default: the
+    /// operator's `--target`, else here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
 
 /// `artifact_read` parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -161,6 +184,10 @@ pub struct ArtifactRead {
     /// With `grep`: lines of context around each match. Default: 0.
     #[serde(default, deserialize_with = "crate::lenient::uint")]
     pub context: Option<u64>,
+    /// The remote target the job, session or artifact lives on (contract §9). Default: the
+    /// operator's `--target`, else here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 impl ArtifactRead {
@@ -172,6 +199,7 @@ impl ArtifactRead {
             limit: None,
             grep: None,
             context: None,
+            target: None,
         }
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_exec_executor::{ExecSpec, Program, SandboxSpec};
-use agent_exec_normalize::{is_diff_command, merge_limits, normalize};
+use agent_exec_normalize::{is_diff_command, merge_limits, normalize, shell_word, single_quoted};
 use agent_exec_sink::{Direction, SinkConfig};
 
 use crate::config::Config;
@@ -219,23 +219,6 @@ pub(crate) fn assignment_word(word: &str) -> Option<String> {
             format!("{name}={}", shell_word(value))
         }
     })
-}
-
-/// One word, quoted for a POSIX shell when it needs to be.
-pub(crate) fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b));
-    if plain {
-        word.to_owned()
-    } else {
-        single_quoted(word)
-    }
-}
-
-fn single_quoted(word: &str) -> String {
-    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 #[cfg(test)]

@@ -94,6 +94,28 @@ impl Observer {
         self.stdout.load(Ordering::Relaxed) + self.stderr.load(Ordering::Relaxed)
     }
 
+    /// Takes a remote call's progress (the far side's `exec/progress` params) as its own.
+    pub(crate) fn absorb(&self, update: &serde_json::Value) {
+        let number = |key: &str| update.get(key).and_then(serde_json::Value::as_u64);
+        if let Some(n) = number("stdout_bytes") {
+            self.stdout.store(n, Ordering::Relaxed);
+        }
+        if let Some(n) = number("stderr_bytes") {
+            self.stderr.store(n, Ordering::Relaxed);
+        }
+        if let Some(n) = number("lines") {
+            self.lines.store(n, Ordering::Relaxed);
+        }
+        if let Some(tail) = update.get("tail").and_then(serde_json::Value::as_str) {
+            let mut kept = TailBuffer::new(TAIL_BYTES);
+            kept.push(tail.as_bytes());
+            *self
+                .tail
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = kept;
+        }
+    }
+
     fn record(&self, stream: Stream, chunk: &[u8]) {
         let counter = match stream {
             Stream::Stdout => &self.stdout,

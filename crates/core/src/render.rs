@@ -347,6 +347,25 @@ fn rc_snapshot_error_text(e: &RcSnapshotError) -> String {
     }
 }
 
+/// A remote call that did not reach the far side, or whose connection dropped: what
+/// happened (the error names the target) and what follows from it.
+pub(crate) fn remote_failed(message: &str, dropped: bool) -> String {
+    if dropped {
+        format!(
+            "[{message}]\nWhat the call did there is unknown; its sessions and jobs there ended with the connection. The next call reconnects."
+        )
+    } else {
+        format!("[{message}]\nNothing was run.")
+    }
+}
+
+/// The first line of a call that opened a new connection after the previous one dropped.
+pub(crate) fn reconnected(target: &str, why: &str) -> String {
+    format!(
+        "[Reconnected to {target}: the previous connection dropped ({why}); its sessions and jobs there ended]"
+    )
+}
+
 /// A session's shell could not be started.
 pub(crate) fn shell_start_failed(e: &SpawnError) -> String {
     format!("failed to start a session shell: {}", spawn_error_text(e))

@@ -107,6 +107,11 @@ pub struct Request {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("enum" = ["off", "read-only", "workspace-write", null]))]
     pub sandbox: Option<String>,
+    /// Where to run it (contract §9): `ssh://[user@]host[:port]`, `docker://CONTAINER`,
+    /// `podman://CONTAINER`, `kubectl://[NAMESPACE/]POD[/CONTAINER]`; only targets the operator
+    /// allowed (`--allow-target`). Default: the operator's `--target`, else here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 /// Building a request.
@@ -141,7 +146,7 @@ impl Request {
                             Some(a) => a,
                             None => {
                                 assigning = false;
-                                crate::plan::shell_word(w)
+                                agent_exec_normalize::shell_word(w)
                             }
                         }
                     })
@@ -226,6 +231,13 @@ impl Request {
     #[must_use]
     pub fn in_sandbox(mut self, mode: SandboxMode) -> Request {
         self.sandbox = Some(mode.as_str().to_owned());
+        self
+    }
+
+    /// Run on a remote target (`docker://agent-1`; one the operator allowed).
+    #[must_use]
+    pub fn on_target(mut self, target: impl Into<String>) -> Request {
+        self.target = Some(target.into());
         self
     }
 }

@@ -289,6 +289,9 @@ pub struct Details {
     /// `job_list`: the jobs held, oldest first. Absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<Vec<JobSummary>>,
+    /// The remote target the call ran on (contract §9; null: here).
+    #[serde(default)]
+    pub target: Option<String>,
 }
 
 /// One background job, as `job_list` reports it.
@@ -383,6 +386,7 @@ impl Details {
             limit_hit: None,
             running: None,
             jobs: None,
+            target: None,
         }
     }
 

@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 use agent_exec_executor::jobs::{JobRegistry, JobStatus};
 use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig};
 use agent_exec_executor::{CancelToken, ExecOutcome, PreparedShells, SandboxSpec};
+use agent_exec_normalize::shell_word;
 use agent_exec_sink::{ArtifactStore, Capture, OutputSink, SinkConfig};
 
 use crate::config::Config;
-use crate::plan::{Lines, Mode, Plan, shell_word};
+use crate::plan::{Lines, Mode, Plan};
 use crate::progress::{Observed, Observer};
 use crate::render::{self, Note};
 use crate::result::{Details, JobId, Outcome, ToolResult, classify};
@@ -83,6 +84,8 @@ pub(crate) struct Runner {
     rc: Mutex<RcSnapshot>,
     /// Shells started ahead of one-shot calls (off unless configured).
     prepared: PreparedShells,
+    /// The connections to remote targets.
+    pub(crate) remotes: agent_exec_remote::Remotes,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -128,6 +131,13 @@ impl Runner {
             cwds: Mutex::new(HashMap::new()),
             rc: Mutex::new(RcSnapshot::NotYet),
             prepared: PreparedShells::new(config.prepared_shells),
+            remotes: agent_exec_remote::Remotes::new({
+                let mut settings = config.remote.settings.clone();
+                settings
+                    .serve_args
+                    .extend(crate::remote::far_side_args(&config));
+                settings
+            }),
             store,
             store_error,
             config,
@@ -623,6 +633,7 @@ impl Runner {
     }
 
     pub(crate) fn shutdown(&self) {
+        self.remotes.close_all();
         self.prepared.close();
         self.jobs.shutdown(Duration::from_secs(5));
         let slots: Vec<Arc<Handle>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();

@@ -83,6 +83,10 @@ impl Tool {
         &self.runner.config
     }
 
+    pub(crate) fn runner(&self) -> &Runner {
+        &self.runner
+    }
+
     /// The artifact store, when it could be opened.
     pub fn artifacts(&self) -> Option<&ArtifactStore> {
         self.runner.store.as_deref()
@@ -154,6 +158,13 @@ impl Tool {
         approval: Approval,
         observer: Option<&Observer>,
     ) -> ToolResult {
+        let target = match self.target_of(request.target.as_deref()) {
+            Ok(target) => target,
+            Err(refused) => return refused,
+        };
+        if let Some(target) = target {
+            return self.remote_exec(request, &target, cancel, approval, observer);
+        }
         let config = &self.runner.config;
         let validated =
             match request.validate(&config.workdir, config.default_timeout, config.sandbox.mode) {
@@ -188,7 +199,7 @@ impl Tool {
     }
 
     /// Applies the policy; returns a result when the command must not run.
-    fn police(&self, plan: &Plan, approval: Approval) -> Option<ToolResult> {
+    pub(crate) fn police(&self, plan: &Plan, approval: Approval) -> Option<ToolResult> {
         let cwd = self.runner.policy_cwd(plan);
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let env_keys: Vec<String> = plan.env.iter().map(|(k, _)| k.clone()).collect();
@@ -322,6 +333,7 @@ impl Tool {
             limit_hit,
             running: None,
             jobs: None,
+            target: None,
         };
         ToolResult::new(text, details)
     }
@@ -338,6 +350,15 @@ impl Tool {
         req: &JobOutputRequest,
         cancel: Option<&CancelToken>,
     ) -> ToolResult {
+        let never = CancelToken::new();
+        if let Some(r) = self.forward(
+            req.target.as_deref(),
+            "job_output",
+            params_of(req),
+            cancel.unwrap_or(&never),
+        ) {
+            return r;
+        }
         self.runner.job_output(
             req.job_id.as_str(),
             req.mode == OutputMode::All,
@@ -348,6 +369,14 @@ impl Tool {
 
     /// `job_input`: writes to a background job's stdin.
     pub fn job_input(&self, req: &JobInput) -> ToolResult {
+        if let Some(r) = self.forward(
+            req.target.as_deref(),
+            "job_input",
+            params_of(req),
+            &CancelToken::new(),
+        ) {
+            return r;
+        }
         let mut data = req.data.clone().into_bytes();
         // `{"data": "", "eof": true}` only closes the input: no Enter is pressed before it.
         if req.enter && !(req.eof && data.is_empty()) {
@@ -357,17 +386,32 @@ impl Tool {
     }
 
     /// `job_kill`: ends a background job's whole tree.
+    /// On the operator's target, when there is one (another target: [`forward`](Self::forward)).
     pub fn job_kill(&self, job_id: &str) -> ToolResult {
+        let params = serde_json::json!({ "job_id": job_id });
+        if let Some(r) = self.forward(None, "job_kill", params, &CancelToken::new()) {
+            return r;
+        }
         self.runner.job_kill(job_id)
     }
 
     /// `session_close`: ends a session's shell and everything it started.
+    /// On the operator's target, when there is one (another target: [`forward`](Self::forward)).
     pub fn session_close(&self, name: &str) -> ToolResult {
+        let params = serde_json::json!({ "session": name });
+        if let Some(r) = self.forward(None, "session_close", params, &CancelToken::new()) {
+            return r;
+        }
         self.runner.session_close(name)
     }
 
     /// `job_list`: the background jobs held (running, or finished and not yet expired).
+    /// On the operator's target, when there is one (another target: [`forward`](Self::forward)).
     pub fn job_list(&self) -> ToolResult {
+        let params = serde_json::json!({});
+        if let Some(r) = self.forward(None, "job_list", params, &CancelToken::new()) {
+            return r;
+        }
         self.runner.job_list()
     }
 
@@ -375,6 +419,14 @@ impl Tool {
     /// the output window's size); with `grep`, the matching lines, numbered, with `context`
     /// lines around each.
     pub fn artifact_read(&self, req: &ArtifactRead) -> ToolResult {
+        if let Some(r) = self.forward(
+            req.target.as_deref(),
+            "artifact_read",
+            params_of(req),
+            &CancelToken::new(),
+        ) {
+            return r;
+        }
         let cwd = self.runner.workdir_text();
         let Some(store) = self.artifacts() else {
             return ToolResult::invalid(render::artifacts_disabled(), cwd);
@@ -434,6 +486,11 @@ impl Tool {
     pub fn shutdown(&self) {
         self.runner.shutdown();
     }
+}
+
+/// A method's params as the far side reads them.
+fn params_of(params: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(params).expect("method params serialize")
 }
 
 fn policy_details(v: &Verdict) -> PolicyDetails {

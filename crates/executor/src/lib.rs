@@ -30,6 +30,7 @@ compile_error!(
 );
 
 mod cancel;
+pub mod channel;
 pub mod containment;
 mod direct;
 pub mod env;

@@ -23,18 +23,31 @@ pub(crate) enum Method {
 }
 
 impl Method {
+    /// Its name in `serve` (contract §7).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Method::Exec => "exec",
+            Method::JobOutput => "job_output",
+            Method::JobInput => "job_input",
+            Method::JobKill => "job_kill",
+            Method::JobList => "job_list",
+            Method::ArtifactRead => "artifact_read",
+            Method::SessionClose => "session_close",
+        }
+    }
+
     /// The params a method takes, for messages.
     pub(crate) fn params(self) -> &'static str {
         match self {
             Method::Exec => {
-                "command or executable/argv, cwd, env, timeout, head, tail, run_in_background, session, pty, progress, sandbox"
+                "command or executable/argv, cwd, env, timeout, head, tail, run_in_background, session, pty, progress, sandbox, target"
             }
-            Method::JobOutput => "job_id, mode, wait_ms",
-            Method::JobInput => "job_id, data, enter, eof",
-            Method::JobKill => "job_id",
-            Method::JobList => "none",
-            Method::ArtifactRead => "id, offset, limit, grep, context",
-            Method::SessionClose => "session",
+            Method::JobOutput => "job_id, mode, wait_ms, target",
+            Method::JobInput => "job_id, data, enter, eof, target",
+            Method::JobKill => "job_id, target",
+            Method::JobList => "target",
+            Method::ArtifactRead => "id, offset, limit, grep, context, target",
+            Method::SessionClose => "session, target",
         }
     }
 }
@@ -60,6 +73,14 @@ pub(crate) fn call(
     reporting: Reporting<'_>,
 ) -> Result<ToolResult, String> {
     let tool = &server.tool;
+    // A job, session or artifact on a remote target is the far side's to answer (`exec`
+    // routes itself: its request is checked and policed here first).
+    if method != Method::Exec {
+        let target = params.get("target").and_then(Value::as_str);
+        if let Some(result) = tool.forward(target, method.name(), params.clone(), cancel) {
+            return Ok(result);
+        }
+    }
     Ok(match method {
         Method::Exec => {
             let request = Request::from_value(params)

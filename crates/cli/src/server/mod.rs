@@ -47,6 +47,9 @@ pub(crate) struct Bounds {
     pub(crate) max_line_bytes: usize,
     /// Requests running or waiting at once; past it, a "busy" error.
     pub(crate) max_inflight: usize,
+    /// End of input ends everything at once, as a client gone would (`--end-on-eof`: the far
+    /// side of a remote target, whose input closing means the connection dropped).
+    pub(crate) end_on_eof: bool,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -115,6 +118,7 @@ pub(crate) struct Server {
     /// The input ended (or can no longer be read).
     input_ended: AtomicBool,
     max_line_bytes: usize,
+    end_on_eof: bool,
 }
 
 /// Standard input, read with `read(2)` from any thread (`std::io::Stdin`'s lock cannot move
@@ -154,6 +158,7 @@ pub(crate) fn run(tool: Tool, bounds: Bounds, mcp: bool) -> i32 {
         ))),
         input_ended: AtomicBool::new(false),
         max_line_bytes: bounds.max_line_bytes,
+        end_on_eof: bounds.end_on_eof,
     });
     if let Err(e) = server.hand_over_reading() {
         eprintln!("agent-exec: cannot start a thread to read requests: {e}");
@@ -292,6 +297,9 @@ impl Server {
         }
         *input = None;
         self.input_ended.store(true, Ordering::SeqCst);
+        if self.end_on_eof {
+            self.client_gone();
+        }
         None
     }
 

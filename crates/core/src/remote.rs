@@ -1,0 +1,310 @@
+//! Calls on remote targets (contract §9): the operator's target and allow-list, the far side's
+//! settings, and a call carried to `agent-exec serve` over there by `agent-exec-remote`.
+//!
+//! The far side does the work as it would locally (sandbox, limits, window, artifacts,
+//! sessions, jobs); here the request is checked and policed first, and the answer gets
+//! `details.target` and, after a dropped connection, a line saying so.
+
+use agent_exec_executor::{CancelToken, SandboxMode};
+use agent_exec_remote::{Answer, RemoteError, Settings, Target, pattern_matches};
+use agent_exec_sink::Direction;
+use serde_json::Value;
+
+use crate::config::{Config, default_deny_read};
+use crate::plan::Plan;
+use crate::progress::Observer;
+use crate::render;
+use crate::request::Request;
+use crate::result::{Details, Outcome, ToolResult};
+use crate::tool::{Approval, Tool};
+
+/// The operator's remote targets (flags `--target`, `--allow-target`, `--remote-binary`,
+/// `--install`).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RemoteConfig {
+    /// Where calls run when they name no target; `None`: here.
+    pub target: Option<Target>,
+    /// Targets a request may name, as patterns (`*` stands for any run of characters). The
+    /// operator's own `target` is always allowed.
+    pub allowed: Vec<String>,
+    /// How connections are made.
+    pub settings: Settings,
+}
+
+impl RemoteConfig {
+    /// Where a call goes: the target it names (when allowed), else the operator's.
+    pub(crate) fn resolve(&self, asked: Option<&str>) -> Result<Option<Target>, String> {
+        let Some(asked) = asked.map(str::trim).filter(|s| !s.is_empty()) else {
+            return Ok(self.target.clone());
+        };
+        let target: Target = asked
+            .parse()
+            .map_err(|e: agent_exec_remote::TargetError| e.0)?;
+        let uri = target.to_string();
+        let allowed = self.target.as_ref() == Some(&target)
+            || self
+                .allowed
+                .iter()
+                .any(|p| pattern_matches(p, &uri) || pattern_matches(p, asked));
+        if allowed {
+            return Ok(Some(target));
+        }
+        let what = match (&self.target, self.allowed.is_empty()) {
+            (None, true) => {
+                "none (the operator allows targets with --allow-target PATTERN)".to_owned()
+            }
+            _ => self
+                .target
+                .iter()
+                .map(ToString::to_string)
+                .chain(self.allowed.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        Err(format!(
+            "target {asked:?} is not allowed; allowed targets: {what}"
+        ))
+    }
+}
+
+/// The arguments of the far side's `serve` that carry the operator's settings there: the
+/// sandbox, the limits and the window, which the far side enforces for its calls.
+pub(crate) fn far_side_args(config: &Config) -> Vec<String> {
+    let mut args: Vec<String> = Vec::new();
+    let mut flag = |name: &str, value: String| {
+        args.push(name.to_owned());
+        args.push(value);
+    };
+    let sandbox = &config.sandbox;
+    if sandbox.mode != SandboxMode::Off {
+        flag("--sandbox", sandbox.mode.as_str().to_owned());
+    }
+    if let Some(dir) = &sandbox.workspace {
+        flag("--workspace", dir.display().to_string());
+    }
+    for dir in &sandbox.writable {
+        flag("--writable", dir.display().to_string());
+    }
+    if let Some(network) = sandbox.network {
+        flag("--network", network.as_str().to_owned());
+    }
+    for host in &sandbox.allow_hosts {
+        flag("--allow-host", host.clone());
+    }
+    // The default list names this machine's home; the far side makes its own.
+    if sandbox.deny_read != default_deny_read() {
+        for path in &sandbox.deny_read {
+            flag("--deny-read", path.display().to_string());
+        }
+    }
+    let limits = &config.limits;
+    if let Some(n) = limits.procs {
+        flag("--max-procs", n.to_string());
+    }
+    if let Some(bytes) = limits.memory {
+        flag("--max-memory", bytes.to_string());
+    }
+    if let Some(cpu) = limits.cpu {
+        flag("--max-cpu", cpu.as_secs().max(1).to_string());
+    }
+    if let Some(bytes) = limits.file_size {
+        flag("--max-file-size", bytes.to_string());
+    }
+    if config.max_bytes != Config::DEFAULT_MAX_BYTES {
+        flag("--max-bytes", config.max_bytes.to_string());
+    }
+    if config.direction != Direction::Smart {
+        flag("--direction", config.direction.as_str().to_owned());
+    }
+    args
+}
+
+impl Tool {
+    /// Where a call goes: `Ok(None)` here; an error result when the target named cannot be
+    /// used.
+    pub(crate) fn target_of(&self, asked: Option<&str>) -> Result<Option<Target>, ToolResult> {
+        self.runner()
+            .config
+            .remote
+            .resolve(asked)
+            .map_err(|e| ToolResult::invalid(e, self.runner().workdir_text()))
+    }
+
+    /// Carries a server method (`job_output`, `job_input`, `job_kill`, `job_list`,
+    /// `artifact_read`, `session_close`) to the target its params name (`target`), or the
+    /// operator's; `None` when it is for here. The params are those of the method (contract
+    /// §7).
+    pub fn forward(
+        &self,
+        target: Option<&str>,
+        method: &str,
+        params: Value,
+        cancel: &CancelToken,
+    ) -> Option<ToolResult> {
+        let target = match self.target_of(target) {
+            Ok(Some(t)) => t,
+            Ok(None) => return None,
+            Err(refused) => return Some(refused),
+        };
+        let mut params = params;
+        if let Some(object) = params.as_object_mut() {
+            object.remove("target");
+        }
+        let answer = self
+            .runner()
+            .remotes
+            .call(&target, method, params, cancel, &mut |_| {});
+        Some(remote_result(&target, answer, ""))
+    }
+
+    /// An `exec` on `target`: checked and policed here, run over there.
+    pub(crate) fn remote_exec(
+        &self,
+        request: &Request,
+        target: &Target,
+        cancel: &CancelToken,
+        approval: Approval,
+        observer: Option<&Observer>,
+    ) -> ToolResult {
+        let config = &self.runner().config;
+        // The working directory is the far side's: it is resolved there.
+        let mut here = request.clone();
+        here.cwd = None;
+        let validated =
+            match here.validate(&config.workdir, config.default_timeout, config.sandbox.mode) {
+                Ok(v) => v,
+                Err(e) => return ToolResult::invalid(e.0, request.cwd.clone().unwrap_or_default()),
+            };
+        let plan = Plan::new(validated, config);
+        if let Some(mut refused) = self.police(&plan, approval) {
+            refused.details.target = Some(target.to_string());
+            return refused;
+        }
+        let mut forwarded = request.clone();
+        forwarded.target = None;
+        if forwarded.timeout.is_none() && forwarded.timeout_ms.is_none() {
+            forwarded.timeout_ms = i64::try_from(config.default_timeout.as_millis()).ok();
+        }
+        forwarded.progress |= observer.is_some();
+        let params = serde_json::to_value(&forwarded).expect("a request serializes");
+        let answer = self
+            .runner()
+            .remotes
+            .call(target, "exec", params, cancel, &mut |update| {
+                if let Some(observer) = observer {
+                    observer.absorb(update);
+                }
+            });
+        remote_result(target, answer, request.cwd.as_deref().unwrap_or(""))
+    }
+}
+
+/// The far side's answer as a result of this tool: `details.target` set; a failure to reach
+/// it is `spawn_failed` (contract §9).
+fn remote_result(target: &Target, answer: Result<Answer, RemoteError>, cwd: &str) -> ToolResult {
+    let uri = target.to_string();
+    let mut result = match answer {
+        Ok(answer) => match serde_json::from_value::<ToolResult>(answer.result) {
+            Ok(mut result) => {
+                if let Some(why) = answer.reconnected
+                    && let Some(first) = result.content.first_mut()
+                {
+                    first.text = format!("{}\n{}", render::reconnected(&uri, &why), first.text);
+                }
+                result
+            }
+            Err(e) => ToolResult::new(
+                render::remote_failed(
+                    &format!(
+                        "the answer of {uri} is not a result of this version of agent-exec ({e}); install the same version there"
+                    ),
+                    true,
+                ),
+                Details::empty(Outcome::SpawnFailed, cwd.to_owned()),
+            ),
+        },
+        // The far side found the params wrong: the model's to fix, as here.
+        Err(RemoteError::Refused { message, code, .. }) if code == -32602 || code == -32600 => {
+            ToolResult::invalid(message, cwd.to_owned())
+        }
+        Err(e) => ToolResult::new(
+            render::remote_failed(&e.to_string(), matches!(e, RemoteError::Dropped { .. })),
+            Details::empty(Outcome::SpawnFailed, cwd.to_owned()),
+        ),
+    };
+    result.details.target = Some(uri);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(target: Option<&str>, allowed: &[&str]) -> RemoteConfig {
+        RemoteConfig {
+            target: target.map(|t| t.parse().unwrap()),
+            allowed: allowed.iter().map(|s| (*s).to_owned()).collect(),
+            settings: Settings::default(),
+        }
+    }
+
+    #[test]
+    fn a_request_names_only_an_allowed_target() {
+        let c = config(Some("docker://main"), &["docker://agent-*"]);
+        assert_eq!(
+            c.resolve(None).unwrap().unwrap().to_string(),
+            "docker://main"
+        );
+        assert_eq!(
+            c.resolve(Some("docker://agent-3"))
+                .unwrap()
+                .unwrap()
+                .to_string(),
+            "docker://agent-3"
+        );
+        assert_eq!(
+            c.resolve(Some("docker://main"))
+                .unwrap()
+                .unwrap()
+                .to_string(),
+            "docker://main"
+        );
+        let refused = c.resolve(Some("ssh://prod")).unwrap_err();
+        assert!(
+            refused.contains("\"ssh://prod\" is not allowed")
+                && refused.contains("docker://agent-*"),
+            "{refused}"
+        );
+        let none = config(None, &[]).resolve(Some("docker://x")).unwrap_err();
+        assert!(none.contains("--allow-target"), "{none}");
+        assert!(config(None, &[]).resolve(None).unwrap().is_none());
+        let bad = config(None, &["*"])
+            .resolve(Some("docker://-x"))
+            .unwrap_err();
+        assert!(bad.contains("not a valid name"), "{bad}");
+    }
+
+    #[test]
+    fn the_operators_settings_reach_the_far_side() {
+        let mut c = Config::default();
+        assert!(far_side_args(&c).is_empty());
+        c.sandbox.mode = SandboxMode::WorkspaceWrite;
+        c.limits.memory = Some(512 << 20);
+        c.limits.procs = Some(64);
+        c.max_bytes = 1000;
+        assert_eq!(
+            far_side_args(&c),
+            [
+                "--sandbox",
+                "workspace-write",
+                "--max-procs",
+                "64",
+                "--max-memory",
+                "536870912",
+                "--max-bytes",
+                "1000"
+            ]
+        );
+    }
+}
