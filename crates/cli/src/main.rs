@@ -285,7 +285,6 @@ impl ServeArgs {
             &self.policy,
             &self.retention,
             &self.containment,
-            &self.remote,
             |c| {
                 if let Some(dir) = workdir {
                     c.workdir = dir;
@@ -294,6 +293,7 @@ impl ServeArgs {
                 c.sessions.command_prefix.clone_from(&self.command_prefix);
                 c.sessions.max_sessions = self.max_sessions;
                 c.prepared_shells.per_key = self.prepared_shells;
+                self.remote.apply(c)
             },
         )
     }
@@ -540,17 +540,15 @@ fn build_tool(
     policy: &PolicyArgs,
     retention: &RetentionArgs,
     containment: &ContainmentArgs,
-    remote: &RemoteArgs,
-    adjust: impl FnOnce(&mut Config),
+    adjust: impl FnOnce(&mut Config) -> anyhow::Result<()>,
 ) -> anyhow::Result<Tool> {
     let file = load_config(policy.config.as_deref())?;
     let mut config = Config {
         retention: file.artifacts.retention(retention)?,
         ..Config::default()
     };
-    adjust(&mut config);
+    adjust(&mut config)?;
     containment.apply(&file.sandbox, &file.limits, &mut config)?;
-    remote.apply(&mut config)?;
     if let Some(dir) = artifacts {
         config.artifacts_dir = dir;
     }
@@ -604,13 +602,13 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
         &args.policy,
         &args.retention,
         &args.containment,
-        &args.remote,
         |config| {
             if let Some(dir) = &workdir {
                 config.workdir.clone_from(dir);
             }
             // One call per process: a shell prepared for a next call would only be ended.
             config.prepared_shells.per_key = 0;
+            args.remote.apply(config)
         },
     )?;
     if args.approve {

@@ -35,7 +35,7 @@ impl RemoteArgs {
         remote.target = self
             .target
             .as_deref()
-            .map(|t| t.parse::<RemoteTarget>())
+            .map(str::parse::<RemoteTarget>)
             .transpose()
             .map_err(|e| anyhow::anyhow!("--target: {e}"))?;
         for pattern in &self.allow_target {

@@ -121,14 +121,9 @@ pub(crate) fn far_side_args(config: &Config) -> Vec<String> {
 }
 
 impl Tool {
-    /// Where a call goes: `Ok(None)` here; an error result when the target named cannot be
-    /// used.
-    pub(crate) fn target_of(&self, asked: Option<&str>) -> Result<Option<Target>, ToolResult> {
-        self.runner()
-            .config
-            .remote
-            .resolve(asked)
-            .map_err(|e| ToolResult::invalid(e, self.runner().workdir_text()))
+    /// Where a call goes: `Ok(None)` here; why the target named cannot be used.
+    pub(crate) fn target_of(&self, asked: Option<&str>) -> Result<Option<Target>, String> {
+        self.runner().config.remote.resolve(asked)
     }
 
     /// Carries a server method (`job_output`, `job_input`, `job_kill`, `job_list`,
@@ -145,7 +140,9 @@ impl Tool {
         let target = match self.target_of(target) {
             Ok(Some(t)) => t,
             Ok(None) => return None,
-            Err(refused) => return Some(refused),
+            Err(refused) => {
+                return Some(ToolResult::invalid(refused, self.runner().workdir_text()));
+            }
         };
         let mut params = params;
         if let Some(object) = params.as_object_mut() {

@@ -160,7 +160,7 @@ impl Tool {
     ) -> ToolResult {
         let target = match self.target_of(request.target.as_deref()) {
             Ok(target) => target,
-            Err(refused) => return refused,
+            Err(refused) => return ToolResult::invalid(refused, self.runner.workdir_text()),
         };
         if let Some(target) = target {
             return self.remote_exec(request, &target, cancel, approval, observer);

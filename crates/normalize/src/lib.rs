@@ -17,6 +17,9 @@
 //! ```
 #![deny(missing_docs)]
 
+mod quote;
+
+pub use quote::{shell_word, single_quoted};
 mod scan;
 
 use scan::{Scan, scan};
@@ -291,23 +294,4 @@ mod tests {
             assert!(!is_diff_command(c), "{c}");
         }
     }
-}
-
-/// One word, quoted for a POSIX shell when it needs to be (single quotes; a `'` inside as
-/// `'\''`): the one quoting of every command line agent-exec builds from words.
-pub fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b));
-    if plain {
-        word.to_owned()
-    } else {
-        single_quoted(word)
-    }
-}
-
-/// `word` in single quotes, whatever it holds.
-pub fn single_quoted(word: &str) -> String {
-    format!("'{}'", word.replace('\'', "'\\''"))
 }

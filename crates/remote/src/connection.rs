@@ -48,7 +48,7 @@ impl Default for Settings {
             install: false,
             local_binary: None,
             serve_args: Vec::new(),
-            connect_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_mins(1),
             cancel_bound: Duration::from_secs(30),
         }
     }
@@ -571,7 +571,8 @@ impl Link {
             lock(&self.pending).remove(&id);
             return Err(dropped(self.why_dropped()));
         }
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let mut request = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        request["params"] = params;
         if self.send(&request).is_err() {
             // The reader will report why, once the client's end is seen.
             return match rx.recv_timeout(Duration::from_secs(5)) {
@@ -585,7 +586,7 @@ impl Link {
         let mut cancelled_at: Option<Instant> = None;
         loop {
             match rx.recv_timeout(Duration::from_millis(20)) {
-                Ok(Event::Answer(message)) => return self.answer_of(message),
+                Ok(Event::Answer(message)) => return self.answer_of(&message),
                 Ok(Event::Progress(params)) => on_progress(&params),
                 Ok(Event::Dropped(why)) => return Err(dropped(why)),
                 Err(RecvTimeoutError::Disconnected) => {
@@ -625,7 +626,7 @@ impl Link {
         }
     }
 
-    fn answer_of(&self, message: Value) -> Result<Value, RemoteError> {
+    fn answer_of(&self, message: &Value) -> Result<Value, RemoteError> {
         if let Some(error) = message.get("error") {
             return Err(RemoteError::Refused {
                 target: self.target.clone(),
@@ -650,10 +651,10 @@ impl Link {
     fn end(&self) {
         self.close_input();
         let channel = lock(&self.channel).take();
-        if let Some(mut channel) = channel {
-            if channel.wait_for(Duration::from_secs(3)).is_none() {
-                channel.end(Duration::from_secs(1));
-            }
+        if let Some(mut channel) = channel
+            && channel.wait_for(Duration::from_secs(3)).is_none()
+        {
+            channel.end(Duration::from_secs(1));
         }
         self.alive.store(false, Ordering::SeqCst);
     }
@@ -706,7 +707,7 @@ impl Sink for Collected {
 fn run_to_end(inv: &Invocation, cancel: &CancelToken) -> Result<String, String> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let mut spec = ExecSpec::argv(&inv.program, inv.args.clone(), cwd);
-    spec.timeout = Some(Duration::from_secs(300));
+    spec.timeout = Some(Duration::from_mins(5));
     let mut out = Collected::default();
     let outcome = agent_exec_executor::run(&spec, &mut out, cancel);
     let shown = || format!("{} {}", inv.program, inv.args.join(" "));

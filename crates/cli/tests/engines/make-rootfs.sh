@@ -2,10 +2,12 @@
 # Makes a minimal root filesystem for a test container image: bash, sh and the coreutils a
 # far side needs (and an agent-exec binary when one is given), each with the libraries `ldd`
 # names. No registry is reachable here, so images are made with `docker/podman import` from it.
-#   make-rootfs.sh ROOTFS [AGENT_EXEC_BINARY]
+#   make-rootfs.sh ROOTFS AGENT_EXEC_BINARY [libs-only]
+# `libs-only` puts the binary's libraries there but not the binary (for `--install`).
 set -euo pipefail
 root=$1
-binary=${2:-}
+binary=$2
+libs_only=${3:-}
 mkdir -p "$root"/{bin,usr/bin,usr/local/bin,lib,lib64,etc,tmp,root,proc,sys,dev}
 chmod 1777 "$root/tmp"
 copy_with_libs() {
@@ -26,8 +28,9 @@ for tool in bash sh env sleep cat ls uname chmod mkdir rm echo true false pwd he
     [ -e "$root/bin/$name" ] || ln -s "$target" "$root/bin/$name"
     [ -e "$root/usr/bin/$name" ] || ln -s "$target" "$root/usr/bin/$name"
 done
-if [ -n "$binary" ]; then
-    copy_with_libs "$binary"
+copy_with_libs "$binary"
+rm "$root$binary"
+if [ "$libs_only" != libs-only ]; then
     cp "$binary" "$root/usr/local/bin/agent-exec"
 fi
 printf 'root:x:0:0:root:/root:/bin/bash\n' > "$root/etc/passwd"

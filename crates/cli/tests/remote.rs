@@ -1,0 +1,518 @@
+//! Remote targets against real engines (contract §9): an sshd, a dockerd, rootful podman and
+//! a kubectl stand-in, each started and torn down here (see `engines/mod.rs`). For each:
+//! results equal local ones; sessions, jobs and artifacts work through the target; killing
+//! the client leaves nothing running over there, with and without a command running; a
+//! dropped connection is reported and the next call reconnects.
+
+mod engines;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use engines::{Containers, Engine, KubectlStandIn, Sshd, WAIT, agent_exec, wait_until};
+use serde_json::{Value, json};
+
+/// `agent-exec run --json` of `command`, on `engine` (or here), from `cwd`.
+fn run_json(engine: Option<&dyn Engine>, flags: &[String], command: &str, cwd: &Path) -> Value {
+    let mut cmd = Command::new(agent_exec());
+    cmd.arg("run").arg("--json").current_dir(cwd);
+    cmd.env("AGENT_EXEC_ARTIFACTS", cwd.join("artifacts"));
+    if let Some(engine) = engine {
+        cmd.arg("--target").arg(engine.target());
+        cmd.args(engine.flags());
+        cmd.envs(engine.env());
+    }
+    cmd.args(flags).arg("--").arg(command);
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// The text with artifact ids made equal (they are the far side's own numbering).
+fn comparable(result: &Value) -> String {
+    let t = text(result);
+    match t.find("artifact://") {
+        Some(i) => {
+            let rest = &t[i + "artifact://".len()..];
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            format!("{}artifact://ID{}", &t[..i], &rest[end..])
+        }
+        None => t,
+    }
+}
+
+/// Results on the target equal local ones (text, outcome, codes, byte counts, truncation);
+/// `details.target` names the target; a spilled output reads back through the target.
+fn results_equal_local_ones(engine: &dyn Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    for command in [
+        "echo out; echo err >&2; exit 3",
+        "seq 1 100000",
+        r"printf 'a\033[31mred\033[0m\n'; printf 'x\ry\n'",
+        "for i in 1 2 3; do echo line $i; done | tail -n 2",
+        "kill -TERM $$",
+        "printf 'caf\\303\\251 \\377\\n'",
+    ] {
+        let here = run_json(None, &[], command, dir.path());
+        let there = run_json(Some(engine), &[], command, dir.path());
+        let what = format!("{command:?} on {}", engine.target());
+        assert_eq!(comparable(&there), comparable(&here), "text of {what}");
+        for key in [
+            "outcome",
+            "exit_code",
+            "signal",
+            "stdout_bytes",
+            "stderr_bytes",
+            "stream_kind",
+        ] {
+            assert_eq!(
+                there["details"][key], here["details"][key],
+                "{key} of {what}"
+            );
+        }
+        for key in [
+            "direction",
+            "total_bytes",
+            "total_lines",
+            "output_bytes",
+            "shown_range",
+        ] {
+            assert_eq!(
+                there["details"]["truncation"][key], here["details"]["truncation"][key],
+                "truncation.{key} of {what}"
+            );
+        }
+        assert_eq!(there["details"]["target"], json!(engine.target()), "{what}");
+        assert_eq!(here["details"]["target"], Value::Null, "{what}");
+    }
+    // The spilled output of `seq`, read back through the target's agent-exec.
+    let there = run_json(Some(engine), &[], "seq 1 100000", dir.path());
+    let id = there["details"]["truncation"]["artifact_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no artifact: {there}"))
+        .to_owned();
+    let out = Command::new(agent_exec())
+        .args(["artifact", "--target", &engine.target(), &id])
+        .args(engine.flags())
+        .envs(engine.env())
+        // The kubectl stand-in's far side runs here and inherits this.
+        .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
+        .output()
+        .unwrap();
+    let expected: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
+    assert!(
+        out.status.success() && out.stdout == expected.as_bytes(),
+        "artifact {id} through {}: {} bytes, stderr {}",
+        engine.target(),
+        out.stdout.len(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// An `agent-exec serve` with a target, spoken to as a client.
+struct Serve {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    next_id: u64,
+    _dir: tempfile::TempDir,
+}
+
+impl Serve {
+    fn start(engine: &dyn Engine, flags: &[String]) -> Serve {
+        let mut all = vec!["--target".to_owned(), engine.target()];
+        all.extend_from_slice(flags);
+        Serve::start_with(engine, &all)
+    }
+
+    /// `serve FLAGS` with the environment that reaches `engine`.
+    fn start_with(engine: &dyn Engine, flags: &[String]) -> Serve {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(agent_exec())
+            .arg("serve")
+            .args(flags)
+            .envs(engine.env())
+            .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if let Ok(v) = serde_json::from_str::<Value>(&line)
+                    && tx.send(v).is_err()
+                {
+                    return;
+                }
+            }
+        });
+        Serve {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 1,
+            _dir: dir,
+        }
+    }
+
+    fn send(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut line = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        line["params"] = params;
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        id
+    }
+
+    fn answer(&mut self, id: u64) -> Value {
+        let start = Instant::now();
+        loop {
+            let left = WAIT.saturating_sub(start.elapsed());
+            let message = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to request {id} within {WAIT:?}"));
+            if message["id"] == json!(id) {
+                return message["result"].clone();
+            }
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params);
+        self.answer(id)
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        self.kill9();
+    }
+}
+
+/// Sessions persist on the target, background jobs run there, artifacts read back, and
+/// every result names the target.
+fn sessions_jobs_and_artifacts_work_through_the_target(engine: &dyn Engine) {
+    let mut serve = Serve::start(engine, &engine.flags());
+    let target = json!(engine.target());
+    let r = serve.call(
+        "exec",
+        json!({"command": "cd /tmp && export AE_X=42", "session": "s"}),
+    );
+    assert_eq!(r["details"]["outcome"], "success", "{r}");
+    let r = serve.call(
+        "exec",
+        json!({"command": "echo $PWD $AE_X", "session": "s"}),
+    );
+    assert_eq!(text(&r), "/tmp 42\n", "{r}");
+    assert_eq!(r["details"]["session"], "s");
+    assert_eq!(r["details"]["target"], target);
+
+    let r = serve.call(
+        "exec",
+        json!({"command": "sleep 0.3; echo job-done", "run_in_background": true}),
+    );
+    let job = r["details"]["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_owned();
+    let mut seen = String::new();
+    let start = Instant::now();
+    while !seen.contains("job-done") {
+        assert!(
+            start.elapsed() < WAIT,
+            "the job's output never came: {seen}"
+        );
+        let r = serve.call("job_output", json!({"job_id": job, "wait_ms": 5000}));
+        assert_eq!(r["details"]["target"], target, "{r}");
+        seen.push_str(&text(&r));
+    }
+    let r = serve.call("job_list", json!({}));
+    assert!(text(&r).contains(&job), "{r}");
+
+    let r = serve.call("exec", json!({"command": "seq 1 50000"}));
+    let id = r["details"]["truncation"]["artifact_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = serve.call("artifact_read", json!({"id": id, "grep": "^4999[0-9]$"}));
+    assert!(text(&r).contains("49990"), "{r}");
+
+    let r = serve.call("session_close", json!({"session": "s"}));
+    assert_eq!(r["details"]["outcome"], "success", "{r}");
+}
+
+/// The far side's binary under a name of this test's own (a link), so its processes can be
+/// told from those of tests running beside it on the same machine.
+fn tagged_binary(dir: &Path, tag: &str) -> PathBuf {
+    let link = dir.join(format!("agent-exec-{tag}"));
+    std::os::unix::fs::symlink(agent_exec(), &link).unwrap();
+    link
+}
+
+/// `kill -9` of the local `serve` ends everything it ran on the target: the far `serve`, its
+/// session shell, its background job and (`running`) the command in flight.
+fn killing_the_client_leaves_nothing_running(engine: &dyn Engine, tag: &str, running: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let far_binary = tagged_binary(dir.path(), tag);
+    // A far side on this machine runs under a name of this test's own; a container's
+    // processes are its own anyway.
+    let flags = if engine.runs_here() {
+        vec![
+            "--remote-binary".to_owned(),
+            far_binary.display().to_string(),
+        ]
+    } else {
+        engine.flags()
+    };
+    let mut serve = Serve::start(engine, &flags);
+    let session = serve.call(
+        "exec",
+        json!({"command": format!("sleep 0.{tag}1"), "session": "s"}),
+    );
+    assert_eq!(session["details"]["outcome"], "success", "{session}");
+    let job = serve.call(
+        "exec",
+        json!({"command": format!("sleep 9{tag}2"), "run_in_background": true}),
+    );
+    assert!(job["details"]["job_id"].is_string(), "{job}");
+    if running {
+        serve.send(
+            "exec",
+            json!({"command": format!("sleep 9{tag}3"), "session": "s"}),
+        );
+    }
+    let ours = |line: &String| {
+        line.contains(&format!("sleep 9{tag}")) || line.contains(&format!("agent-exec-{tag} serve"))
+    };
+    wait_until("the far side's commands running", || {
+        let live: Vec<String> = engine.processes().into_iter().filter(|l| ours(l)).collect();
+        live.iter().any(|l| l.contains(&format!("sleep 9{tag}2")))
+            && (!running || live.iter().any(|l| l.contains(&format!("sleep 9{tag}3"))))
+    });
+    let killed = Instant::now();
+    serve.kill9();
+    let mut left = Vec::new();
+    wait_until("nothing left on the target", || {
+        left = engine.processes().into_iter().filter(|l| ours(l)).collect();
+        left.is_empty()
+    });
+    eprintln!(
+        "{}: nothing left {} ms after kill -9 of the client (command running: {running})",
+        engine.target(),
+        killed.elapsed().as_millis()
+    );
+}
+
+/// The pids of `parent`'s children.
+fn children_of(parent: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .nth(1);
+        if ppid.and_then(|p| p.parse::<i32>().ok()) == Some(parent) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The connection dropping mid-call ends that call as `spawn_failed`, saying so; the next call
+/// reconnects and says that too.
+fn a_dropped_connection_is_reported_and_the_next_call_reconnects(engine: &dyn Engine, tag: &str) {
+    let mut serve = Serve::start(engine, &engine.flags());
+    let r = serve.call("exec", json!({"command": "echo first"}));
+    assert_eq!(text(&r), "first\n", "{r}");
+    let id = serve.send("exec", json!({"command": format!("sleep 8{tag}")}));
+    wait_until("the command running over there", || {
+        engine
+            .processes()
+            .iter()
+            .any(|l| l.contains(&format!("sleep 8{tag}")))
+    });
+    // The connection is the engine's client, the server's child (its prepared shells are not
+    // started for remote calls).
+    let clients = children_of(serve.pid());
+    assert!(!clients.is_empty(), "no client process under the server");
+    for pid in clients {
+        // SAFETY: signalling a process of this test.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let r = serve.answer(id);
+    assert_eq!(r["details"]["outcome"], "spawn_failed", "{r}");
+    assert!(text(&r).contains("dropped"), "{r}");
+    assert_eq!(r["details"]["target"], json!(engine.target()));
+    let r = serve.call("exec", json!({"command": "echo again"}));
+    let t = text(&r);
+    assert!(
+        t.starts_with(&format!("[Reconnected to {}", engine.target())) && t.ends_with("again\n"),
+        "{r}"
+    );
+    wait_until("the dropped call's command ended over there", || {
+        !engine
+            .processes()
+            .iter()
+            .any(|l| l.contains(&format!("sleep 8{tag}")))
+    });
+}
+
+#[test]
+fn ssh_target() {
+    let sshd = Sshd::start();
+    results_equal_local_ones(&sshd);
+    // The far side's commands do not see SSH_CLIENT (Debian's bash would source ~/.bashrc).
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        Some(&sshd),
+        &[],
+        "echo ${SSH_CLIENT:-none} ${SSH_CONNECTION:-none}",
+        dir.path(),
+    );
+    assert_eq!(text(&r), "none none\n", "{r}");
+    sessions_jobs_and_artifacts_work_through_the_target(&sshd);
+    killing_the_client_leaves_nothing_running(&sshd, "3101", true);
+    killing_the_client_leaves_nothing_running(&sshd, "3102", false);
+    a_dropped_connection_is_reported_and_the_next_call_reconnects(&sshd, "3103");
+}
+
+#[test]
+fn kubectl_target_through_a_stand_in() {
+    let kubectl = KubectlStandIn::new("kubectl://ns/pod/box");
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(Some(&kubectl), &[], "echo hi", dir.path());
+    assert_eq!(text(&r), "hi\n", "{r}");
+    // The exact argv of the client: the namespace, the pod, the container, then the far side.
+    assert_eq!(
+        kubectl.argv_log().lines().next().unwrap_or(""),
+        "exec -i -n ns pod -c box -- agent-exec serve --end-on-eof"
+    );
+    results_equal_local_ones(&kubectl);
+    sessions_jobs_and_artifacts_work_through_the_target(&kubectl);
+    killing_the_client_leaves_nothing_running(&kubectl, "4101", true);
+    killing_the_client_leaves_nothing_running(&kubectl, "4102", false);
+    a_dropped_connection_is_reported_and_the_next_call_reconnects(&kubectl, "4103");
+}
+
+/// The container engines share the scenarios; `--install` copies the binary into a container
+/// that has none, and a request names its own target only where the operator allows it.
+fn container_engine(engines: &mut Containers, engine: &str) {
+    let uri = engines.start("main", false);
+    let bare_uri = engines.start("bare", true);
+    let bare2_uri = engines.start("bare2", true);
+    let main = engines::Container {
+        engines,
+        name: "main".into(),
+        uri: uri.clone(),
+    };
+    results_equal_local_ones(&main);
+    sessions_jobs_and_artifacts_work_through_the_target(&main);
+    killing_the_client_leaves_nothing_running(&main, "5101", true);
+    killing_the_client_leaves_nothing_running(&main, "5102", false);
+    a_dropped_connection_is_reported_and_the_next_call_reconnects(&main, "5103");
+
+    // No agent-exec over there: a clear error, exit 127, nothing run; --install copies it.
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(agent_exec())
+        .args(["run", "--target", &bare_uri, "--", "echo hi"])
+        .envs(main.env())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(127), "{said}");
+    assert!(
+        said.contains(&format!("agent-exec is not installed on {bare_uri}"))
+            && said.contains("--install"),
+        "{said}"
+    );
+    let out = Command::new(agent_exec())
+        .args([
+            "run",
+            "--target",
+            &bare2_uri,
+            "--install",
+            "--",
+            "echo installed; uname -m",
+        ])
+        .envs(main.env())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("installed\n{}\n", std::env::consts::ARCH),
+        "{engine} --install: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Per-request targets, only where the operator allows them.
+    let allow = vec!["--allow-target".to_owned(), format!("{engine}://ma*")];
+    let mut serve = Serve::start_with(&main, &allow);
+    let r = serve.call("exec", json!({"command": "echo there", "target": uri}));
+    assert_eq!(
+        (text(&r).as_str(), &r["details"]["target"]),
+        ("there\n", &json!(uri)),
+        "{r}"
+    );
+    let r = serve.call("exec", json!({"command": "echo here"}));
+    assert_eq!(r["details"]["target"], Value::Null, "no target: here. {r}");
+    let r = serve.call("exec", json!({"command": "echo x", "target": bare_uri}));
+    assert_eq!(r["details"]["outcome"], "invalid_request", "{r}");
+    assert!(text(&r).contains("is not allowed"), "{r}");
+    let r = serve.call("job_list", json!({"target": "ssh://elsewhere"}));
+    assert!(text(&r).contains("is not allowed"), "{r}");
+}
+
+#[test]
+fn docker_target() {
+    let mut docker = Containers::docker();
+    container_engine(&mut docker, "docker");
+}
+
+#[test]
+fn podman_target() {
+    let mut podman = Containers::podman();
+    container_engine(&mut podman, "podman");
+}
