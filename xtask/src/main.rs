@@ -249,6 +249,21 @@ fn print_ratios() {
         let us = mean_ns("policy", &format!("permissive/{case}")).map(|ns| ns / 1000.0);
         println!("| policy verdict, {case} (µs) | {} | <= 100 |", fmt(us));
     }
+    // Remote targets (issue 15): each transport's warm session call / a local one, both
+    // through `serve`.
+    for engine in ["ssh", "docker", "podman", "kubectl"] {
+        println!(
+            "| remote target: warm session `true` through `serve --target {engine}://…` / local `serve` | {} | (overhead of the transport) |",
+            fmt(r(
+                ("remote_session_true", engine),
+                ("remote_session_true", "local")
+            ))
+        );
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/criterion");
+    if let Ok(text) = std::fs::read_to_string(root.join("remote_scale/summary.json")) {
+        println!("\nremote scale (one `serve`, concurrent sessions spread over targets): {text}");
+    }
 }
 
 fn main() -> ExitCode {

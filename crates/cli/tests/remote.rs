@@ -15,6 +15,10 @@ use std::time::Instant;
 use engines::{Containers, Engine, KubectlStandIn, Sshd, WAIT, agent_exec, wait_until};
 use serde_json::{Value, json};
 
+fn agent_exec_under_test() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("agent-exec")
+}
+
 /// `agent-exec run --json` of `command`, on `engine` (or here), from `cwd`.
 fn run_json(engine: Option<&dyn Engine>, flags: &[String], command: &str, cwd: &Path) -> Value {
     let mut cmd = Command::new(agent_exec());

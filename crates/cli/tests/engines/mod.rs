@@ -7,7 +7,7 @@
 #![allow(dead_code)] // each test binary uses some of the engines
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 /// Every wait is bounded by this, so a broken engine fails a test instead of hanging it.
 pub(crate) const WAIT: Duration = Duration::from_mins(2);
 
+/// This build's agent-exec (each includer of this module says where it is: the tests through
+/// cargo, the benches through their own lookup).
 pub(crate) fn agent_exec() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("agent-exec")
+    crate::agent_exec_under_test()
 }
 
 /// Runs a setup command; panics with its output when it fails.
@@ -68,13 +70,16 @@ pub(crate) fn rootfs_tar(with_binary: bool) -> PathBuf {
     cell.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("rootfs");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/engines/make-rootfs.sh");
+        let script = dir.path().join("make-rootfs.sh");
+        std::fs::write(&script, include_str!("make-rootfs.sh")).unwrap();
         let binary = agent_exec();
         let mut args = vec![root.to_str().unwrap(), binary.to_str().unwrap()];
         if !with_binary {
             args.push("libs-only");
         }
-        sh(script.to_str().unwrap(), &args, &[]);
+        let mut with_script = vec![script.to_str().unwrap()];
+        with_script.extend(args);
+        sh("bash", &with_script, &[]);
         let tar = dir.path().join("rootfs.tar");
         sh(
             "tar",
@@ -176,10 +181,12 @@ impl Sshd {
         std::fs::write(
             d.join("sshd_config"),
             format!(
-                "ListenAddress 127.0.0.1\nPort {port}\nHostKey {}\nPidFile {}\nAuthorizedKeysFile {}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n",
+                "ListenAddress 127.0.0.1\nPort {port}\nHostKey {}\nPidFile {}\nAuthorizedKeysFile {}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nSetEnv PATH={}:/usr/local/bin:/usr/bin:/bin\n",
                 p("host_key"),
                 p("sshd.pid"),
                 p("authorized_keys"),
+                // This build's agent-exec on the far side's PATH, as an installed one is.
+                agent_exec().parent().unwrap().display(),
             ),
         )
         .unwrap();
@@ -225,8 +232,7 @@ impl Engine for Sshd {
     }
 
     fn flags(&self) -> Vec<String> {
-        // Root's login PATH does not hold the test build.
-        vec!["--remote-binary".into(), agent_exec().display().to_string()]
+        Vec::new()
     }
 
     fn processes(&self) -> Vec<String> {

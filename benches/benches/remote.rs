@@ -1,0 +1,209 @@
+//! Remote targets (contract §9), against real engines started here as root (the tests' own
+//! engine set-up, `crates/cli/tests/engines`): an sshd on 127.0.0.1, a dockerd, rootful podman
+//! and the kubectl stand-in.
+//! - Per-call overhead of each transport: a warm session's `true` through `serve --target T`
+//!   vs the same through a local `serve` (criterion group `remote_session_true`).
+//! - Scale: 64 concurrent sessions spread over the 4 targets through one `serve`: calls per
+//!   second, and the server's peak RSS and threads (written to
+//!   `target/criterion/remote_scale/summary.json`, printed by `cargo xtask bench`).
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+
+#[path = "../../crates/cli/tests/engines/mod.rs"]
+mod engines;
+
+use engines::{Containers, Engine, KubectlStandIn, Sshd};
+
+fn agent_exec_under_test() -> PathBuf {
+    agent_exec_benches::agent_exec_binary().expect("a release agent-exec")
+}
+
+/// Concurrent sessions of the scale figure, and calls each makes per round.
+const SESSIONS: usize = 64;
+const ROUNDS: usize = 20;
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+    id: u64,
+}
+
+impl Server {
+    fn start(flags: &[String], env: &[(String, String)], artifacts: &std::path::Path) -> Server {
+        let mut child = Command::new(agent_exec_under_test())
+            .arg("serve")
+            .args(flags)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env("AGENT_EXEC_ARTIFACTS", artifacts)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("agent-exec serve");
+        Server {
+            stdin: child.stdin.take().expect("stdin"),
+            stdout: BufReader::new(child.stdout.take().expect("stdout")),
+            child,
+            line: String::new(),
+            id: 0,
+        }
+    }
+
+    fn send(&mut self, params: &Value) -> u64 {
+        self.id += 1;
+        let request = json!({"jsonrpc": "2.0", "id": self.id, "method": "exec", "params": params});
+        writeln!(self.stdin, "{request}").expect("write");
+        self.stdin.flush().expect("flush");
+        self.id
+    }
+
+    /// The next answer (progress notifications are not asked for).
+    fn answer(&mut self) -> Value {
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).expect("read");
+        let v: Value = serde_json::from_str(&self.line).expect("JSON");
+        assert_eq!(
+            v["result"]["details"]["outcome"], "success",
+            "{}",
+            self.line
+        );
+        v
+    }
+
+    fn exec(&mut self, params: &Value) {
+        self.send(params);
+        self.answer();
+    }
+
+    /// The server's resident memory (KiB) and threads.
+    fn footprint(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        (field("VmRSS:"), field("Threads:"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    if agent_exec_benches::agent_exec_binary().is_none() {
+        return;
+    }
+    let artifacts = tempfile::tempdir().expect("tempdir");
+    let sshd = Sshd::start();
+    let mut docker = Containers::docker();
+    docker.start("bench", false);
+    let mut podman = Containers::podman();
+    podman.start("bench", false);
+    let kubectl = KubectlStandIn::new("kubectl://bench/pod");
+    let docker_target = engines::Container {
+        engines: &docker,
+        name: "bench".into(),
+        uri: "docker://bench".into(),
+    };
+    let podman_target = engines::Container {
+        engines: &podman,
+        name: "bench".into(),
+        uri: "podman://bench".into(),
+    };
+    let targets: Vec<(&str, &dyn Engine)> = vec![
+        ("ssh", &sshd),
+        ("docker", &docker_target),
+        ("podman", &podman_target),
+        ("kubectl", &kubectl),
+    ];
+
+    let mut group = c.benchmark_group("remote_session_true");
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(3));
+    let session = json!({"command": "true", "session": "s"});
+    {
+        let mut local = Server::start(&[], &kubectl.env(), artifacts.path());
+        local.exec(&session);
+        group.bench_function("local", |b| b.iter(|| local.exec(&session)));
+    }
+    for (name, engine) in &targets {
+        let mut flags = vec!["--target".to_owned(), engine.target()];
+        flags.extend(engine.flags());
+        let mut server = Server::start(&flags, &engine.env(), artifacts.path());
+        server.exec(&session);
+        group.bench_function(*name, |b| b.iter(|| server.exec(&session)));
+    }
+    group.finish();
+
+    // The scale figure: one serve, 64 sessions over the 4 targets, all in flight at once.
+    let flags = vec![
+        "--max-inflight".to_owned(),
+        (SESSIONS * 2).to_string(),
+        "--allow-target".into(),
+        "*".into(),
+    ];
+    let mut env = Vec::new();
+    for (_, engine) in &targets {
+        env.extend(engine.env());
+    }
+    let mut server = Server::start(&flags, &env, artifacts.path());
+    let calls: Vec<Value> = (0..SESSIONS)
+        .map(|i| {
+            let (_, engine) = targets[i % targets.len()];
+            json!({"command": "true", "session": format!("s{i}"), "target": engine.target()})
+        })
+        .collect();
+    // Warm: every session's shell started.
+    for call in &calls {
+        server.send(call);
+    }
+    for _ in &calls {
+        server.answer();
+    }
+    let (mut peak_rss, mut peak_threads) = server.footprint();
+    let start = Instant::now();
+    for _ in 0..ROUNDS {
+        for call in &calls {
+            server.send(call);
+        }
+        let (rss, threads) = server.footprint();
+        peak_rss = peak_rss.max(rss);
+        peak_threads = peak_threads.max(threads);
+        for _ in &calls {
+            server.answer();
+        }
+    }
+    let elapsed = start.elapsed();
+    let per_second = (SESSIONS * ROUNDS) as f64 / elapsed.as_secs_f64();
+    let summary = json!({
+        "sessions": SESSIONS,
+        "targets": targets.len(),
+        "calls": SESSIONS * ROUNDS,
+        "seconds": elapsed.as_secs_f64(),
+        "calls_per_second": per_second,
+        "peak_rss_kib": peak_rss,
+        "peak_threads": peak_threads,
+    });
+    println!("remote scale: {summary}");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/criterion/remote_scale");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join("summary.json"), summary.to_string());
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
