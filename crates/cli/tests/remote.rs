@@ -148,9 +148,14 @@ impl Serve {
 
     /// `serve FLAGS` with the environment that reaches `engine`.
     fn start_with(engine: &dyn Engine, flags: &[String]) -> Serve {
+        Serve::start_as("serve", engine, flags)
+    }
+
+    /// `SUBCOMMAND FLAGS` (`serve` or `mcp`).
+    fn start_as(subcommand: &str, engine: &dyn Engine, flags: &[String]) -> Serve {
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(agent_exec())
-            .arg("serve")
+            .arg(subcommand)
             .args(flags)
             .envs(engine.env())
             .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
@@ -201,6 +206,25 @@ impl Serve {
                 .unwrap_or_else(|_| panic!("no answer to request {id} within {WAIT:?}"));
             if message["id"] == json!(id) {
                 return message["result"].clone();
+            }
+        }
+    }
+
+    /// The answer to `id`, and the notifications that came before it.
+    fn answer_and_notifications(&mut self, id: u64) -> (Value, Vec<Value>) {
+        let start = Instant::now();
+        let mut notes = Vec::new();
+        loop {
+            let left = WAIT.saturating_sub(start.elapsed());
+            let message = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to request {id} within {WAIT:?}"));
+            if message["id"] == json!(id) {
+                return (message["result"].clone(), notes);
+            }
+            if message.get("method").is_some() {
+                notes.push(message);
             }
         }
     }
@@ -417,9 +441,79 @@ fn ssh_target() {
     );
     assert_eq!(text(&r), "none none\n", "{r}");
     sessions_jobs_and_artifacts_work_through_the_target(&sshd);
+    progress_comes_through_the_target(&sshd);
+    cancel_and_timeout_reach_the_far_side(&sshd, "3104");
     killing_the_client_leaves_nothing_running(&sshd, "3101", true);
     killing_the_client_leaves_nothing_running(&sshd, "3102", false);
     a_dropped_connection_is_reported_and_the_next_call_reconnects(&sshd, "3103");
+}
+
+/// `exec/progress` of a remote call: the far side's updates, passed on under this side's id.
+fn progress_comes_through_the_target(engine: &dyn Engine) {
+    let mut serve = Serve::start(engine, &engine.flags());
+    let id = serve.send(
+        "exec",
+        json!({"command": "echo first-line; sleep 1.5; echo second-line", "progress": true}),
+    );
+    let (r, notes) = serve.answer_and_notifications(id);
+    assert_eq!(text(&r), "first-line\nsecond-line\n", "{r}");
+    let progress: Vec<&Value> = notes
+        .iter()
+        .filter(|n| n["method"] == "exec/progress" && n["params"]["id"] == json!(id))
+        .collect();
+    assert!(
+        progress.iter().any(|n| n["params"]["tail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("first-line")),
+        "no progress with the output so far: {notes:?}"
+    );
+}
+
+/// A cancel here cancels the far call (its command ends over there); a timeout is the far
+/// side's.
+fn cancel_and_timeout_reach_the_far_side(engine: &dyn Engine, tag: &str) {
+    let mut serve = Serve::start(engine, &engine.flags());
+    let id = serve.send("exec", json!({"command": format!("sleep 7{tag}")}));
+    let running = || {
+        engine
+            .processes()
+            .iter()
+            .any(|l| l.contains(&format!("sleep 7{tag}")))
+    };
+    wait_until("the command running over there", running);
+    serve.call("cancel", json!({"id": id}));
+    let r = serve.answer(id);
+    assert_eq!(r["details"]["outcome"], "cancelled", "{r}");
+    assert!(text(&r).starts_with("[Command cancelled]"), "{r}");
+    wait_until("the cancelled command ended over there", || !running());
+    let r = serve.call("exec", json!({"command": "sleep 30", "timeout": 1}));
+    assert_eq!(r["details"]["outcome"], "timeout", "{r}");
+    assert!(
+        text(&r).starts_with("[Command timed out after 1 second"),
+        "{r}"
+    );
+}
+
+/// `mcp --target`: the MCP tools run on the target.
+fn mcp_runs_on_the_target(engine: &dyn Engine) {
+    let mut mcp = Serve::start_as("mcp", engine, &["--target".to_owned(), engine.target()]);
+    let init = mcp.call(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert!(init["protocolVersion"].is_string(), "{init}");
+    let r = mcp.call(
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo from-mcp; exit 4"}}),
+    );
+    assert_eq!(text(&r), "from-mcp\n\nCommand exited with code 4", "{r}");
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(
+        r["structuredContent"]["target"],
+        json!(engine.target()),
+        "{r}"
+    );
 }
 
 #[test]
@@ -435,6 +529,8 @@ fn kubectl_target_through_a_stand_in() {
     );
     results_equal_local_ones(&kubectl);
     sessions_jobs_and_artifacts_work_through_the_target(&kubectl);
+    progress_comes_through_the_target(&kubectl);
+    mcp_runs_on_the_target(&kubectl);
     killing_the_client_leaves_nothing_running(&kubectl, "4101", true);
     killing_the_client_leaves_nothing_running(&kubectl, "4102", false);
     a_dropped_connection_is_reported_and_the_next_call_reconnects(&kubectl, "4103");
@@ -453,6 +549,7 @@ fn container_engine(engines: &mut Containers, engine: &str) {
     };
     results_equal_local_ones(&main);
     sessions_jobs_and_artifacts_work_through_the_target(&main);
+    cancel_and_timeout_reach_the_far_side(&main, "5104");
     killing_the_client_leaves_nothing_running(&main, "5101", true);
     killing_the_client_leaves_nothing_running(&main, "5102", false);
     a_dropped_connection_is_reported_and_the_next_call_reconnects(&main, "5103");
