@@ -60,12 +60,23 @@ fn crates_depend_only_on_the_layers_below() {
         ("agent-exec-normalize", &[][..]),
         ("agent-exec-policy", &[][..]),
         ("agent-exec-executor", &["agent-exec-sink"][..]),
+        // Remote targets: the client of `serve` over an engine's client, which the executor
+        // starts (a `Channel`); the shell quoting of normalize for ssh's command line.
+        (
+            "agent-exec-remote",
+            &[
+                "agent-exec-executor",
+                "agent-exec-normalize",
+                "agent-exec-sink",
+            ][..],
+        ),
         (
             "agent-exec-core",
             &[
                 "agent-exec-executor",
                 "agent-exec-normalize",
                 "agent-exec-policy",
+                "agent-exec-remote",
                 "agent-exec-sink",
             ][..],
         ),
