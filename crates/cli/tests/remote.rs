@@ -401,9 +401,14 @@ fn a_dropped_connection_is_reported_and_the_next_call_reconnects(engine: &dyn En
             .iter()
             .any(|l| l.contains(&format!("sleep 8{tag}")))
     });
-    // The connection is the engine's client, the server's child (its prepared shells are not
-    // started for remote calls).
-    let clients = children_of(serve.pid());
+    // The connection is the engine's client, a child of the server; so is the server's
+    // watchdog, a fork with the server's own command line, which must live on.
+    let cmdline = |pid: i32| std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let server_line = cmdline(serve.pid());
+    let clients: Vec<i32> = children_of(serve.pid())
+        .into_iter()
+        .filter(|&pid| cmdline(pid) != server_line)
+        .collect();
     assert!(!clients.is_empty(), "no client process under the server");
     for pid in clients {
         // SAFETY: signalling a process of this test.
@@ -525,7 +530,7 @@ fn kubectl_target_through_a_stand_in() {
     // The exact argv of the client: the namespace, the pod, the container, then the far side.
     assert_eq!(
         kubectl.argv_log().lines().next().unwrap_or(""),
-        "exec -i -n ns pod -c box -- agent-exec serve --end-on-eof"
+        "exec -i -n ns pod -c box -- agent-exec serve --end-on-eof --max-line-bytes 67108864"
     );
     results_equal_local_ones(&kubectl);
     sessions_jobs_and_artifacts_work_through_the_target(&kubectl);

@@ -5,6 +5,8 @@
 //! sessions, jobs); here the request is checked and policed first, and the answer gets
 //! `details.target` and, after a dropped connection, a line saying so.
 
+use std::time::Duration;
+
 use agent_exec_executor::{CancelToken, SandboxMode};
 use agent_exec_remote::{Answer, RemoteError, Settings, Target, pattern_matches};
 use agent_exec_sink::Direction;
@@ -42,11 +44,9 @@ impl RemoteConfig {
             .parse()
             .map_err(|e: agent_exec_remote::TargetError| e.0)?;
         let uri = target.to_string();
+        // The URI as printed back from what was parsed: what the client will reach.
         let allowed = self.target.as_ref() == Some(&target)
-            || self
-                .allowed
-                .iter()
-                .any(|p| pattern_matches(p, &uri) || pattern_matches(p, asked));
+            || self.allowed.iter().any(|p| pattern_matches(p, &uri));
         if allowed {
             return Ok(Some(target));
         }
@@ -148,10 +148,19 @@ impl Tool {
         if let Some(object) = params.as_object_mut() {
             object.remove("target");
         }
-        let answer = self
-            .runner()
-            .remotes
-            .call(&target, method, params, cancel, &mut |_| {});
+        // A job's output may be waited for (at most 10 minutes); the rest answer at once.
+        let waits = params
+            .get("wait_ms")
+            .and_then(Value::as_u64)
+            .map_or(Duration::ZERO, |ms| Duration::from_millis(ms.min(600_000)));
+        let answer = self.runner().remotes.call(
+            &target,
+            method,
+            params,
+            cancel,
+            waits + NO_ANSWER_BOUND,
+            &mut |_| {},
+        );
         Some(remote_result(&target, answer, ""))
     }
 
@@ -171,7 +180,12 @@ impl Tool {
         let validated =
             match here.validate(&config.workdir, config.default_timeout, config.sandbox.mode) {
                 Ok(v) => v,
-                Err(e) => return ToolResult::invalid(e.0, request.cwd.clone().unwrap_or_default()),
+                Err(e) => {
+                    let mut invalid =
+                        ToolResult::invalid(e.0, request.cwd.clone().unwrap_or_default());
+                    invalid.details.target = Some(target.to_string());
+                    return invalid;
+                }
             };
         let plan = Plan::new(validated, config);
         if let Some(mut refused) = self.police(&plan, approval) {
@@ -185,17 +199,26 @@ impl Tool {
         }
         forwarded.progress |= observer.is_some();
         let params = serde_json::to_value(&forwarded).expect("a request serializes");
-        let answer = self
-            .runner()
-            .remotes
-            .call(target, "exec", params, cancel, &mut |update| {
+        let answer = self.runner().remotes.call(
+            target,
+            "exec",
+            params,
+            cancel,
+            plan.timeout + config.grace + NO_ANSWER_BOUND,
+            &mut |update| {
                 if let Some(observer) = observer {
                     observer.absorb(update);
                 }
-            });
+            },
+        );
         remote_result(target, answer, request.cwd.as_deref().unwrap_or(""))
     }
 }
+
+/// How long past its own bound (the command's timeout, a job read's wait) a remote call waits
+/// for its answer before the connection is presumed lost (ssh notices a dead peer sooner, in
+/// 45 s: `ServerAliveInterval`).
+const NO_ANSWER_BOUND: Duration = Duration::from_mins(2);
 
 /// The far side's answer as a result of this tool: `details.target` set; a failure to reach
 /// it is `spawn_failed` (contract §9).
@@ -224,6 +247,11 @@ fn remote_result(target: &Target, answer: Result<Answer, RemoteError>, cwd: &str
         // The far side found the params wrong: the model's to fix, as here.
         Err(RemoteError::Refused { message, code, .. }) if code == -32602 || code == -32600 => {
             ToolResult::invalid(message, cwd.to_owned())
+        }
+        Err(RemoteError::Cancelled) => {
+            let mut d = Details::empty(Outcome::Cancelled, cwd.to_owned());
+            d.cancelled = true;
+            ToolResult::new(render::cancelled_before_run(), d)
         }
         Err(e) => ToolResult::new(
             render::remote_failed(&e.to_string(), matches!(e, RemoteError::Dropped { .. })),

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel as channel_of};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -86,6 +86,9 @@ pub enum RemoteError {
         /// Why (the client's exit and last message).
         reason: String,
     },
+    /// The call was cancelled before it was sent; nothing ran.
+    #[error("the call was cancelled before it was sent")]
+    Cancelled,
     /// The far side answered with a JSON-RPC error.
     #[error("{target} refused the call: {message}")]
     Refused {
@@ -112,6 +115,8 @@ pub struct Answer {
 pub struct Remotes {
     settings: Settings,
     connections: Mutex<HashMap<Target, Arc<Connection>>>,
+    /// [`close_all`](Remotes::close_all) ran: no connection is opened any more.
+    closed: AtomicBool,
 }
 
 impl std::fmt::Debug for Remotes {
@@ -119,6 +124,7 @@ impl std::fmt::Debug for Remotes {
         f.debug_struct("Remotes")
             .field("settings", &self.settings)
             .field("connections", &lock(&self.connections).len())
+            .field("closed", &self.closed.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -133,6 +139,7 @@ impl Remotes {
         Remotes {
             settings,
             connections: Mutex::new(HashMap::new()),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -141,17 +148,25 @@ impl Remotes {
         &self.settings
     }
 
-    /// Calls `method` with `params` on `target`'s `agent-exec serve` and waits for the answer.
-    /// `cancel` is forwarded (`cancel {id}`); `on_progress` gets the `exec/progress` params
-    /// the far side sends for this call.
+    /// Calls `method` with `params` on `target`'s `agent-exec serve` and waits for the answer,
+    /// at most `answer_within` (past it the connection is presumed lost: it is closed and the
+    /// call ends with [`RemoteError::Dropped`]). `cancel` is forwarded (`cancel {id}`);
+    /// `on_progress` gets the `exec/progress` params the far side sends for this call.
     pub fn call(
         &self,
         target: &Target,
         method: &str,
         params: Value,
         cancel: &CancelToken,
+        answer_within: Duration,
         on_progress: &mut dyn FnMut(&Value),
     ) -> Result<Answer, RemoteError> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(RemoteError::Connect {
+                target: target.to_string(),
+                reason: "the tool is shutting down".into(),
+            });
+        }
         let connection = lock(&self.connections)
             .entry(target.clone())
             .or_insert_with(|| {
@@ -163,7 +178,23 @@ impl Remotes {
             })
             .clone();
         let (link, reconnected) = connection.link(&self.settings, cancel)?;
-        let result = link.call(method, params, cancel, on_progress, &self.settings, None)?;
+        // A close that came while this call connected: the new link is nobody's to close.
+        if self.closed.load(Ordering::SeqCst) {
+            link.end();
+            return Err(RemoteError::Connect {
+                target: target.to_string(),
+                reason: "the tool is shutting down".into(),
+            });
+        }
+        let deadline = Instant::now() + answer_within;
+        let result = link.call(
+            method,
+            params,
+            cancel,
+            on_progress,
+            &self.settings,
+            Some(deadline),
+        )?;
         Ok(Answer {
             result,
             reconnected,
@@ -181,6 +212,7 @@ impl Remotes {
     /// Closes every connection: the far sides see their input end and end everything they
     /// ran (sessions, jobs, calls in flight), then exit.
     pub fn close_all(&self) {
+        self.closed.store(true, Ordering::SeqCst);
         let connections: Vec<Arc<Connection>> =
             lock(&self.connections).drain().map(|(_, c)| c).collect();
         let links: Vec<Arc<Link>> = connections
@@ -213,7 +245,15 @@ struct State {
     link: Option<Arc<Link>>,
     /// The far side's binary that worked last time.
     binary: Option<String>,
+    /// Why the last link dropped, until a call on a new link tells it.
+    dropped: Option<String>,
+    /// The last attempt to connect failed, when and why: the calls that waited for it get
+    /// its error rather than each trying again in turn.
+    failed: Option<(Instant, RemoteError)>,
 }
+
+/// How long a failed attempt to connect answers the calls that come after it.
+const FAILURE_HOLDS: Duration = Duration::from_secs(1);
 
 /// Why opening a link failed.
 enum OpenError {
@@ -236,19 +276,51 @@ impl Connection {
         {
             return Ok((link.clone(), None));
         }
-        let reconnected = state.link.take().map(|old| {
-            let why = old.why_dropped();
+        if let Some(old) = state.link.take() {
+            state.dropped.get_or_insert_with(|| old.why_dropped());
             old.end();
-            why
-        });
+        }
+        if let Some((at, error)) = &state.failed
+            && at.elapsed() < FAILURE_HOLDS
+        {
+            return Err(error.clone());
+        }
+        match self.connect(&mut state, settings, cancel) {
+            Ok(link) => {
+                state.failed = None;
+                state.link = Some(link.clone());
+                Ok((link, state.dropped.take()))
+            }
+            Err(e) => {
+                if e != RemoteError::Cancelled {
+                    state.failed = Some((Instant::now(), e.clone()));
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Opens a link: the binaries the far side may have, in turn, then `--install`.
+    fn connect(
+        &self,
+        state: &mut State,
+        settings: &Settings,
+        cancel: &CancelToken,
+    ) -> Result<Arc<Link>, RemoteError> {
         let mut candidates: Vec<String> = Vec::new();
         match &settings.remote_binary {
             Some(bin) => candidates.push(bin.clone()),
             None => {
-                candidates.extend(state.binary.clone());
-                candidates.push("agent-exec".into());
-                candidates.push(self.transport.install_path());
-                candidates.dedup();
+                for bin in state
+                    .binary
+                    .iter()
+                    .cloned()
+                    .chain(["agent-exec".to_owned(), self.transport.install_path()])
+                {
+                    if !candidates.contains(&bin) {
+                        candidates.push(bin);
+                    }
+                }
             }
         }
         let mut not_found = Vec::new();
@@ -256,8 +328,7 @@ impl Connection {
             match self.open(bin, settings, cancel) {
                 Ok(link) => {
                     state.binary = Some(bin.clone());
-                    state.link = Some(link.clone());
-                    return Ok((link, reconnected));
+                    return Ok(link);
                 }
                 Err(OpenError::NotFound(detail)) => not_found.push((bin.clone(), detail)),
                 Err(OpenError::Other(e)) => return Err(e),
@@ -272,8 +343,7 @@ impl Connection {
             return match self.open(&bin, settings, cancel) {
                 Ok(link) => {
                     state.binary = Some(bin);
-                    state.link = Some(link.clone());
-                    Ok((link, reconnected))
+                    Ok(link)
                 }
                 Err(OpenError::NotFound(detail)) => Err(self.connect_error(format!(
                     "the copied binary {bin} does not start there: {detail}"
@@ -306,7 +376,13 @@ impl Connection {
         settings: &Settings,
         cancel: &CancelToken,
     ) -> Result<Arc<Link>, OpenError> {
-        let mut remote = vec![bin.to_owned(), "serve".into(), "--end-on-eof".into()];
+        let mut remote = vec![
+            bin.to_owned(),
+            "serve".into(),
+            "--end-on-eof".into(),
+            "--max-line-bytes".into(),
+            MAX_REQUEST_BYTES.to_string(),
+        ];
         remote.extend(settings.serve_args.iter().cloned());
         let inv = self.transport.exec(&remote);
         let link = Link::start(&self.target, &inv).map_err(OpenError::Other)?;
@@ -322,16 +398,19 @@ impl Connection {
         ) {
             Ok(_) => Ok(link),
             Err(RemoteError::Dropped { reason, .. }) => {
-                let said = reason.to_ascii_lowercase();
-                let missing = link.exit_code() == Some(127)
-                    || (reason.contains(bin)
-                        && (said.contains("not found") || said.contains("no such file")));
+                // 127 from a shell (ssh, kubectl), 126/127 from a container runtime's exec;
+                // an engine's own failures (no such container, no such pod) are 1.
+                let missing = matches!(link.exit_code(), Some(126 | 127));
                 link.end();
                 Err(if missing {
                     OpenError::NotFound(reason)
                 } else {
                     OpenError::Other(self.connect_error(reason))
                 })
+            }
+            Err(RemoteError::Cancelled) => {
+                link.end();
+                Err(OpenError::Other(RemoteError::Cancelled))
             }
             Err(e) => {
                 link.end();
@@ -392,11 +471,17 @@ struct Link {
     channel: Mutex<Option<Channel>>,
     exit: Mutex<Option<ExitStatus>>,
     errors: Arc<Mutex<Vec<u8>>>,
+    /// Says when the client's stderr has ended (its last words are all in `errors`).
+    errors_done: Mutex<Option<Receiver<()>>>,
     why: Mutex<Option<String>>,
 }
 
 /// The client's last words kept for messages.
 const ERRORS_KEPT: usize = 4096;
+
+/// The longest request line sent (the far side is told to read lines this long; a longer
+/// request is refused here rather than answered there with an error nobody waits for).
+const MAX_REQUEST_BYTES: usize = 64 << 20;
 
 impl Link {
     fn start(target: &Target, inv: &Invocation) -> Result<Arc<Link>, RemoteError> {
@@ -408,6 +493,7 @@ impl Link {
             })?;
         let output = channel.take_output().expect("stdout is piped");
         let errors_file = channel.take_errors().expect("stderr is piped");
+        let (done_tx, done_rx) = channel_of();
         let link = Arc::new(Link {
             target: target.to_string(),
             program: inv.program.clone(),
@@ -418,12 +504,16 @@ impl Link {
             channel: Mutex::new(Some(channel)),
             exit: Mutex::new(None),
             errors: Arc::new(Mutex::new(Vec::new())),
+            errors_done: Mutex::new(Some(done_rx)),
             why: Mutex::new(None),
         });
         let errors = link.errors.clone();
         let spawned = std::thread::Builder::new()
             .name("agent-exec-remote-stderr".into())
-            .spawn(move || keep_last_words(errors_file, &errors))
+            .spawn(move || {
+                keep_last_words(errors_file, &errors);
+                let _ = done_tx.send(());
+            })
             .and_then(|_| {
                 let reader = link.clone();
                 std::thread::Builder::new()
@@ -508,8 +598,10 @@ impl Link {
             .as_mut()
             .and_then(|c| c.wait_for(Duration::from_secs(2)));
         *lock(&self.exit) = status;
-        // The stderr reader gets the client's last words a moment after its stdout closes.
-        std::thread::sleep(Duration::from_millis(20));
+        // The client's last words on stderr may come a moment after its stdout closed.
+        if let Some(done) = lock(&self.errors_done).take() {
+            let _ = done.recv_timeout(Duration::from_millis(500));
+        }
         let why = self.describe_end(status);
         *lock(&self.why) = Some(why.clone());
         self.alive.store(false, Ordering::SeqCst);
@@ -561,7 +653,10 @@ impl Link {
         deadline: Option<Instant>,
     ) -> Result<Value, RemoteError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx): (Sender<Event>, Receiver<Event>) = channel();
+        if cancel.is_cancelled() {
+            return Err(RemoteError::Cancelled);
+        }
+        let (tx, rx): (Sender<Event>, Receiver<Event>) = channel_of();
         lock(&self.pending).insert(id, tx);
         let dropped = |reason: String| RemoteError::Dropped {
             target: self.target.clone(),
@@ -573,6 +668,17 @@ impl Link {
         }
         let mut request = json!({"jsonrpc": "2.0", "id": id, "method": method});
         request["params"] = params;
+        let size = request.to_string().len();
+        if size >= MAX_REQUEST_BYTES {
+            lock(&self.pending).remove(&id);
+            return Err(RemoteError::Refused {
+                target: self.target.clone(),
+                code: -32600,
+                message: format!(
+                    "the request is {size} bytes, and a remote target takes at most {MAX_REQUEST_BYTES}: put large data in a file there"
+                ),
+            });
+        }
         if self.send(&request).is_err() {
             // The reader will report why, once the client's end is seen.
             return match rx.recv_timeout(Duration::from_secs(5)) {
@@ -594,11 +700,15 @@ impl Link {
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     let now = Instant::now();
-                    if deadline.is_some_and(|d| now >= d) {
+                    if let Some(d) = deadline
+                        && now >= d
+                    {
+                        // Nothing came back in time: the connection is presumed lost, and
+                        // closed so that the next call opens a new one.
                         lock(&self.pending).remove(&id);
+                        self.end();
                         return Err(dropped(format!(
-                            "no answer within {} s of starting {}",
-                            settings.connect_timeout.as_secs(),
+                            "no answer from {} in time; the connection was closed",
                             self.program
                         )));
                     }
@@ -613,8 +723,9 @@ impl Link {
                             }
                             Some(at) if now - at > settings.cancel_bound => {
                                 lock(&self.pending).remove(&id);
+                                self.end();
                                 return Err(dropped(format!(
-                                    "no answer {} s after the call was cancelled",
+                                    "no answer {} s after the call was cancelled; the connection was closed",
                                     settings.cancel_bound.as_secs()
                                 )));
                             }

@@ -81,6 +81,11 @@ impl FromStr for Target {
                     let Some((h, after)) = inner.split_once(']') else {
                         return Err(TargetError(format!("target {uri:?}: `[` without `]`")));
                     };
+                    if !after.is_empty() && !after.starts_with(':') {
+                        return Err(TargetError(format!(
+                            "target {uri:?}: only `:PORT` may follow `[ADDRESS]`"
+                        )));
+                    }
                     (h, after.strip_prefix(':'))
                 } else {
                     match hostport.split_once(':') {
@@ -253,6 +258,7 @@ mod tests {
             "kubectl://ns/--all",
             "docker://a b",
             "docker://$(x)",
+            "ssh://[prod.corp].dev.corp",
         ] {
             assert!(uri.parse::<Target>().is_err(), "{uri} was accepted");
         }

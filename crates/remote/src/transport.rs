@@ -72,9 +72,20 @@ impl Ssh {
 impl Transport for Ssh {
     fn exec(&self, remote: &[String]) -> Invocation {
         let mut inv = client("AGENT_EXEC_SSH", "ssh");
-        // No terminal (the pipe carries JSON), never a password prompt (nobody can answer).
-        inv.args
-            .extend(["-T".into(), "-o".into(), "BatchMode=yes".into()]);
+        // No terminal (the pipe carries JSON), never a password prompt (nobody can answer), and
+        // a peer that stops answering is noticed (45 s) rather than waited on for hours.
+        inv.args.extend(
+            [
+                "-T",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ServerAliveInterval=15",
+                "-o",
+                "ServerAliveCountMax=3",
+            ]
+            .map(str::to_owned),
+        );
         if let Some(p) = self.port {
             inv.args.extend(["-p".into(), p.to_string()]);
         }
@@ -253,6 +264,10 @@ mod tests {
                 "-T",
                 "-o",
                 "BatchMode=yes",
+                "-o",
+                "ServerAliveInterval=15",
+                "-o",
+                "ServerAliveCountMax=3",
                 "-p",
                 "2222",
                 "--",
