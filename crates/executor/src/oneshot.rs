@@ -299,8 +299,15 @@ pub(crate) fn supervise_call<S: Sink + ?Sized>(
         outcome.drain_cut_short = !pump.drain(spec.drain);
     }
     pump.finish();
-    outcome.processes_stopped =
-        containment::end_members(group, None, spec.grace, supervised.termination);
+    let stragglers = containment::end_members(group, None, spec.grace, supervised.termination);
+    // A call agent-exec stopped (timeout, cancel, a satisfied head) was terminated whole: a
+    // process still dying of that termination was not left running by the command (as in a
+    // session: `session.rs`).
+    outcome.processes_stopped = if outcome.stop.is_some() {
+        0
+    } else {
+        stragglers
+    };
     outcome.limit_hit = group.limit_hit(outcome.status);
     outcome.warnings.clone_from(&group.limits.fallbacks);
     drop(spawned.sandbox.take());

@@ -321,3 +321,17 @@ fn pty_mode_gives_the_command_a_terminal() {
     assert!(outcome.timed_out());
     assert_eq!(pids.survivors(), Vec::<i32>::new());
 }
+
+#[test]
+fn a_timed_out_call_counts_no_process_as_left_running() {
+    // The shell dies of the timeout's TERM at once; the subshell and its sleep ignore TERM and
+    // are killed after the grace. They were ended with the call, not left running by it.
+    let pids = PidFile::new();
+    let mut s = spec("(trap '' TERM; sleep 30); echo never", &pids);
+    s.timeout = Some(Duration::from_millis(500));
+    s.grace = Duration::from_millis(200);
+    let (outcome, capture) = exec(&s);
+    assert!(outcome.timed_out(), "{outcome:?}");
+    assert_eq!(outcome.processes_stopped, 0, "{outcome:?}");
+    assert_eq!(capture.view.text(), "");
+}
