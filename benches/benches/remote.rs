@@ -142,8 +142,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function("local", |b| b.iter(|| local.exec(&session)));
     }
     for (name, engine) in &targets {
-        let mut flags = vec!["--target".to_owned(), engine.target()];
-        flags.extend(engine.flags());
+        let flags = vec!["--target".to_owned(), engine.target()];
         let mut server = Server::start(&flags, &engine.env(), artifacts.path());
         server.exec(&session);
         group.bench_function(*name, |b| b.iter(|| server.exec(&session)));

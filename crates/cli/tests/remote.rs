@@ -26,7 +26,6 @@ fn run_json(engine: Option<&dyn Engine>, flags: &[String], command: &str, cwd: &
     cmd.env("AGENT_EXEC_ARTIFACTS", cwd.join("artifacts"));
     if let Some(engine) = engine {
         cmd.arg("--target").arg(engine.target());
-        cmd.args(engine.flags());
         cmd.envs(engine.env());
     }
     cmd.args(flags).arg("--").arg(command);
@@ -114,7 +113,6 @@ fn results_equal_local_ones(engine: &dyn Engine) {
         .to_owned();
     let out = Command::new(agent_exec())
         .args(["artifact", "--target", &engine.target(), &id])
-        .args(engine.flags())
         .envs(engine.env())
         // The kubectl stand-in's far side runs here and inherits this.
         .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
@@ -197,17 +195,7 @@ impl Serve {
     }
 
     fn answer(&mut self, id: u64) -> Value {
-        let start = Instant::now();
-        loop {
-            let left = WAIT.saturating_sub(start.elapsed());
-            let message = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no answer to request {id} within {WAIT:?}"));
-            if message["id"] == json!(id) {
-                return message["result"].clone();
-            }
-        }
+        self.answer_and_notifications(id).0
     }
 
     /// The answer to `id`, and the notifications that came before it.
@@ -254,7 +242,7 @@ impl Drop for Serve {
 /// Sessions persist on the target, background jobs run there, artifacts read back, and
 /// every result names the target.
 fn sessions_jobs_and_artifacts_work_through_the_target(engine: &dyn Engine) {
-    let mut serve = Serve::start(engine, &engine.flags());
+    let mut serve = Serve::start(engine, &[]);
     let target = json!(engine.target());
     let r = serve.call(
         "exec",
@@ -324,7 +312,7 @@ fn killing_the_client_leaves_nothing_running(engine: &dyn Engine, tag: &str, run
             far_binary.display().to_string(),
         ]
     } else {
-        engine.flags()
+        Vec::new()
     };
     let mut serve = Serve::start(engine, &flags);
     let session = serve.call(
@@ -367,31 +355,17 @@ fn killing_the_client_leaves_nothing_running(engine: &dyn Engine, tag: &str, run
 
 /// The pids of `parent`'s children.
 fn children_of(parent: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .nth(1);
-        if ppid.and_then(|p| p.parse::<i32>().ok()) == Some(parent) {
-            out.push(pid);
-        }
-    }
-    out
+    engines::proc_stats()
+        .into_iter()
+        .filter(|(_, fields)| fields.get(1).and_then(|p| p.parse().ok()) == Some(parent))
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 /// The connection dropping mid-call ends that call as `spawn_failed`, saying so; the next call
 /// reconnects and says that too.
 fn a_dropped_connection_is_reported_and_the_next_call_reconnects(engine: &dyn Engine, tag: &str) {
-    let mut serve = Serve::start(engine, &engine.flags());
+    let mut serve = Serve::start(engine, &[]);
     let r = serve.call("exec", json!({"command": "echo first"}));
     assert_eq!(text(&r), "first\n", "{r}");
     let id = serve.send("exec", json!({"command": format!("sleep 8{tag}")}));
@@ -455,7 +429,7 @@ fn ssh_target() {
 
 /// `exec/progress` of a remote call: the far side's updates, passed on under this side's id.
 fn progress_comes_through_the_target(engine: &dyn Engine) {
-    let mut serve = Serve::start(engine, &engine.flags());
+    let mut serve = Serve::start(engine, &[]);
     let id = serve.send(
         "exec",
         json!({"command": "echo first-line; sleep 1.5; echo second-line", "progress": true}),
@@ -478,7 +452,7 @@ fn progress_comes_through_the_target(engine: &dyn Engine) {
 /// A cancel here cancels the far call (its command ends over there); a timeout is the far
 /// side's.
 fn cancel_and_timeout_reach_the_far_side(engine: &dyn Engine, tag: &str) {
-    let mut serve = Serve::start(engine, &engine.flags());
+    let mut serve = Serve::start(engine, &[]);
     let id = serve.send("exec", json!({"command": format!("sleep 7{tag}")}));
     let running = || {
         engine

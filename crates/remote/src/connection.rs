@@ -143,11 +143,6 @@ impl Remotes {
         }
     }
 
-    /// The settings.
-    pub fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
     /// Calls `method` with `params` on `target`'s `agent-exec serve` and waits for the answer,
     /// at most `answer_within` (past it the connection is presumed lost: it is closed and the
     /// call ends with [`RemoteError::Dropped`]). `cancel` is forwarded (`cancel {id}`);
@@ -199,14 +194,6 @@ impl Remotes {
             result,
             reconnected,
         })
-    }
-
-    /// How many connections are open.
-    pub fn open_connections(&self) -> usize {
-        lock(&self.connections)
-            .values()
-            .filter(|c| lock(&c.state).link.as_ref().is_some_and(|l| l.is_alive()))
-            .count()
     }
 
     /// Closes every connection: the far sides see their input end and end everything they

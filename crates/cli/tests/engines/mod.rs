@@ -104,8 +104,6 @@ pub(crate) trait Engine {
     fn target(&self) -> String;
     /// The environment agent-exec needs to reach it (the engine's socket, a client command).
     fn env(&self) -> Vec<(String, String)>;
-    /// Flags of agent-exec for it (`--remote-binary` where agent-exec is not on its PATH).
-    fn flags(&self) -> Vec<String>;
     /// The command lines of the processes running over there (zombies left out).
     fn processes(&self) -> Vec<String>;
     /// Whether the far side runs on this machine (ssh to 127.0.0.1, the kubectl stand-in).
@@ -117,38 +115,41 @@ pub(crate) trait Engine {
 /// Lists live processes with pure bash (the images have no `ps`).
 const LIST_PROCESSES: &str = r#"for p in /proc/[0-9]*; do read -r _ _ s _ < "$p/stat" 2>/dev/null || continue; [ "$s" = Z ] && continue; mapfile -d '' a < "$p/cmdline" 2>/dev/null; [ ${#a[@]} -gt 0 ] && echo "${p#/proc/} ${a[*]}"; done; true"#;
 
-/// The processes of this machine (ssh and the kubectl stand-in run here), zombies left out.
-fn local_processes() -> Vec<String> {
+/// This machine's processes: each pid with the fields of its `/proc/PID/stat` after the
+/// command name (state, ppid, …).
+pub(crate) fn proc_stats() -> Vec<(i32, Vec<String>)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
-        let state = stat
+        let fields = stat
             .rsplit(')')
             .next()
             .unwrap_or("")
             .split_whitespace()
-            .next();
-        if state == Some("Z") {
-            continue;
-        }
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let line = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if !line.trim().is_empty() {
-            out.push(format!("{pid} {}", line.trim_end()));
-        }
+            .map(str::to_owned)
+            .collect();
+        out.push((pid, fields));
     }
     out
+}
+
+/// The processes of this machine (ssh and the kubectl stand-in run here), zombies left out.
+fn local_processes() -> Vec<String> {
+    proc_stats()
+        .into_iter()
+        .filter(|(_, fields)| fields.first().map(String::as_str) != Some("Z"))
+        .filter_map(|(pid, _)| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let line = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let line = line.trim_end();
+            (!line.is_empty()).then(|| format!("{pid} {line}"))
+        })
+        .collect()
 }
 
 /// `sshd -D` on 127.0.0.1 with keys made for the test; the client is configured through
@@ -229,10 +230,6 @@ impl Engine for Sshd {
                 format!("scp -F {}", config.display()),
             ),
         ]
-    }
-
-    fn flags(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn processes(&self) -> Vec<String> {
@@ -447,10 +444,6 @@ impl Engine for Container<'_> {
         self.engines.env()
     }
 
-    fn flags(&self) -> Vec<String> {
-        Vec::new()
-    }
-
     fn processes(&self) -> Vec<String> {
         self.engines.processes_in(&self.name)
     }
@@ -502,10 +495,6 @@ impl Engine for KubectlStandIn {
             std::env::var("PATH").unwrap_or_default()
         );
         vec![("PATH".into(), path)]
-    }
-
-    fn flags(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn processes(&self) -> Vec<String> {
