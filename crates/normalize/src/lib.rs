@@ -2,7 +2,8 @@
 //!
 //! - [`normalize`] turns a trailing `| head -n N` / `| tail -N` into a structured [`Limit`], so
 //!   the command runs to completion (no SIGPIPE, true exit code) and the limit is applied to
-//!   its captured output instead.
+//!   its captured output instead — only when the command is one pipeline, so that the limit
+//!   applies to all of its output (`a && b | tail -2` prints all of `a`: it runs as written).
 //! - [`apply_head_tail`] applies such limits to text; [`merge_limits`] combines explicit and
 //!   extracted ones (explicit wins).
 //! - [`is_diff_command`] tells whether a command prints a diff.
@@ -45,6 +46,11 @@ pub struct Normalized {
 
 /// Removes a trailing, top-level, unquoted `| head -n N`, `| head -N`, `| tail -n N` or
 /// `| tail -N` (N ≥ 1) and returns it as a [`Limit`]. Anything else comes back byte for byte.
+///
+/// The command must be one pipeline, whose whole output the stage reads: in a list
+/// (`a; b | tail -2`, `a && b | head`, `a || b | tail`, lines, `a & b | tail`) the stage reads
+/// only the last pipeline's output, so the command is left to run as written. Compound commands
+/// are one stage (`{ a; b; } | tail -2`, `for …; do …; done | head -3`, subshells).
 pub fn normalize(command: &str) -> Normalized {
     let unchanged = || Normalized {
         command: command.to_owned(),
@@ -53,12 +59,13 @@ pub fn normalize(command: &str) -> Normalized {
     let Scan {
         last_pipe,
         ended_cleanly,
+        is_list,
         ..
     } = scan(command);
     let Some(pipe) = last_pipe else {
         return unchanged();
     };
-    if !ended_cleanly {
+    if !ended_cleanly || is_list {
         return unchanged();
     }
     let Some(limit) = parse_stage(&command[pipe + 1..]) else {
@@ -229,18 +236,99 @@ mod tests {
     }
 
     #[test]
-    fn strips_after_a_heredoc_ends() {
+    fn heredocs_are_skipped() {
         assert_eq!(
             n("cat <<EOF | grep x\nbody\nEOF\n"),
             ("cat <<EOF | grep x\nbody\nEOF\n".into(), None)
         );
+        // The heredoc's line and the next are a list: the tail reads only `ls`.
         assert_eq!(
             n("cat <<'EOF'\nbody | x\nEOF\nls | tail -3"),
+            ("cat <<'EOF'\nbody | x\nEOF\nls | tail -3".into(), None)
+        );
+        assert_eq!(
+            n("{ cat <<'EOF'\nbody; x\nEOF\nls; } | tail -3"),
             (
-                "cat <<'EOF'\nbody | x\nEOF\nls".into(),
+                "{ cat <<'EOF'\nbody; x\nEOF\nls; }".into(),
                 Some(Limit::Tail(3))
             )
         );
+    }
+
+    #[test]
+    fn a_list_runs_as_written() {
+        // The stage reads only the last pipeline's output: extracting it would cut the rest.
+        for c in [
+            "echo x && seq 10 | tail -2",
+            "a; b | head -3",
+            "a || b | tail -2",
+            "a & b | tail -2",
+            "a\nb | tail -2",
+            "a;b | tail -2",
+            "{ a; }; b | tail -2",
+            "(a); b | tail -2",
+            "(a;b) && c | tail -2",
+            "for i in 1 2; do a; done; b | tail -2",
+            "if a; then b; fi && c | head -1",
+            "case x in a) b;; esac; c | head -1",
+            // A misread keyword inside parentheses (arithmetic) does not leak out of them.
+            "(( if )); a; b | tail -2",
+            // A word that is not a keyword where it stands opens nothing.
+            "echo { ; b | tail -2",
+            "echo if; b | tail -2",
+            "x=1 { ; b | tail -2",
+            "echo {a,b}; b | tail -2",
+            // A closer ends the group wherever it stands, so a list after it is seen.
+            "{ a; b;}; c | tail -2",
+            "{ a; b\n}\nc | tail -2",
+            "case x in a) b;; if) c;; esac; d | tail -2",
+        ] {
+            assert_eq!(n(c), (c.to_owned(), None), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn one_pipeline_with_compound_stages_is_extracted() {
+        for (c, command) in [
+            ("a 2>&1 | tail -2", "a 2>&1"),
+            ("a |& b | tail -2", "a |& b"),
+            ("{ echo x; seq 10; } | tail -2", "{ echo x; seq 10; }"),
+            (
+                "{ make; make test; } 2>&1 | tail -2",
+                "{ make; make test; } 2>&1",
+            ),
+            ("(cd d && make) | tail -2", "(cd d && make)"),
+            (
+                "for f in *; do wc -l $f; done | tail -2",
+                "for f in *; do wc -l $f; done",
+            ),
+            (
+                "for ((i=0;i<3;i++)); do a; done | tail -2",
+                "for ((i=0;i<3;i++)); do a; done",
+            ),
+            (
+                "while read l; do a; done < f | tail -2",
+                "while read l; do a; done < f",
+            ),
+            ("until a; do b; done | tail -2", "until a; do b; done"),
+            (
+                "if a; then b; elif c; then d; else e; fi | tail -2",
+                "if a; then b; elif c; then d; else e; fi",
+            ),
+            (
+                "case $x in a) b;; c|d) e;& f) g;;& esac | tail -2",
+                "case $x in a) b;; c|d) e;& f) g;;& esac",
+            ),
+            ("! { a; b; } | tail -2", "! { a; b; }"),
+            ("time { a; b; } | tail -2", "time { a; b; }"),
+            ("{\na\nb\n} | tail -2", "{\na\nb\n}"),
+            ("a | { b; c; } | tail -2", "a | { b; c; }"),
+            ("echo $(a; b) | tail -2", "echo $(a; b)"),
+            ("echo \"a; b\" 'c && d' | tail -2", "echo \"a; b\" 'c && d'"),
+            ("a '#;' b#c\\;d | tail -2", "a '#;' b#c\\;d"),
+        ] {
+            assert_eq!(n(c), (command.to_owned(), Some(Limit::Tail(2))), "{c:?}");
+        }
     }
 
     #[test]

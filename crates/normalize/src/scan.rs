@@ -1,8 +1,10 @@
 //! A small lexical scan of a shell command: enough to know which `|` are top-level pipes.
 //!
 //! It understands quoting (`'…'`, `"…"`, `\x`), command substitution (`$(…)`, backticks),
-//! comments, subshell parentheses and heredoc bodies. It is not a parser: it only has to be
-//! right about where a trailing pipeline stage starts, and to say "not clean" when unsure.
+//! comments, subshell parentheses, heredoc bodies and the compound commands a pipeline can hold
+//! as one stage (`{ …; }`, `if … fi`, `for|while|until|select … done`, `case … esac`). It is not
+//! a parser: it only has to be right about where a trailing pipeline stage starts and whether
+//! the command is a list, and to say "not clean" (or "a list") when unsure.
 
 /// What the scan found.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -13,6 +15,45 @@ pub(crate) struct Scan {
     pub(crate) first_separator: Option<usize>,
     /// The command ended outside quotes, substitutions, comments and heredoc bodies.
     pub(crate) ended_cleanly: bool,
+    /// A list separator (`;`, `&`, `&&`, `||`, newline) outside every subshell and compound
+    /// command: the command is a list of pipelines, not one. Errs towards `true` (a compound
+    /// command it does not recognize, a keyword it cannot place), never towards `false`.
+    pub(crate) is_list: bool,
+}
+
+/// How a word at the start of a word changes the compound-command depth.
+enum Keyword {
+    /// Opens a compound command; a command may follow (`{`, `if`, `while`, `until`).
+    OpensCommand,
+    /// Opens a compound command; a name or word follows (`for`, `case`, `select`).
+    OpensWord,
+    /// A command may follow (`then`, `do`, `else`, `elif`, `!`, `time`).
+    Continues,
+    /// Closes a compound command (`}`, `fi`, `done`, `esac`).
+    Closes,
+}
+
+/// The keyword the word starting at `i` is, and where it ends. `{` is a keyword only when a
+/// blank or newline follows it, as in bash (`{a,b}` is a brace expansion).
+fn keyword_at(b: &[u8], i: usize) -> Option<(Keyword, usize)> {
+    let end = b[i..]
+        .iter()
+        .position(|c| {
+            matches!(
+                c,
+                b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'
+            )
+        })
+        .map_or(b.len(), |p| p + i);
+    let keyword = match &b[i..end] {
+        b"{" if matches!(b.get(end), Some(b' ' | b'\t' | b'\n')) => Keyword::OpensCommand,
+        b"if" | b"while" | b"until" => Keyword::OpensCommand,
+        b"for" | b"case" | b"select" => Keyword::OpensWord,
+        b"then" | b"do" | b"else" | b"elif" | b"!" | b"time" => Keyword::Continues,
+        b"}" | b"fi" | b"done" | b"esac" => Keyword::Closes,
+        _ => return None,
+    };
+    Some((keyword, end))
 }
 
 const MAX_DEPTH: usize = 64;
@@ -27,6 +68,15 @@ pub(crate) fn scan(command: &str) -> Scan {
     let mut out = Scan::default();
     let mut i = 0;
     let mut depth = 0usize;
+    // Compound commands open at this point. An opener counts only where a command starts
+    // (missing one makes the command a list: safe); a closer counts wherever a word starts
+    // (counting a false one early makes it a list: safe too). So an error can only ever leave
+    // a command as written.
+    let mut compound = 0usize;
+    // The depth at each open parenthesis, restored at its close: a keyword the scan misread
+    // inside (`(( if ))` is arithmetic) cannot leak out of it.
+    let mut compound_at_paren: Vec<usize> = Vec::new();
+    let mut command_start = true;
     let mut pending: Vec<Heredoc> = Vec::new();
     let mut word_start = true;
     let sep = |out: &mut Scan, at: usize| {
@@ -34,8 +84,42 @@ pub(crate) fn scan(command: &str) -> Scan {
             out.first_separator = Some(at);
         }
     };
+    let list = |out: &mut Scan, depth: usize, compound: usize| {
+        if depth == 0 && compound == 0 {
+            out.is_list = true;
+        }
+    };
     while i < b.len() {
         let c = b[i];
+        if word_start && !matches!(c, b' ' | b'\t') {
+            let starts_command = std::mem::replace(&mut command_start, false);
+            match keyword_at(b, i) {
+                Some((Keyword::OpensCommand, end)) if starts_command => {
+                    compound += 1;
+                    command_start = true;
+                    i = end;
+                    continue;
+                }
+                Some((Keyword::OpensWord, end)) if starts_command => {
+                    compound += 1;
+                    i = end;
+                    word_start = false;
+                    continue;
+                }
+                Some((Keyword::Continues, end)) if starts_command => {
+                    command_start = true;
+                    i = end;
+                    continue;
+                }
+                Some((Keyword::Closes, end)) => {
+                    compound = compound.saturating_sub(1);
+                    i = end;
+                    word_start = false;
+                    continue;
+                }
+                _ => {}
+            }
+        }
         match c {
             b'\\' => {
                 i += 2;
@@ -68,10 +152,15 @@ pub(crate) fn scan(command: &str) -> Scan {
             }
             b'(' => {
                 depth += 1;
+                compound_at_paren.push(compound);
                 i += 1;
+                command_start = true;
             }
             b')' => {
                 depth = depth.saturating_sub(1);
+                if let Some(at) = compound_at_paren.pop() {
+                    compound = at;
+                }
                 i += 1;
             }
             b'<' if b.get(i + 1) == Some(&b'<') && b.get(i + 2) != Some(&b'<') => {
@@ -86,6 +175,7 @@ pub(crate) fn scan(command: &str) -> Scan {
                 if depth == 0 {
                     sep(&mut out, i);
                 }
+                list(&mut out, depth, compound);
                 i += 1;
                 for doc in pending.drain(..) {
                     match skip_heredoc_body(b, i, &doc) {
@@ -94,6 +184,7 @@ pub(crate) fn scan(command: &str) -> Scan {
                     }
                 }
                 word_start = true;
+                command_start = true;
                 continue;
             }
             b'|' => {
@@ -105,6 +196,10 @@ pub(crate) fn scan(command: &str) -> Scan {
                         out.last_pipe = Some(i);
                     }
                 }
+                if next == Some(b'|') {
+                    list(&mut out, depth, compound);
+                }
+                command_start = !clobber;
                 i += if matches!(next, Some(b'|' | b'&')) {
                     2
                 } else {
@@ -114,9 +209,20 @@ pub(crate) fn scan(command: &str) -> Scan {
                 continue;
             }
             b';' | b'&' => {
-                if depth == 0 && !(c == b'&' && i > 0 && matches!(b[i - 1], b'>' | b'<')) {
-                    sep(&mut out, i);
+                let redirection = c == b'&' && i > 0 && matches!(b[i - 1], b'>' | b'<');
+                if !redirection {
+                    if depth == 0 {
+                        sep(&mut out, i);
+                    }
+                    list(&mut out, depth, compound);
                 }
+                // After `;;`, `;&` or `;;&` a case pattern comes, not a command.
+                let case_end = c == b';' && matches!(b.get(i + 1), Some(b';' | b'&'))
+                    || c == b'&' && i > 0 && b[i - 1] == b';';
+                if c == b';' && b.get(i + 1) == Some(&b';') {
+                    i += 1;
+                }
+                command_start = !redirection && !case_end;
                 i += 1;
                 word_start = true;
                 continue;
