@@ -4,6 +4,7 @@
 mod containment;
 mod remote;
 mod server;
+mod terminal;
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use containment::{ContainmentArgs, LimitsTable, SandboxTable};
 use remote::RemoteArgs;
 use serde::Deserialize as _;
+use terminal::{TerminalArgs, TerminalTable};
 
 /// Run shell commands for LLM agents: bounded output, no hangs, no survivors, a real policy.
 #[derive(Debug, Parser)]
@@ -142,6 +144,8 @@ struct RunArgs {
     #[command(flatten)]
     containment: ContainmentArgs,
     #[command(flatten)]
+    terminal: TerminalArgs,
+    #[command(flatten)]
     remote: RemoteArgs,
     /// Read the request as JSON from FILE, or `-` for stdin.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["cwd", "timeout", "env", "head", "tail", "pty"])]
@@ -198,8 +202,14 @@ struct ArtifactArgs {
     /// `ID` or `artifact://ID`.
     id: String,
     /// Only lines A to B (1-based, inclusive): `A:B`, `A:` or `:B`.
-    #[arg(long, value_name = "A:B")]
+    #[arg(long, value_name = "A:B", conflicts_with = "grep")]
     lines: Option<String>,
+    /// Only the lines matching this regular expression, numbered (`N:line`, as `grep -n`).
+    #[arg(long, value_name = "REGEX")]
+    grep: Option<String>,
+    /// With --grep: N lines of context around each match (`N-line`, `--` between groups).
+    #[arg(short = 'C', long, value_name = "N", requires = "grep")]
+    context: Option<u64>,
     /// Artifact directory.
     #[arg(long, value_name = "DIR")]
     artifacts: Option<PathBuf>,
@@ -261,6 +271,8 @@ struct ServeArgs {
     #[command(flatten)]
     containment: ContainmentArgs,
     #[command(flatten)]
+    terminal: TerminalArgs,
+    #[command(flatten)]
     remote: RemoteArgs,
 }
 
@@ -285,6 +297,7 @@ impl ServeArgs {
             &self.policy,
             &self.retention,
             &self.containment,
+            &self.terminal,
             |c| {
                 if let Some(dir) = workdir {
                     c.workdir = dir;
@@ -434,13 +447,52 @@ fn run_cli(cli: Cli) -> anyhow::Result<i32> {
     }
 }
 
-/// The `--config` file: the policy's keys, plus an `[artifacts]` table.
+/// The `--config` file: the policy's keys, plus the `[artifacts]`, `[sandbox]`, `[limits]`,
+/// `[terminal]` and `[window]` tables.
 #[derive(Debug, Default)]
 struct FileConfig {
     policy: PolicyConfig,
     artifacts: ArtifactsTable,
     sandbox: SandboxTable,
     limits: LimitsTable,
+    terminal: TerminalTable,
+    window: WindowTable,
+}
+
+/// `[window]` of the config file: what the `smart` window counts as salient, beyond its
+/// defaults. Every match of an added pattern must contain one of the anchors (added or
+/// default), case-sensitively: anchors are the prefilter that keeps the window fast.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct WindowTable {
+    /// Regexes (Rust syntax, ASCII) added to the default salient patterns.
+    salient_patterns: Vec<String>,
+    /// Literals added to the default anchors (each casing listed).
+    salient_anchors: Vec<String>,
+}
+
+impl WindowTable {
+    fn apply(&self, config: &mut Config) -> anyhow::Result<()> {
+        if self.salient_patterns.is_empty() && self.salient_anchors.is_empty() {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            self.salient_anchors.iter().all(|a| !a.is_empty()),
+            "window.salient_anchors: an anchor must not be empty (it would match every line)"
+        );
+        config
+            .salient
+            .patterns
+            .extend(self.salient_patterns.iter().cloned());
+        config
+            .salient
+            .anchors
+            .extend(self.salient_anchors.iter().cloned());
+        config
+            .salient
+            .validate()
+            .map_err(|e| anyhow::anyhow!("window.salient_patterns: {e}"))
+    }
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -477,6 +529,18 @@ fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<FileConfig> {
             .with_context(in_file)?,
         None => LimitsTable::default(),
     };
+    let terminal = match table.remove("terminal") {
+        Some(v) => TerminalTable::deserialize(v)
+            .map_err(|e| anyhow::anyhow!("[terminal]: {e}"))
+            .with_context(in_file)?,
+        None => TerminalTable::default(),
+    };
+    let window = match table.remove("window") {
+        Some(v) => WindowTable::deserialize(v)
+            .map_err(|e| anyhow::anyhow!("[window]: {e}"))
+            .with_context(in_file)?,
+        None => WindowTable::default(),
+    };
     let policy = PolicyConfig::deserialize(toml::Value::Table(table))
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(in_file)?;
@@ -485,6 +549,8 @@ fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<FileConfig> {
         artifacts,
         sandbox,
         limits,
+        terminal,
+        window,
     })
 }
 
@@ -533,6 +599,7 @@ fn policy_from(
     Policy::new(config).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+#[allow(clippy::too_many_arguments)] // the operator's flag groups, each applied with its table
 fn build_tool(
     artifacts: Option<PathBuf>,
     max_bytes: Option<usize>,
@@ -540,6 +607,7 @@ fn build_tool(
     policy: &PolicyArgs,
     retention: &RetentionArgs,
     containment: &ContainmentArgs,
+    terminal: &TerminalArgs,
     adjust: impl FnOnce(&mut Config) -> anyhow::Result<()>,
 ) -> anyhow::Result<Tool> {
     let file = load_config(policy.config.as_deref())?;
@@ -549,6 +617,8 @@ fn build_tool(
     };
     adjust(&mut config)?;
     containment.apply(&file.sandbox, &file.limits, &mut config)?;
+    terminal.apply(&file.terminal, &mut config)?;
+    file.window.apply(&mut config)?;
     if let Some(dir) = artifacts {
         config.artifacts_dir = dir;
     }
@@ -602,6 +672,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
         &args.policy,
         &args.retention,
         &args.containment,
+        &args.terminal,
         |config| {
             if let Some(dir) = &workdir {
                 config.workdir.clone_from(dir);
@@ -717,26 +788,36 @@ fn progress_thread(observer: Arc<Observer>) -> (CancelToken, std::thread::JoinHa
     (done, handle)
 }
 
-/// `artifact --target URI ID`: the target's artifact, read through its agent-exec.
-fn remote_artifact(args: &ArtifactArgs, target: &str) -> anyhow::Result<i32> {
+/// `artifact --grep` (local or remote), and `artifact --target URI ID`: read through the tool's
+/// `artifact_read`, the one reader the servers use too, so the CLI prints what a model reads.
+fn artifact_through_tool(args: &ArtifactArgs) -> anyhow::Result<i32> {
     anyhow::ensure!(
-        args.lines.is_none(),
-        "--lines reads a local artifact; with --target, read the whole artifact (or use artifact_read with offset/limit through serve)"
+        args.lines.is_none() || args.target.is_none(),
+        "--lines reads a local artifact; with --target, read the whole artifact, use --grep, or use artifact_read with offset/limit through serve"
     );
     let mut config = Config::default();
-    config.remote.target = Some(
-        target
-            .parse()
-            .map_err(|e| anyhow::anyhow!("--target: {e}"))?,
-    );
-    config
-        .remote
-        .settings
-        .remote_binary
-        .clone_from(&args.remote_binary);
     config.prepared_shells.per_key = 0;
+    if let Some(dir) = &args.artifacts {
+        config.artifacts_dir.clone_from(dir);
+    }
+    if let Some(target) = &args.target {
+        config.remote.target = Some(
+            target
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--target: {e}"))?,
+        );
+        config
+            .remote
+            .settings
+            .remote_binary
+            .clone_from(&args.remote_binary);
+    }
     let tool = Tool::new(config);
-    let read = agent_exec_core::ArtifactRead::new(args.id.clone()).range(0, Some(u64::MAX));
+    let read = agent_exec_core::ArtifactRead::new(args.id.clone());
+    let read = match &args.grep {
+        Some(pattern) => read.grep(pattern.clone(), args.context.unwrap_or(0)),
+        None => read.range(0, Some(u64::MAX)),
+    };
     let result = tool.artifact_read(&read);
     tool.shutdown();
     if result.outcome() == agent_exec_core::Outcome::Success {
@@ -768,8 +849,8 @@ fn print_result(result: &ToolResult, json: bool) -> i32 {
 }
 
 fn cmd_artifact(args: &ArtifactArgs) -> anyhow::Result<i32> {
-    if let Some(target) = &args.target {
-        return remote_artifact(args, target);
+    if args.target.is_some() || args.grep.is_some() {
+        return artifact_through_tool(args);
     }
     let dir = args
         .artifacts

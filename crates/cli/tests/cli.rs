@@ -150,6 +150,32 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&lines.stdout), "2\n3\n");
+    // --grep: the matching lines, numbered, with -C lines of context, as `grep -n -C` prints.
+    let grep = agent(dir.path())
+        .args(["artifact", &id, "--grep", "^5000[01]$", "-C", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(grep.status.code(), Some(0), "{grep:?}");
+    let grep = String::from_utf8_lossy(&grep.stdout);
+    assert!(
+        grep.starts_with("49999-49999\n50000:50000\n50001:50001\n50002-50002\n"),
+        "{grep}"
+    );
+    assert!(grep.contains("2 lines of 100000 matched"), "{grep}");
+    let bad = agent(dir.path())
+        .args(["artifact", &id, "--grep", "("])
+        .output()
+        .unwrap();
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("not a valid regular expression"),
+        "{bad:?}"
+    );
+    let context_alone = agent(dir.path())
+        .args(["artifact", &id, "-C", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(context_alone.status.code(), Some(2), "{context_alone:?}");
     let missing = agent(dir.path())
         .args(["artifact", "999"])
         .output()
@@ -184,6 +210,24 @@ fn trailing_head_is_a_structured_limit() {
     assert_eq!(code, 3, "{out}");
     assert!(out.starts_with("a\nb\n"), "{out}");
     assert!(file.exists());
+}
+
+#[test]
+fn a_trailing_tail_after_a_list_limits_only_its_pipeline() {
+    // As bash: the tail reads `seq`'s output, not `echo`'s.
+    let (code, out, _) = run(&["run", "--", "echo x && seq 10 | tail -2"]);
+    assert_eq!((code, out.as_str()), (0, "x\n9\n10\n"));
+    let (code, out, _) = run(&["run", "--", "echo x; seq 10 | head -n 2"]);
+    assert_eq!((code, out.as_str()), (0, "x\n1\n2\n"));
+    // One pipeline whose first stage is a group: the limit is the whole output's.
+    let (code, out, _) = run(&["run", "--json", "--", "{ echo x; seq 10; } | tail -2"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("9\n10\n\n[Showing lines 10-11 of 11 (2-line limit)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -772,4 +816,44 @@ fn the_workspace_is_rooted_where_the_user_named_it() {
     ]);
     assert_eq!(code, 0, "{out}");
     assert!(project.join("src/f").exists());
+}
+
+/// `[window]` in `--config` adds salient patterns: a marker the defaults do not know is kept
+/// from the middle of a long output; a pattern that does not compile is refused, named.
+#[test]
+fn the_config_file_adds_salient_patterns() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("agent-exec.toml");
+    std::fs::write(
+        &config,
+        "[window]\nsalient_patterns = ['\\bQUOTA EXCEEDED\\b']\nsalient_anchors = ['QUOTA']\n",
+    )
+    .unwrap();
+    let command = "seq 1 2000; echo 'bucket b7: QUOTA EXCEEDED'; seq 2001 4000";
+    let with = agent(dir.path())
+        .args(["run", "--max-bytes", "2000", "--config"])
+        .arg(&config)
+        .args(["--", command])
+        .output()
+        .unwrap();
+    assert_eq!(with.status.code(), Some(0), "{with:?}");
+    assert!(String::from_utf8_lossy(&with.stdout).contains("\nbucket b7: QUOTA EXCEEDED\n"));
+    let without = agent(dir.path())
+        .args(["run", "--max-bytes", "2000", "--", command])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&without.stdout).contains("QUOTA EXCEEDED"));
+    std::fs::write(&config, "[window]\nsalient_patterns = ['(']\n").unwrap();
+    let bad = agent(dir.path())
+        .args(["run", "--config"])
+        .arg(&config)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("window.salient_patterns") && err.contains("\"(\""),
+        "{err}"
+    );
 }

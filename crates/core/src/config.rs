@@ -8,7 +8,7 @@ use agent_exec_executor::jobs::JobLimits;
 use agent_exec_executor::{
     DrainLimits, Limits, NetworkMode, PreparedSettings, SandboxMode, SandboxSpec,
 };
-use agent_exec_sink::{Direction, Retention};
+use agent_exec_sink::{Direction, Retention, TerminalSize};
 
 /// How the tool runs commands.
 #[derive(Debug, Clone)]
@@ -57,6 +57,17 @@ pub struct Config {
     /// Remote targets (contract §9): where calls run when they name none, which a request may
     /// name, and how connections are made. Default: none; every call runs here.
     pub remote: crate::remote::RemoteConfig,
+    /// The terminal of `pty` calls and jobs: the size programs see (`stty size`) and the screen
+    /// their output is rendered on. Default: 80×24.
+    pub pty_size: TerminalSize,
+    /// A one-shot `pty` call whose output has been idle this long while it reads its terminal
+    /// (a prompt nobody can answer) is ended with outcome `timeout` and a note quoting the
+    /// prompt; `None`: it waits for its timeout. Default: 5 s
+    /// ([`PROMPT_IDLE`](agent_exec_executor::PROMPT_IDLE)).
+    pub prompt_idle: Option<Duration>,
+    /// What the `smart` window counts as salient. Default: the sink's defaults
+    /// ([`DEFAULT_PATTERNS`](agent_exec_sink::DEFAULT_PATTERNS)).
+    pub salient: agent_exec_sink::SalientConfig,
 }
 
 /// The operator's sandbox settings (flags `--sandbox`, `--workspace`, `--writable`,
@@ -186,6 +197,9 @@ impl Default for Config {
             limits: Limits::default(),
             prepared_shells: PreparedSettings::default(),
             remote: crate::remote::RemoteConfig::default(),
+            pty_size: TerminalSize::DEFAULT,
+            prompt_idle: Some(agent_exec_executor::PROMPT_IDLE),
+            salient: agent_exec_sink::SalientConfig::default(),
         }
     }
 }
@@ -238,5 +252,7 @@ mod tests {
         assert_eq!(c.prepared_shells.per_key, 2);
         assert_eq!(c.prepared_shells.max_keys, 4);
         assert_eq!(c.prepared_shells.idle, Duration::from_mins(1));
+        assert_eq!(c.pty_size.to_string(), "80x24");
+        assert_eq!(c.prompt_idle, Some(Duration::from_secs(5)));
     }
 }

@@ -67,6 +67,8 @@ pub use tool::Tool;
 pub use agent_exec_executor::CancelToken;
 /// Draining the pipes of background children after a command exits.
 pub use agent_exec_executor::DrainLimits;
+/// How long a `pty` call may wait at a prompt by default ([`Config::prompt_idle`]).
+pub use agent_exec_executor::PROMPT_IDLE;
 /// The environment commands get (inherit policy, hardening, overrides).
 pub use agent_exec_executor::env::EnvConfig;
 /// Limits of background jobs.
@@ -78,5 +80,7 @@ pub use agent_exec_executor::{LimitKind, Limits, NetworkMode, SandboxMode, sandb
 pub use agent_exec_policy::{Context as PolicyContext, Policy, PolicyConfig, Verdict};
 /// Artifact retention (count and bytes of the directory).
 pub use agent_exec_sink::Retention;
+/// The size of a `pty` call's terminal ([`Config::pty_size`]).
+pub use agent_exec_sink::{TerminalSize, TerminalSizeError};
 /// `tokio_util`'s token, accepted by [`RunOptions::cancel_on`].
 pub use tokio_util::sync::CancellationToken;

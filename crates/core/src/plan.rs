@@ -91,6 +91,10 @@ impl Plan {
             (Some(name), false) => Mode::Session(name.clone()),
             (None, false) => Mode::OneShot { pty: validated.pty },
         };
+        // What a PTY call printed is read as its terminal shows it.
+        if mode == (Mode::OneShot { pty: true }) {
+            sink.terminal = Some(config.pty_size);
+        }
         let run = if background {
             validated.target.clone()
         } else {
@@ -154,6 +158,10 @@ impl Plan {
             containment: agent_exec_executor::Containment::default(),
             sandbox: self.sandbox.clone(),
             limits: config.limits,
+            pty_size: config.pty_size,
+            prompt_idle: config.prompt_idle,
+            // One pipe for stdout and stderr: the output in the order it was written.
+            output: agent_exec_executor::OutputPipes::Shared,
         }
     }
 }
@@ -175,6 +183,7 @@ pub(crate) fn sink_config(config: &Config, lines: Lines) -> SinkConfig {
         artifact_cap: config.artifact_cap,
         // A model reads lines: no fragment of a line at the edge of the window.
         align_lines: true,
+        salient: config.salient.clone(),
         head_share: match (lines.head, lines.tail) {
             (Some(h), Some(t)) if lines.both && h + t > 0 => h as f64 / (h + t) as f64,
             _ => 0.5,

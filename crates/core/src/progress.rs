@@ -16,9 +16,9 @@ const TAIL_BYTES: usize = 2048;
 pub struct Progress {
     /// Since the call started.
     pub elapsed: Duration,
-    /// Raw stdout bytes so far.
+    /// Raw bytes of output so far: stdout and stderr share one pipe, so all of it counts here.
     pub stdout_bytes: u64,
-    /// Raw stderr bytes so far.
+    /// Raw stderr bytes counted apart: 0, as stderr shares stdout's pipe.
     pub stderr_bytes: u64,
     /// Lines so far (newlines in the raw output).
     pub lines: u64,

@@ -117,6 +117,13 @@ pub(crate) fn far_side_args(config: &Config) -> Vec<String> {
     if config.direction != Direction::Smart {
         flag("--direction", config.direction.as_str().to_owned());
     }
+    if config.pty_size != agent_exec_sink::TerminalSize::DEFAULT {
+        flag("--pty-size", config.pty_size.to_string());
+    }
+    if config.prompt_idle != Some(agent_exec_executor::PROMPT_IDLE) {
+        let secs = config.prompt_idle.map_or(0, |d| d.as_secs().max(1));
+        flag("--prompt-idle", secs.to_string());
+    }
     args
 }
 
@@ -330,6 +337,15 @@ mod tests {
                 "--max-bytes",
                 "1000"
             ]
+        );
+        let c = Config {
+            pty_size: "120x40".parse().unwrap(),
+            prompt_idle: None,
+            ..Config::default()
+        };
+        assert_eq!(
+            far_side_args(&c),
+            ["--pty-size", "120x40", "--prompt-idle", "0"]
         );
     }
 }

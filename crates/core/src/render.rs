@@ -10,7 +10,7 @@ use agent_exec_executor::session::{RcSnapshotError, SessionEnd};
 use agent_exec_executor::{
     ExecOutcome, ExitStatus, Limits, SandboxSpec, SpawnError, Stop, signal_name,
 };
-use agent_exec_sink::{TruncatedBy, View, ViewPart, format_size};
+use agent_exec_sink::{OmittedSummary, TruncatedBy, View, ViewPart, format_size};
 
 use crate::denial::Denial;
 use crate::result::{Ending, LimitHit, Outcome, Truncation};
@@ -32,8 +32,27 @@ pub(crate) enum Note {
     StoppedAtHead { lines: usize },
     /// Processes still running when the command ended, which were ended.
     ProcessesStopped(usize),
+    /// A `pty` call was ended as it waited for input nobody could give; the prompt is the last
+    /// non-empty line it showed, if any.
+    WaitingForInput { prompt: Option<String> },
     /// A problem that did not stop the call.
     Warning(String),
+}
+
+/// The longest prompt quoted (in characters); a longer one is cut at the front.
+const PROMPT_CHARS: usize = 200;
+
+/// The prompt a call or job waits at: the last non-empty line of what it showed, trimmed and
+/// cut to [`PROMPT_CHARS`] (its end kept: that is where the question is).
+pub(crate) fn prompt_of(shown: &str) -> Option<String> {
+    let line = shown.lines().map(str::trim).rfind(|l| !l.is_empty())?;
+    let count = line.chars().count();
+    Some(if count > PROMPT_CHARS {
+        let tail: String = line.chars().skip(count - PROMPT_CHARS + 1).collect();
+        format!("…{tail}")
+    } else {
+        line.to_owned()
+    })
 }
 
 /// `1 byte`, `2 bytes`.
@@ -95,6 +114,15 @@ impl Note {
                     format!("{n} background processes")
                 }
             ),
+            Note::WaitingForInput { prompt } => {
+                let after = prompt
+                    .as_ref()
+                    .map(|p| format!(" after {p:?}"))
+                    .unwrap_or_default();
+                format!(
+                    "[Waiting for input{after}: nothing can type into a one-shot call. To answer it, run the command with run_in_background: true, read the prompt with job_output and answer with job_input (MCP: bash_output, bash_input); or make it non-interactive (a flag such as --yes, or the answer piped in).]"
+                )
+            }
             Note::Warning(w) => format!("[warning: {w}]"),
         }
     }
@@ -183,6 +211,8 @@ pub(crate) struct CallText<'a> {
     pub(crate) limit: Option<String>,
     /// The sandbox rule it met: the last line.
     pub(crate) denial: Option<String>,
+    /// It was ended as it waited for input, after this long without output.
+    pub(crate) waited: Option<Duration>,
 }
 
 /// The window's parts, with a marker for what was left out between them.
@@ -204,10 +234,72 @@ fn view_text(view: &View) -> String {
                     None => text.push_str(&format!("[... {lines} omitted ...]\n")),
                 }
             }
+            ViewPart::Similar { line, count: n } => {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&format!(
+                    "[... {} like line {line} omitted ...]\n",
+                    count(*n, "more line")
+                ));
+            }
             _ => {}
         }
     }
     text
+}
+
+/// What a truncated view left out, in a line or two: the most frequent templates of the lines
+/// not shown, and the salient lines not shown with where they are and how to read them.
+fn omitted_summary(summary: &OmittedSummary, artifact: Option<&str>) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !summary.frequent.is_empty() {
+        let about = if summary.estimated { "~" } else { "" };
+        let templates: Vec<String> = summary
+            .frequent
+            .iter()
+            .map(|t| format!("{about}{}× {:?}", t.count, t.text))
+            .collect();
+        lines.push(format!(
+            "[Most frequent omitted lines: {}]",
+            templates.join(", ")
+        ));
+    }
+    if !summary.standing_out.is_empty() {
+        let standing: Vec<String> = summary
+            .standing_out
+            .iter()
+            .map(|l| format!("{}: {}", l.line, l.text))
+            .collect();
+        lines.push(format!(
+            "[Omitted lines that stand out, each the only one of its kind:\n{}]",
+            standing.join("\n")
+        ));
+    }
+    if summary.salient_lines > 0 {
+        let mut at: Vec<String> = summary
+            .salient_line_numbers
+            .iter()
+            .map(u64::to_string)
+            .collect();
+        if (at.len() as u64) < summary.salient_lines {
+            at.push("…".to_owned());
+        }
+        let what = count(summary.salient_lines, "more matching line");
+        let read = match (artifact, summary.salient_line_numbers.first()) {
+            (Some(id), Some(first)) => format!(
+                ": agent-exec artifact {id} --lines {}:{}, or --grep REGEX -C 3 (artifact_read with grep and context)",
+                first.saturating_sub(3).max(1),
+                first + 3
+            ),
+            _ => String::new(),
+        };
+        lines.push(format!(
+            "[{what} not shown, at lines {}{read}]",
+            at.join(", ")
+        ));
+    }
+    lines
 }
 
 /// `[Showing lines A-B of N (50.0KB limit). Full: artifact://ID]`, naming every range when
@@ -253,12 +345,16 @@ fn notice(
 /// The text of a call that ran (or tried to).
 pub(crate) fn call_text(p: &CallText<'_>) -> String {
     let mut text = String::new();
-    match p.ending.outcome {
-        Outcome::Timeout => text.push_str(&format!(
+    match (p.ending.outcome, p.waited) {
+        (Outcome::Timeout, Some(idle)) => text.push_str(&format!(
+            "[Command timed out early: it waited for input with no output for {}]\n",
+            seconds(idle)
+        )),
+        (Outcome::Timeout, None) => text.push_str(&format!(
             "[Command timed out after {}]\n",
             seconds(p.timeout)
         )),
-        Outcome::Cancelled => text.push_str("[Command cancelled]\n"),
+        (Outcome::Cancelled, _) => text.push_str("[Command cancelled]\n"),
         _ => {}
     }
     if let Some(limit) = &p.limit {
@@ -276,6 +372,10 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
     };
     let mut sections: Vec<String> = Vec::new();
     if let Some(t) = p.truncation {
+        if let Some(summary) = &p.view.omitted {
+            let artifact = t.artifact_id.as_ref().map(|id| id.0.as_str());
+            sections.extend(omitted_summary(summary, artifact));
+        }
         sections.push(notice(t, p.max_bytes, p.max_lines, p.stopped_early));
     }
     sections.extend(p.notes.iter().map(Note::text));
@@ -469,6 +569,10 @@ pub(crate) struct JobRead<'a> {
     pub(crate) all: bool,
     pub(crate) max_bytes: usize,
     pub(crate) artifact: Option<&'a str>,
+    /// It is blocked on its input, its output idle.
+    pub(crate) waiting: bool,
+    /// The prompt it waits at (its last non-empty line), when `waiting`.
+    pub(crate) prompt: Option<&'a str>,
 }
 
 /// `job_output`'s text: a status line, then the output read.
@@ -516,6 +620,13 @@ pub(crate) fn job_output(r: &JobRead<'_>) -> String {
     }
     if let Some(id) = r.artifact {
         text.push_str(&format!("\n\n[Full output: artifact://{id}]"));
+    }
+    if r.waiting {
+        let at = r.prompt.map(|p| format!(": {p:?}")).unwrap_or_default();
+        text.push_str(&format!(
+            "\n\n[Job {} is waiting for input{at} — send it with job_input (MCP: bash_input)]",
+            r.id
+        ));
     }
     text
 }

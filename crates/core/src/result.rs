@@ -83,7 +83,8 @@ pub(crate) fn classify(exec: &ExecOutcome) -> Ending {
         Outcome::Success
     } else if exec.cancelled() {
         Outcome::Cancelled
-    } else if exec.timed_out() {
+    } else if exec.timed_out() || exec.waiting_for_input() {
+        // A prompt nobody could answer would have waited for the timeout: it is one, early.
         Outcome::Timeout
     } else if exit_code == Some(0) || sigpipe {
         Outcome::Success
@@ -258,9 +259,10 @@ pub struct Details {
     pub cwd: String,
     /// `diff` or `plain`.
     pub stream_kind: StreamKind,
-    /// Raw stdout bytes.
+    /// Raw bytes of output. stdout and stderr share one pipe (as `2>&1`, or a PTY), so
+    /// that the output keeps the order it was written: all of it counts here.
     pub stdout_bytes: u64,
-    /// Raw stderr bytes.
+    /// Raw stderr bytes counted apart: 0, as stderr shares stdout's pipe (see `stdout_bytes`).
     pub stderr_bytes: u64,
     /// What was cut.
     pub truncation: Option<Truncation>,
@@ -306,9 +308,9 @@ pub struct JobSummary {
     pub status: String,
     /// Its exit code, once it exited.
     pub exit_code: Option<i32>,
-    /// Raw stdout bytes so far.
+    /// Raw bytes of output so far (stdout and stderr: they share one pipe).
     pub stdout_bytes: u64,
-    /// Raw stderr bytes so far.
+    /// Raw stderr bytes counted apart: 0, as stderr shares stdout's pipe.
     pub stderr_bytes: u64,
     /// Time since it started.
     pub elapsed_ms: u64,

@@ -525,6 +525,7 @@ impl Runner {
             }
         };
         let clean = agent_exec_sink::sanitize(&out.bytes);
+        let prompt = render::prompt_of(&agent_exec_sink::sanitize(&out.last_output));
         let text = render::job_output(&render::JobRead {
             id: &job.id,
             ended,
@@ -536,6 +537,8 @@ impl Runner {
             all,
             max_bytes: self.config.max_bytes,
             artifact: out.artifact_id.as_deref(),
+            waiting: out.waiting_for_input,
+            prompt: prompt.as_deref(),
         });
         // A finished job stays readable (`mode: "all"`) until it expires.
         ToolResult::new(text, d)

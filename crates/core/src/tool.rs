@@ -279,6 +279,11 @@ impl Tool {
         if exec.processes_stopped > 0 {
             notes.push(Note::ProcessesStopped(exec.processes_stopped));
         }
+        if exec.waiting_for_input() {
+            notes.push(Note::WaitingForInput {
+                prompt: render::prompt_of(&capture.view.text()),
+            });
+        }
         let mut warnings = capture.warnings.clone();
         warnings.extend(exec.warnings.iter().cloned());
         if capture.view.truncated
@@ -310,6 +315,9 @@ impl Tool {
             stopped_early: exec.stopped_by_sink(),
             limit: limit_hit.map(|hit| render::limit_text(hit, &config.limits)),
             denial,
+            waited: exec
+                .waiting_for_input()
+                .then(|| config.prompt_idle.unwrap_or_default()),
         });
         let details = Details {
             outcome: ending.outcome,
@@ -541,8 +549,10 @@ fn truncation_details(
         (Some(_), Some(_)) if lines.both => Direction::Both,
         (Some(_), _) => Direction::Head,
         (None, Some(_)) => Direction::Tail,
-        // A smart window with nothing salient in the middle is exactly a tail view: say so.
-        (None, None) if default == Direction::Smart && view.salient_lines == 0 => Direction::Tail,
+        // A smart window that shows one range is exactly a tail view: say so.
+        (None, None) if default == Direction::Smart && view.shown_ranges.len() <= 1 => {
+            Direction::Tail
+        }
         (None, None) => default,
     };
     let shown_range = match (view.shown_ranges.first(), view.shown_ranges.last()) {

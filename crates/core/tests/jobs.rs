@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent_exec_core::{JobInput, JobOutputRequest, Outcome, OutputMode, Request, Tool, ToolResult};
 use agent_exec_executor::CancelToken;
-use support::{alive, eventually, tool_with};
+use support::{ALTERNATING_WRITERS, alive, alternating, eventually, tool_with};
 
 fn start(tool: &Tool, command: &str) -> ToolResult {
     let request = Request::shell(command).in_background();
@@ -100,6 +100,33 @@ fn all_mode_and_the_exit_header() {
     );
     assert!(r.text().ends_with("a\nb\n"), "{}", r.text());
     assert_eq!(r.details.outcome, Outcome::ExitNonzero);
+}
+
+#[test]
+fn alternating_streams_come_back_in_the_order_written() {
+    let (_dir, tool) = tool_with(|_| {});
+    for command in ALTERNATING_WRITERS {
+        let job = start(&tool, command).details.job_id.unwrap();
+        let mut last = None;
+        assert!(eventually(|| {
+            let r = output(&tool, &job, OutputMode::All, 100);
+            let done = r.details.exit_code.is_some();
+            last = Some(r);
+            done
+        }));
+        let r = last.unwrap();
+        assert_eq!(
+            r.details.outcome,
+            Outcome::Success,
+            "{command}: {}",
+            r.text()
+        );
+        let header = format!(
+            "[job {job} exited with code 0; stdout {} bytes, stderr 0 bytes]\n",
+            alternating().len()
+        );
+        assert_eq!(r.text(), header + &alternating(), "{command}");
+    }
 }
 
 #[test]

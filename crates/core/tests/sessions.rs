@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use agent_exec_core::{Outcome, Request, Tool, ToolResult};
 use agent_exec_executor::CancelToken;
-use support::{alive, tool_with};
+use support::{ALTERNATING_WRITERS, alive, alternating, tool_with};
 
 fn exec(tool: &Tool, session: &str, command: &str) -> ToolResult {
     let request = Request::shell(command).in_session(session);
@@ -57,6 +57,35 @@ fn output_comes_back_exact() {
     assert_eq!(r.details.exit_code, Some(3));
     assert_eq!(r.details.outcome, Outcome::ExitNonzero);
     assert!(r.text().starts_with("out\nerr\n"), "{}", r.text());
+}
+
+#[test]
+fn alternating_streams_come_back_in_the_order_written() {
+    let (_dir, tool) = tool_with(|_| {});
+    for command in ALTERNATING_WRITERS {
+        let r = exec(&tool, "s", command);
+        assert_eq!(
+            r.details.outcome,
+            Outcome::Success,
+            "{command}: {}",
+            r.text()
+        );
+        assert_eq!(r.text(), alternating(), "{command}");
+        // One pipe for both streams: everything counts as stdout.
+        let bytes = alternating().len() as u64;
+        assert_eq!(
+            (r.details.stdout_bytes, r.details.stderr_bytes),
+            (bytes, 0),
+            "{command}"
+        );
+    }
+    // Every way to reach stderr still does, and the session's own descriptors are intact.
+    let r = exec(&tool, "s", "echo x >&2; echo e > /dev/stderr; echo o");
+    assert_eq!(r.text(), "x\ne\no\n");
+    let r = exec(&tool, "s", "exec 2>/dev/null; echo hidden >&2; echo shown");
+    assert_eq!(r.text(), "shown\n");
+    let r = exec(&tool, "s", "echo back >&2");
+    assert_eq!(r.text(), "back\n", "a command's `exec 2>…` ends with it");
 }
 
 #[test]

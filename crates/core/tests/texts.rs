@@ -14,6 +14,9 @@ fn masked(tool: &Tool, text: &str) -> String {
     let artifact = regex_lite(&text, "artifact://", |c| {
         c.is_ascii_alphanumeric() || c == '-'
     });
+    let artifact = regex_lite(&artifact, "agent-exec artifact ", |c| {
+        c.is_ascii_alphanumeric() || c == '-'
+    });
     let running = regex_lite(&artifact, "running for ", |c| {
         c.is_ascii_digit() || c == '.'
     });
@@ -71,6 +74,12 @@ fn texts_of_calls() {
     case(
         "smart window",
         Request::shell("seq 1 300; echo 'error: the one line that matters'; seq 301 600"),
+    );
+    case(
+        "smart window with a summary of what was left out",
+        Request::shell(
+            "for i in $(seq 1 80); do echo \"cc -O2 -c src/module_$i.c\"; echo \"ERROR client $i disconnected\"; done; echo 'fatal: disk full'; seq 1 60",
+        ),
     );
     case("stopped producer", Request::shell("yes | head -n 2"));
     case("sigpipe", Request::shell("exit 141"));
@@ -159,6 +168,53 @@ fn texts_of_jobs_and_sessions() {
         "## no session\n{}",
         masked(&tool, tool.session_close("s").text())
     ));
+    tool.shutdown();
+    insta::assert_snapshot!(texts.join("\n\n"));
+}
+
+#[test]
+fn texts_of_pty_calls() {
+    let (_dir, tool) = tool_with(|c| {
+        c.max_bytes = 400;
+        c.prompt_idle = Some(Duration::from_secs(1));
+    });
+    let mut texts = Vec::new();
+    let mut case = |name: &str, request: Request| {
+        texts.push(format!("## {name}\n{}", exec(&tool, &request)));
+    };
+    case(
+        "progress bar and colours",
+        Request::shell(r"printf '10%%\r50%%\r\033[32m100%%\033[0m done\n'").with_pty(),
+    );
+    case(
+        "a cursor-addressed screen",
+        Request::shell(r"printf 'old\n\033[2J\033[H\033[2;3Hsecond row\033[1;1Htop'").with_pty(),
+    );
+    case("waiting at a prompt", {
+        let mut r = Request::shell("echo Installing; read -p 'Continue? [y/N] ' x").with_pty();
+        r.timeout = Some(600);
+        r
+    });
+    case("waiting with nothing shown", {
+        let mut r = Request::shell("read x").with_pty();
+        r.timeout = Some(600);
+        r
+    });
+    let started = tool.execute(
+        &Request::shell("printf 'Password: '; read -r x; echo ok").in_background(),
+        &CancelToken::new(),
+    );
+    let job = started.details.job_id.clone().unwrap();
+    let mut waiting = String::from("(the job never said it waited)");
+    for _ in 0..300 {
+        std::thread::sleep(Duration::from_millis(100));
+        let r = tool.job_output(&JobOutputRequest::new(job.clone()).all());
+        if r.text().contains("waiting for input") {
+            waiting = masked(&tool, r.text());
+            break;
+        }
+    }
+    texts.push(format!("## job waiting for input\n{waiting}"));
     tool.shutdown();
     insta::assert_snapshot!(texts.join("\n\n"));
 }

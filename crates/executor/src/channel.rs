@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::ExitStatus;
 use crate::containment::{self, CallGroup, Containment};
 use crate::env::{EnvConfig, build_env};
-use crate::oneshot::Program;
+use crate::oneshot::{OutputPipes, Program};
 use crate::process::Process;
 use crate::spawn::{Io, Launch, SpawnError, spawn};
 
@@ -44,7 +44,11 @@ impl Channel {
                 program: &program,
                 cwd,
                 env: build_env(env, &[], false),
-                io: Io::Pipes { stdin: true },
+                // Its stdout is the protocol; its stderr the client's own words, kept apart.
+                io: Io::Pipes {
+                    stdin: true,
+                    output: OutputPipes::Separate,
+                },
                 sandbox: None,
             },
             &mut group,

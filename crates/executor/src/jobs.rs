@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,10 @@ use agent_exec_sink::{Capture, OutputSink, Sink, Stream, TailBuffer};
 use crate::cancel::CancelToken;
 use crate::oneshot::{ExecOutcome, ExecSpec, run_with};
 use crate::spawn::Io;
+use crate::waiting::OnWaiting;
+
+/// Output kept for the prompt of a job waiting for input: its last bytes.
+const PROMPT_BYTES: u64 = 4096;
 
 /// Bounds of the job registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +128,8 @@ pub struct Job {
     stdin: Mutex<Option<File>>,
     /// It runs under a pseudo-terminal.
     pty: bool,
+    /// A process of it is blocked on its input, its output idle (kept by its supervise loop).
+    waiting: Arc<AtomicBool>,
     cancel: CancelToken,
     started: Instant,
 }
@@ -137,7 +143,9 @@ pub struct JobOutput {
     pub dropped: u64,
     /// The job's status.
     pub status: JobStatus,
-    /// Raw bytes per stream so far.
+    /// Raw bytes per stream so far. stdout and stderr share one pipe (or a terminal) unless
+    /// the spec asked for [`OutputPipes::Separate`](crate::OutputPipes), so all the output
+    /// counts here and `stderr_bytes` is 0.
     pub stdout_bytes: u64,
     /// See `stdout_bytes`.
     pub stderr_bytes: u64,
@@ -145,6 +153,13 @@ pub struct JobOutput {
     pub artifact_id: Option<String>,
     /// Time since start.
     pub elapsed: Duration,
+    /// A process of the job is blocked reading its input (its terminal, or its stdin pipe) and
+    /// it has written nothing for [`JOB_WAITING_IDLE`](crate::JOB_WAITING_IDLE): it waits for
+    /// `job_input`.
+    pub waiting_for_input: bool,
+    /// When `waiting_for_input`: the last bytes of output (at most 4 KiB, raw), where its
+    /// prompt is; else empty.
+    pub last_output: Vec<u8>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -248,6 +263,7 @@ impl JobRegistry {
             changed: Condvar::new(),
             stdin: Mutex::new(None),
             pty,
+            waiting: Arc::new(AtomicBool::new(false)),
             cancel: CancelToken::new(),
             started: Instant::now(),
         });
@@ -264,21 +280,35 @@ impl JobRegistry {
                 let mut spec = spec;
                 spec.timeout = None;
                 let io = if pty {
-                    Io::Pty
+                    Io::Pty(spec.pty_size)
                 } else {
-                    Io::Pipes { stdin: true }
-                };
-                let outcome = run_with(&spec, &mut sink, &thread_job.cancel, io, &mut |input| {
-                    // Writes never block a caller: what a job does not read is reported, not waited on.
-                    if let Some(fd) = &input {
-                        let _ = crate::sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(fd));
+                    Io::Pipes {
+                        stdin: true,
+                        output: spec.output,
                     }
-                    *lock(&thread_job.stdin) = input.map(File::from);
-                    let _ = tx.send(());
-                });
+                };
+                let waiting = OnWaiting::Flag(thread_job.waiting.clone());
+                let outcome = run_with(
+                    &spec,
+                    &mut sink,
+                    &thread_job.cancel,
+                    io,
+                    waiting,
+                    &mut |input| {
+                        // Writes never block a caller: what a job does not read is reported,
+                        // not waited on.
+                        if let Some(fd) = &input {
+                            let _ =
+                                crate::sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(fd));
+                        }
+                        *lock(&thread_job.stdin) = input.map(File::from);
+                        let _ = tx.send(());
+                    },
+                );
                 let _ = tx.send(());
                 let capture = sink.spill.capture();
                 *lock(&thread_job.stdin) = None;
+                thread_job.waiting.store(false, Ordering::Relaxed);
                 let mut st = lock(&thread_job.state);
                 st.status = JobStatus::Finished(outcome);
                 st.capture = Some(capture);
@@ -354,12 +384,16 @@ fn write_within(file: &mut File, bytes: &[u8], wait: Duration) -> std::io::Resul
 
 impl Job {
     /// Reads output: `all` = everything held, else what was not read yet. Waits up to `wait`
-    /// for new output or for the job to end, or until `cancel` is cancelled (the reader went
-    /// away: a server ending, a client that gave up).
+    /// for new output, for the job to end or to start waiting for input, or until `cancel` is
+    /// cancelled (the reader went away: a server ending, a client that gave up).
     pub fn read(&self, all: bool, wait: Duration, cancel: Option<&CancelToken>) -> JobOutput {
         // How often a wait looks at `cancel` (nothing wakes the condvar for it).
         const CANCEL_CHECK: Duration = Duration::from_millis(50);
+        // How often a wait looks at whether the job started waiting for input (no wakeup
+        // comes for that either).
+        const WAITING_CHECK: Duration = Duration::from_millis(100);
         let until = Instant::now() + wait;
+        let was_waiting = self.waiting.load(Ordering::Relaxed);
         let mut st = lock(&self.state);
         loop {
             let has_new = st.ring.total() > st.read_offset;
@@ -370,9 +404,13 @@ impl Job {
             if now >= until || cancel.is_some_and(CancelToken::is_cancelled) {
                 break;
             }
+            // It now waits for input: nothing more comes until it gets some.
+            if !was_waiting && self.waiting.load(Ordering::Relaxed) {
+                break;
+            }
             let slice = match cancel {
                 Some(_) => (until - now).min(CANCEL_CHECK),
-                None => until - now,
+                None => (until - now).min(WAITING_CHECK),
             };
             st = self
                 .changed
@@ -384,7 +422,17 @@ impl Job {
         let (bytes, dropped) = st.ring.since(from);
         let bytes = bytes.to_vec();
         st.read_offset = st.ring.total();
+        let waiting_for_input =
+            st.status == JobStatus::Running && self.waiting.load(Ordering::Relaxed);
+        let last_output = if waiting_for_input {
+            let total = st.ring.total();
+            st.ring.since(total.saturating_sub(PROMPT_BYTES)).0.to_vec()
+        } else {
+            Vec::new()
+        };
         JobOutput {
+            waiting_for_input,
+            last_output,
             bytes,
             dropped,
             status: st.status.clone(),
@@ -416,6 +464,8 @@ impl Job {
                 why: NoInput::Closed,
             });
         };
+        // Whatever it waited for may have come: the job's loop looks again once it is idle.
+        self.waiting.store(false, Ordering::Relaxed);
         let mut bytes = data.to_vec();
         if eof && self.pty {
             bytes.push(b'\x04');

@@ -3,7 +3,8 @@
 //! Every process a call starts goes through one lifecycle (see `ARCHITECTURE.md`):
 //! **spawn** (`spawn.rs`: one path for pipes, PTYs, background jobs, session shells and the rc
 //! snapshot, each in its own containment group — a cgroup where one can be made, see
-//! [`containment`]), **supervise** (`supervise.rs`: one poll loop over the output pipes, the
+//! [`containment`]), **supervise** (`supervise.rs`: one poll loop over the output pipe — a
+//! command's stdout and stderr share one, so its output keeps the order it was written —, the
 //! main process's pidfd, the cancel token and, for sessions, the status pipe), **terminate**
 //! (one TERM → grace → KILL state machine for timeouts, cancels, a full sink, a closed session
 //! and the end-of-call sweep) and **account** (a typed [`ExecOutcome`]: how it ended, why it was
@@ -44,14 +45,18 @@ pub mod session;
 mod spawn;
 mod supervise;
 mod sys;
+mod waiting;
 
 pub use cancel::CancelToken;
 pub use containment::{Containment, GroupKind, LimitKind, Limits};
-pub use oneshot::{ExecOutcome, ExecSpec, ExitStatus, Program, Stop, run, run_async, run_pty};
+pub use oneshot::{
+    ExecOutcome, ExecSpec, ExitStatus, OutputPipes, Program, Stop, run, run_async, run_pty,
+};
 pub use prepared::{PreparedSettings, PreparedShells, PreparedStats};
 pub use pump::DrainLimits;
 pub use sandbox::{NetworkMode, SandboxMode, SandboxSpec};
 pub use spawn::SpawnError;
+pub use waiting::{JOB_WAITING_IDLE, PROMPT_IDLE};
 
 /// The conventional name of a signal (`SIGKILL`), or `SIG<n>` when unknown.
 pub fn signal_name(signal: i32) -> String {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use agent_exec_sink::Sink;
+use agent_exec_sink::{Sink, TerminalSize};
 
 use crate::cancel::CancelToken;
 use crate::containment::{self, CallGroup, Containment, GroupKind, LimitKind, Limits};
@@ -15,6 +15,7 @@ use crate::pump::{DrainLimits, Pump};
 use crate::sandbox::SandboxSpec;
 use crate::spawn::{Io, Launch, SpawnError, raw, spawn};
 use crate::supervise::{Finish, Watch, pidfd, supervise};
+use crate::waiting::{InputWatch, OnWaiting};
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +34,21 @@ pub enum Program {
         /// Its arguments.
         args: Vec<String>,
     },
+}
+
+/// How a command's stdout and stderr reach us (not under a PTY, where a terminal carries both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum OutputPipes {
+    /// One pipe for both, as `2>&1` (or a terminal) gives: what the command writes comes back
+    /// in the order it wrote it, whichever descriptor it used. The two cannot be told apart
+    /// on the way, so everything is pushed as [`Stream::Stdout`](agent_exec_sink::Stream).
+    #[default]
+    Shared,
+    /// A pipe for each: the streams are told apart (and counted apart), but how writes to one
+    /// interleave with writes to the other is lost (a reader sees two queues, not one
+    /// history). For a caller that needs stdout alone (a helper whose stdout is data).
+    Separate,
 }
 
 /// Everything about one run.
@@ -58,6 +74,16 @@ pub struct ExecSpec {
     pub sandbox: Option<Arc<SandboxSpec>>,
     /// Its resource limits. Default: none.
     pub limits: Limits,
+    /// The size of its pseudo-terminal, when it runs under one ([`run_pty`], a PTY job).
+    /// Default: 80×24.
+    pub pty_size: TerminalSize,
+    /// A [`run_pty`] call whose output has been idle this long while one of its processes is
+    /// blocked reading the terminal (a prompt nobody can answer) is ended, with
+    /// [`Stop::WaitingForInput`]; `None`: never. Default: [`PROMPT_IDLE`](crate::PROMPT_IDLE).
+    pub prompt_idle: Option<Duration>,
+    /// One pipe for stdout and stderr, or one each (not under a PTY). Default:
+    /// [`OutputPipes::Shared`].
+    pub output: OutputPipes,
 }
 
 impl ExecSpec {
@@ -77,6 +103,9 @@ impl ExecSpec {
             containment: Containment::default(),
             sandbox: None,
             limits: Limits::default(),
+            pty_size: TerminalSize::DEFAULT,
+            prompt_idle: Some(crate::waiting::PROMPT_IDLE),
+            output: OutputPipes::Shared,
         }
     }
 
@@ -113,6 +142,9 @@ pub enum Stop {
     SinkFull,
     /// The session the call ran in was closed.
     SessionClosed,
+    /// A PTY call's output was idle while a process of it was blocked reading the terminal:
+    /// it waited for an answer nobody could give ([`ExecSpec::prompt_idle`]).
+    WaitingForInput,
 }
 
 /// The outcome of a run.
@@ -151,6 +183,11 @@ impl ExecOutcome {
         matches!(self.stop, Some(Stop::Cancelled | Stop::SessionClosed))
     }
 
+    /// The command was ended as it waited for input at a prompt ([`Stop::WaitingForInput`]).
+    pub fn waiting_for_input(&self) -> bool {
+        self.stop == Some(Stop::WaitingForInput)
+    }
+
     /// The sink asked to stop (it had all it could show) and the command was ended.
     pub fn stopped_by_sink(&self) -> bool {
         self.stop == Some(Stop::SinkFull)
@@ -183,33 +220,57 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
 
 /// Runs `spec` to the end, pushing its output into `sink`. Blocks the calling thread.
 ///
+/// Its stdout and stderr share one pipe unless [`ExecSpec::output`] says otherwise: the sink
+/// gets the output in the order it was written, all of it as stdout.
+///
 /// The end of the call is the main process's exit, not EOF on its pipes: a process that closes
 /// its output and keeps running is still waited for (and timed out). After it exits, pipes held
 /// by background children are drained within `spec.drain`; then every process the command
 /// started that is still running is ended (TERM → grace → KILL) and counted.
 pub fn run<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelToken) -> ExecOutcome {
-    run_with(spec, sink, cancel, Io::Pipes { stdin: false }, &mut |_| {})
+    run_with(
+        spec,
+        sink,
+        cancel,
+        Io::Pipes {
+            stdin: false,
+            output: spec.output,
+        },
+        OnWaiting::Stop,
+        &mut |_| {},
+    )
 }
 
-/// Like [`run`], but the command's stdin, stdout and stderr are a new pseudo-terminal (80×24;
-/// `TERM=xterm-256color`), and it leads its own session. Output arrives as one stream
-/// (stdout); escape sequences are removed by the sink.
+/// Like [`run`], but the command's stdin, stdout and stderr are a new pseudo-terminal
+/// ([`ExecSpec::pty_size`]; `TERM=xterm-256color`), and it leads its own session. Output
+/// arrives as one stream (stdout), raw: a sink renders it (`SinkConfig::terminal`). Nobody
+/// types into the terminal: a call blocked reading it with its output idle for
+/// [`ExecSpec::prompt_idle`] is ended ([`Stop::WaitingForInput`]).
 pub fn run_pty<S: Sink + ?Sized>(
     spec: &ExecSpec,
     sink: &mut S,
     cancel: &CancelToken,
 ) -> ExecOutcome {
-    run_with(spec, sink, cancel, Io::Pty, &mut |_| {})
+    run_with(
+        spec,
+        sink,
+        cancel,
+        Io::Pty(spec.pty_size),
+        OnWaiting::Stop,
+        &mut |_| {},
+    )
 }
 
 /// The one-shot lifecycle: spawn in a fresh group, supervise to the main process's exit,
 /// drain, end the survivors, count. `on_spawn` gets the input descriptor (a stdin pipe or the
-/// PTY master) when `io` has one.
+/// PTY master) when `io` has one; `on_waiting` is what happens when the call waits on that
+/// input (ended after [`ExecSpec::prompt_idle`], or a job's flag kept).
 pub(crate) fn run_with<S: Sink + ?Sized>(
     spec: &ExecSpec,
     sink: &mut S,
     cancel: &CancelToken,
     io: Io,
+    on_waiting: OnWaiting,
     on_spawn: &mut dyn FnMut(Option<OwnedFd>),
 ) -> ExecOutcome {
     let start = Instant::now();
@@ -222,7 +283,7 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
     let launch = Launch {
         program: &spec.program,
         cwd: &spec.cwd,
-        env: build_env(&spec.env, &spec.extra_env, matches!(io, Io::Pty)),
+        env: build_env(&spec.env, &spec.extra_env, matches!(io, Io::Pty(_))),
         io,
         sandbox: spec.sandbox.as_deref(),
     };
@@ -235,7 +296,15 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
         }
     };
     on_spawn(spawned.input.take());
-    let io = CallIo::fresh(&spawned);
+    let idle = match on_waiting {
+        OnWaiting::Stop => spec.prompt_idle,
+        OnWaiting::Flag(_) => Some(crate::waiting::JOB_WAITING_IDLE),
+    };
+    let mut io = CallIo::fresh(&spawned);
+    io.input = spawned
+        .input_end
+        .zip(idle)
+        .map(|(end, idle)| InputWatch::new(end, idle, on_waiting));
     supervise_call(spec, sink, cancel, start, &group, spawned, io)
 }
 
@@ -243,6 +312,8 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
 /// main process: done at spawn, or ahead of time for a prepared shell.
 pub(crate) struct CallIo {
     pidfd: Option<OwnedFd>,
+    /// Its input, watched for a wait nobody answers (PTY calls and jobs).
+    input: Option<InputWatch>,
 }
 
 impl CallIo {
@@ -253,6 +324,7 @@ impl CallIo {
         }
         CallIo {
             pidfd: pidfd(&spawned.child),
+            input: None,
         }
     }
 }
@@ -283,6 +355,7 @@ pub(crate) fn supervise_call<S: Sink + ?Sized>(
         cancel,
         close: None,
         spare_on_sink_stop: None,
+        input: io.input,
     };
     let supervised = supervise(&mut watch, &mut pump, None);
     containment::release_pid(spawned.child.id() as i32);

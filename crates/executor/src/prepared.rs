@@ -30,7 +30,9 @@ use agent_exec_sink::Sink;
 use crate::cancel::CancelToken;
 use crate::containment::{self, CallGroup, Containment, Limits};
 use crate::env::build_env;
-use crate::oneshot::{CallIo, ExecOutcome, ExecSpec, Program, default_shell, supervise_call};
+use crate::oneshot::{
+    CallIo, ExecOutcome, ExecSpec, OutputPipes, Program, default_shell, supervise_call,
+};
 use crate::sandbox::SandboxSpec;
 use crate::spawn::{Io, Launch, Spawned, logical_pwd, spawn};
 use crate::sys;
@@ -70,11 +72,15 @@ pub struct ShellKey {
 
 impl ShellKey {
     /// The key of `spec`, or `None` when a prepared shell cannot run it as `bash -c` would:
-    /// not a shell command line, a shell other than bash, an empty line, or a NUL in it.
+    /// not a shell command line, a shell other than bash, an empty line, or a NUL in it — or
+    /// when it wants its stdout and stderr on pipes of their own (a prepared shell's share one).
     fn of(spec: &ExecSpec) -> Option<ShellKey> {
         let Program::Shell { command, shell } = &spec.program else {
             return None;
         };
+        if spec.output != OutputPipes::Shared {
+            return None;
+        }
         let shell = match shell {
             Some(s) if s.file_name().is_some_and(|n| n == "bash") => s.clone(),
             Some(_) => return None,

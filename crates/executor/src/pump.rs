@@ -1,4 +1,8 @@
-//! Moving output from a command's pipes into a sink, in arrival order, without threads.
+//! Moving output from a command's pipe into a sink, without threads.
+//!
+//! A command's stdout and stderr share one pipe (see `spawn.rs`), so what arrives is in the
+//! order it was written. Two pipes ([`OutputPipes::Separate`](crate::OutputPipes)) are read
+//! in turn, each wakeup's data per pipe in order; across them the order of writes is lost.
 
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
@@ -37,7 +41,7 @@ pub(crate) fn ready_output_pipe(fd: RawFd) {
     sys::grow_pipe(fd, 1 << 20);
 }
 
-/// The two output pipes of a command, read into a sink.
+/// The output pipe of a command (or its two, stdout and stderr), read into a sink.
 pub(crate) struct Pump<'a, S: Sink + ?Sized> {
     fds: [Option<RawFd>; 2],
     sink: &'a mut S,

@@ -1,10 +1,11 @@
 //! Persistent shell sessions: cwd, exports, functions, aliases and options persist between calls.
 //!
 //! A session is `bash --noprofile --norc -c DRIVER` in its own containment group (see
-//! [`crate::containment`]: the shell and everything it starts), with stdout and
-//! stderr on pipes to us plus two more pipes: a **control pipe** (we write, the shell reads) and
-//! a **status pipe** (the shell writes, we read), passed as fds 3 and 4 and moved by the driver
-//! to 253 and 254, out of a command's way. The driver keeps copies of the output pipes and of
+//! [`crate::containment`]: the shell and everything it starts), with stdout and stderr on one
+//! pipe to us (as `2>&1`: a command's output comes back in the order it was written) plus two
+//! more pipes: a **control pipe** (we write, the shell reads) and a **status pipe** (the shell
+//! writes, we read), passed as fds 3 and 4 and moved by the driver to 253 and 254, out of a
+//! command's way. The driver keeps copies of fds 1 and 2 (both the output pipe) and of
 //! `/dev/null` (opened read-write: it is also where the driver's own trace goes, without an
 //! `open` per call) on 250, 251 and 252.
 //!
@@ -16,9 +17,10 @@
 //! writes `S <status> <pwd>` on the status pipe; `J <status> <pwd>`, the pids of `jobs -p`, and
 //! `E` when the command left background jobs (`$!` changed), which we then end. Output never
 //! carries markers: binary output, output without a final newline or output that looks like a
-//! status line comes back exact. Restoring fds with `exec` after the call costs fewer system
-//! calls than redirecting each `eval` (measured: 38 → ~25 per round trip), and the ASCII frame
-//! spares two locale switches. A shell that cannot restore its descriptors (a command closed
+//! status line comes back exact. The end of a command is that one status record, whichever
+//! descriptors it wrote to: everything its foreground wrote is in the output pipe before it.
+//! Restoring fds with `exec` after the call costs fewer system calls than redirecting each
+//! `eval` (measured: 38 → ~25 per round trip), and the ASCII frame spares two locale switches. A shell that cannot restore its descriptors (a command closed
 //! 250–254) exits 249 and the next call starts a fresh one, saying so.
 //!
 //! See `sessions-and-containment.md` for the experiments behind this design.
@@ -99,8 +101,8 @@ pub struct Session {
     group: CallGroup,
     control: OwnedFd,
     status: OwnedFd,
-    stdout: OwnedFd,
-    stderr: OwnedFd,
+    /// The pipe the shell's stdout and stderr share.
+    output: OwnedFd,
     cwd: PathBuf,
     prefix: Option<String>,
     status_buf: Vec<u8>,
@@ -187,11 +189,8 @@ impl Session {
         )?;
         drop(control_r);
         drop(status_w);
-        let stdout = spawned.stdout.expect("the session's stdout is piped");
-        let stderr = spawned.stderr.expect("the session's stderr is piped");
-        for fd in [&stdout, &stderr] {
-            crate::pump::ready_output_pipe(fd.as_raw_fd());
-        }
+        let output = spawned.stdout.expect("the session's output is piped");
+        crate::pump::ready_output_pipe(output.as_raw_fd());
         let _ = sys::set_nonblocking(status_r.as_raw_fd());
         let child = spawned.child;
         Ok(Session {
@@ -202,8 +201,7 @@ impl Session {
             group,
             control: control_w,
             status: status_r,
-            stdout,
-            stderr,
+            output,
             cwd: cwd.to_path_buf(),
             prefix: config.prefix.clone(),
             status_buf: Vec::new(),
@@ -246,11 +244,7 @@ impl Session {
         cancel: &CancelToken,
     ) -> SessionOutcome {
         let start = Instant::now();
-        let mut pump = Pump::new(
-            Some(self.stdout.as_raw_fd()),
-            Some(self.stderr.as_raw_fd()),
-            sink,
-        );
+        let mut pump = Pump::new(Some(self.output.as_raw_fd()), None, sink);
         // Output left by an earlier command's background processes is not this command's.
         pump.discard_now();
         let full = match &self.prefix {
@@ -283,6 +277,7 @@ impl Session {
             cancel,
             close: Some(&self.closer),
             spare_on_sink_stop: Some(self.pid),
+            input: None,
         };
         let supervised = supervise(&mut watch, &mut pump, Some((status_fd, &mut read_report)));
         let mut exec = ExecOutcome {

@@ -8,24 +8,30 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::containment::{self, CallGroup, MARKER_VAR};
-use crate::oneshot::Program;
+use crate::oneshot::{OutputPipes, Program};
 use crate::process::{ChildPlan, Process, Step};
 use crate::sandbox::{self, Prepared, SandboxSpec};
 use crate::sys;
+use crate::waiting::InputEnd;
+use agent_exec_sink::TerminalSize;
 
-/// How the child's standard descriptors are set up.
+/// How the child's standard descriptors are set up. Wherever a command's output is read, its
+/// stdout and stderr share one pipe (or the terminal), so it comes back in the order it was
+/// written — unless `Pipes` asks for [`OutputPipes::Separate`] (a remote target's client,
+/// whose stdout is the protocol).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Io {
-    /// stdout and stderr on pipes to us; stdin `/dev/null`, or a pipe we write (a job's input).
-    Pipes { stdin: bool },
-    /// stdin, stdout and stderr on a new pseudo-terminal; the child leads its own session with
-    /// it as controlling terminal.
-    Pty,
-    /// A session shell: pipes for stdout and stderr, stdin `/dev/null`, plus the control pipe's
-    /// read end on fd 3 and the status pipe's write end on fd 4.
+    /// stdout and stderr on pipes to us (one shared, or one each); stdin `/dev/null`, or a pipe
+    /// we write (a job's input, a channel's).
+    Pipes { stdin: bool, output: OutputPipes },
+    /// stdin, stdout and stderr on a new pseudo-terminal of this size; the child leads its own
+    /// session with it as controlling terminal.
+    Pty(TerminalSize),
+    /// A session shell: one pipe for stdout and stderr, stdin `/dev/null`, plus the control
+    /// pipe's read end on fd 3 and the status pipe's write end on fd 4.
     SessionShell { control: RawFd, status: RawFd },
-    /// A prepared shell (see [`crate::prepared`]): as `Pipes` without stdin, plus the read end
-    /// of the pipe its one command will come through on fd 3.
+    /// A prepared shell (see [`crate::prepared`]): one pipe for stdout and stderr, stdin
+    /// `/dev/null`, plus the read end of the pipe its one command will come through on fd 3.
     Prepared { control: RawFd },
 }
 
@@ -35,12 +41,15 @@ pub(crate) struct Spawned {
     pub(crate) child: Process,
     /// Where we write its input: the stdin pipe, or the PTY master.
     pub(crate) input: Option<OwnedFd>,
-    /// Its stdout (or the PTY master, where everything arrives).
+    /// Its output: the pipe its stdout and stderr share (its stdout alone with
+    /// [`OutputPipes::Separate`]), or the PTY master, where everything arrives.
     pub(crate) stdout: Option<OwnedFd>,
-    /// Its stderr (none under a PTY).
+    /// Its stderr, only with [`OutputPipes::Separate`].
     pub(crate) stderr: Option<OwnedFd>,
     /// The sandbox it runs in: kept until the call is over (its temporary directory).
     pub(crate) sandbox: Option<Prepared>,
+    /// What its input is (the terminal, or a job's stdin pipe), to tell when it waits on it.
+    pub(crate) input_end: Option<InputEnd>,
 }
 
 /// Why a process could not be started.
@@ -111,6 +120,7 @@ struct Wiring {
     input: Option<OwnedFd>,
     stdout: Option<OwnedFd>,
     stderr: Option<OwnedFd>,
+    input_end: Option<InputEnd>,
 }
 
 fn wire(io: Io) -> Result<Wiring, SpawnError> {
@@ -133,21 +143,29 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
         Ok(unsafe { OwnedFd::from_raw_fd(copy) })
     };
     let (out_r, out_w) = match io {
-        Io::Pty => (None, None),
+        Io::Pty(_) => (None, None),
         _ => {
             let (r, w) = sys::pipe().map_err(setup)?;
             (Some(r), Some(w))
         }
     };
+    // The child's stderr: a pipe of its own, or (everywhere else) the stdout pipe again, so
+    // that one queue holds every write in the order it was made — as `2>&1` does. A reader of
+    // two pipes cannot rebuild that order: a poll wakeup finds both holding data, written in
+    // some interleaving it cannot see.
     let (err_r, err_w) = match io {
-        Io::Pty => (None, None),
-        _ => {
+        Io::Pty(_) => (None, None),
+        Io::Pipes {
+            output: OutputPipes::Separate,
+            ..
+        } => {
             let (r, w) = sys::pipe().map_err(setup)?;
             (Some(r), Some(w))
         }
+        _ => (None, Some(dup(out_w.as_ref().expect("piped").as_raw_fd())?)),
     };
     Ok(match io {
-        Io::Pipes { stdin } => {
+        Io::Pipes { stdin, .. } => {
             let (input, child_in) = if stdin {
                 let (r, w) = sys::pipe().map_err(setup)?;
                 (Some(w), r)
@@ -155,6 +173,7 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
                 (None, dev_null()?)
             };
             Wiring {
+                input_end: input.as_ref().and_then(InputEnd::pipe),
                 child: vec![child_in, out_w.expect("piped"), err_w.expect("piped")],
                 input,
                 stdout: out_r,
@@ -171,6 +190,7 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
             input: None,
             stdout: out_r,
             stderr: err_r,
+            input_end: None,
         },
         Io::SessionShell { control, status } => Wiring {
             child: vec![
@@ -183,12 +203,14 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
             input: None,
             stdout: out_r,
             stderr: err_r,
+            input_end: None,
         },
-        Io::Pty => {
-            let (master, slave) = open_pty().map_err(|e| SpawnError::Pty {
+        Io::Pty(size) => {
+            let (master, slave) = open_pty(size).map_err(|e| SpawnError::Pty {
                 reason: e.to_string(),
             })?;
             Wiring {
+                input_end: InputEnd::terminal(&slave),
                 child: vec![dup(slave.as_raw_fd())?, dup(slave.as_raw_fd())?, slave],
                 input: Some(dup(master.as_raw_fd())?),
                 stdout: Some(master),
@@ -200,7 +222,7 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
 
 /// A new pseudo-terminal, both ends close-on-exec (glibc's `openpty` leaves them inheritable,
 /// so every process started meanwhile — a session shell living for hours — would hold them).
-fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {
+fn open_pty(size: TerminalSize) -> std::io::Result<(OwnedFd, OwnedFd)> {
     let last = std::io::Error::last_os_error;
     // SAFETY: plain calls on descriptors we own; each result is checked.
     unsafe {
@@ -221,10 +243,10 @@ fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {
         if slave < 0 {
             return Err(last());
         }
-        // The size a program asking sees: 80×24, as a default terminal.
+        // The size a program asking sees (`stty size`), and the screen its output is shown on.
         let size = libc::winsize {
-            ws_row: 24,
-            ws_col: 80,
+            ws_row: size.rows,
+            ws_col: size.cols,
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
@@ -277,7 +299,7 @@ fn spawn_in(
     // A command line of plain words runs without a shell (as make does for simple recipes);
     // anything unusual about it (no shebang, a race with PATH) falls back to the shell below.
     if matches!(launch.io, Io::Pipes { .. })
-        && let Some(plan) = direct_plan(launch.program, &env, launch.cwd, &fds, &confine)
+        && let Some(plan) = direct_plan(launch.program, &env, launch.cwd, launch.io, &fds, &confine)
     {
         child = crate::process::spawn(&plan).ok();
     }
@@ -305,6 +327,7 @@ fn spawn_in(
         stdout: wiring.stdout,
         stderr: wiring.stderr,
         sandbox: None,
+        input_end: wiring.input_end,
     })
 }
 
@@ -355,7 +378,7 @@ fn plan<'a>(
         fds: fds.to_vec(),
         join: group.join_fd(),
         cgroup_dir: group.cgroup_dir_fd(),
-        session_with_tty: matches!(io, Io::Pty),
+        session_with_tty: matches!(io, Io::Pty(_)),
         extra_joins: group.limits.join_fds(),
         rlimits: &group.limits.rlimits,
         sandbox: confine.sandbox,
@@ -424,6 +447,7 @@ fn direct_plan<'a>(
     program: &Program,
     env: &[(OsString, OsString)],
     cwd: &Path,
+    io: Io,
     fds: &[RawFd],
     confine: &Confine<'a>,
 ) -> Option<ChildPlan<'a>> {
@@ -443,16 +467,7 @@ fn direct_plan<'a>(
     env.push(("_".into(), resolved.clone().into_os_string()));
     fix_pwd(&mut env, cwd);
     let argv = words.iter().map(OsString::from);
-    plan(
-        &resolved,
-        argv,
-        &env,
-        cwd,
-        fds,
-        Io::Pipes { stdin: false },
-        confine,
-    )
-    .ok()
+    plan(&resolved, argv, &env, cwd, fds, io, confine).ok()
 }
 
 /// PWD as the shell sets it: the inherited one when it names the same directory (a logical

@@ -12,6 +12,7 @@ use crate::containment::{CallGroup, Termination};
 use crate::oneshot::{ExitStatus, Stop};
 use crate::pump::Pump;
 use crate::sys;
+use crate::waiting::InputWatch;
 
 /// What is watched.
 pub(crate) struct Watch<'a> {
@@ -25,6 +26,8 @@ pub(crate) struct Watch<'a> {
     pub(crate) close: Option<&'a CancelToken>,
     /// A process spared when the sink stops (a session's shell: only its command is ended).
     pub(crate) spare_on_sink_stop: Option<i32>,
+    /// The call's input, watched for a wait nobody answers (a PTY call, a job).
+    pub(crate) input: Option<InputWatch>,
 }
 
 /// How the loop ended.
@@ -57,7 +60,8 @@ pub(crate) fn pidfd(child: &Process) -> Option<OwnedFd> {
 }
 
 /// Runs until the main process exits or `report` says its record is complete. Stops the call
-/// (TERM → grace → KILL) on the deadline, a cancel, a close, or the sink's stop.
+/// (TERM → grace → KILL) on the deadline, a cancel, a close, the sink's stop, or a wait for
+/// input nobody answers (`w.input`).
 pub(crate) fn supervise<S: Sink + ?Sized>(
     w: &mut Watch<'_>,
     pump: &mut Pump<'_, S>,
@@ -105,14 +109,31 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
             } else {
                 None
             };
-            if let Some(s) = stop {
-                let spare = (s == Stop::SinkFull)
-                    .then_some(w.spare_on_sink_stop)
-                    .flatten();
-                termination = Some(Termination::begin(w.group, spare, w.grace));
+        }
+        // Looked at only once the output has been idle a while: a few `/proc` reads per process.
+        let mut input_wake = None;
+        if stop.is_none()
+            && let Some(input) = w.input.as_mut()
+        {
+            let (waiting, again) = input.tick(w.group, pump.last_data, now);
+            if waiting {
+                stop = Some(Stop::WaitingForInput);
+            } else {
+                input_wake = Some(again);
             }
         }
+        if termination.is_none()
+            && let Some(s) = stop
+        {
+            let spare = (s == Stop::SinkFull)
+                .then_some(w.spare_on_sink_stop)
+                .flatten();
+            termination = Some(Termination::begin(w.group, spare, w.grace));
+        }
         let mut wake = if stop.is_none() { w.deadline } else { None };
+        if let Some(at) = input_wake {
+            wake = Some(wake.map_or(at, |x| x.min(at)));
+        }
         if let Some(t) = termination.as_mut() {
             wake = Some(t.tick(w.group, now));
             if t.killed() && w.spare_on_sink_stop.is_some() && stop == Some(Stop::SinkFull) {

@@ -15,8 +15,9 @@ fn plain_command_exit_code_and_output() {
     let (outcome, capture) = exec(&spec("echo hello; echo oops >&2; exit 3", &pids));
     assert_eq!(outcome.status, Some(ExitStatus::Exited(3)));
     assert_eq!(capture.view.text(), "hello\noops\n");
-    assert_eq!(capture.totals.stdout.bytes, 6);
-    assert_eq!(capture.totals.stderr.bytes, 5);
+    // stdout and stderr share one pipe: everything is counted as stdout.
+    assert_eq!(capture.totals.stdout.bytes, 11);
+    assert_eq!(capture.totals.stderr.bytes, 0);
     assert!(!outcome.timed_out() && !outcome.cancelled());
     assert_eq!(outcome.processes_stopped, 0);
 }
@@ -142,8 +143,8 @@ fn flood_is_captured_in_bounded_memory() {
     let pids = PidFile::new();
     let (outcome, capture) = exec(&spec("$MB flood 20000000", &pids));
     assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
-    assert_eq!(capture.totals.stdout.bytes, 20_000_000);
-    assert_eq!(capture.totals.stderr.bytes, 11);
+    assert_eq!(capture.totals.stdout.bytes, 20_000_011);
+    assert_eq!(capture.totals.stderr.bytes, 0);
     assert!(capture.view.output_bytes <= 51_200);
     assert!(capture.view.text().ends_with("flood done\n"));
 }
@@ -160,6 +161,76 @@ fn arrival_order_is_kept_across_streams() {
     let pids = PidFile::new();
     let (_, capture) = exec(&spec("$MB stderr-then-stdout", &pids));
     assert_eq!(capture.view.text(), "err line\nout line\n");
+}
+
+/// `out1 err1 out2 err2 …`, one line each, as a writer alternating streams wrote them.
+fn alternating(count: u32) -> String {
+    (1..=count).map(|i| format!("out{i}\nerr{i}\n")).collect()
+}
+
+/// A sink that keeps everything, so the comparison is of all the output, not of a window.
+fn exec_whole(spec: &ExecSpec) -> (agent_exec_executor::ExecOutcome, agent_exec_sink::Capture) {
+    let config = SinkConfig {
+        max_bytes: 1 << 20,
+        ..SinkConfig::default()
+    };
+    let mut sink = OutputSink::new(config, None);
+    let outcome = run(spec, &mut sink, &CancelToken::new());
+    (outcome, sink.finish_capture())
+}
+
+#[test]
+fn alternating_streams_come_back_in_the_order_written() {
+    let pids = PidFile::new();
+    // Unbuffered writes from a compiled program, one write(2) per line, as fast as it can.
+    let (outcome, capture) = exec_whole(&spec("$MB interleave 2000", &pids));
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
+    assert_eq!(capture.view.text(), alternating(2000));
+    assert!(!capture.view.truncated);
+    // The same from the shell's own builtins.
+    let (_, capture) = exec_whole(&spec(
+        "for i in $(seq 2000); do echo out$i; echo err$i >&2; done",
+        &pids,
+    ));
+    assert_eq!(capture.view.text(), alternating(2000));
+    let total = alternating(2000).len() as u64;
+    assert_eq!(
+        (capture.totals.stdout.bytes, capture.totals.stderr.bytes),
+        (total, 0)
+    );
+}
+
+#[test]
+fn stderr_still_arrives_every_way_it_can_be_written() {
+    let pids = PidFile::new();
+    let (_, capture) = exec(&spec(
+        "echo x >&2; echo e > /dev/stderr; echo f >/dev/fd/2; ls /nonexistent-dir-for-the-test",
+        &pids,
+    ));
+    let text = capture.view.text();
+    assert!(
+        text.starts_with("x\ne\nf\nls: cannot access '/nonexistent-dir-for-the-test'"),
+        "{text}"
+    );
+    // A plain command that only writes to stderr, run without a shell.
+    let (_, capture) = exec(&spec("ls /nonexistent-dir-for-the-test", &pids));
+    assert!(capture.view.text().starts_with("ls: cannot access"));
+}
+
+#[test]
+fn separate_pipes_count_each_stream() {
+    let pids = PidFile::new();
+    let mut s = spec("echo hello; echo oops >&2", &pids);
+    s.output = agent_exec_executor::OutputPipes::Separate;
+    let (_, capture) = exec(&s);
+    assert_eq!(
+        (capture.totals.stdout.bytes, capture.totals.stderr.bytes),
+        (6, 5)
+    );
+    let text = capture.view.text();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["hello", "oops"]);
 }
 
 #[test]

@@ -128,6 +128,32 @@ fn a_prepared_shell_runs_a_command_as_bash_c_does() {
 }
 
 #[test]
+fn a_prepared_call_keeps_the_order_of_stdout_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(1);
+    let want: String = (1..=2000).map(|i| format!("out{i}\nerr{i}\n")).collect();
+    for command in [
+        "$MB interleave 2000",
+        "for i in $(seq 2000); do echo out$i; echo err$i >&2; done",
+    ] {
+        let (outcome, capture) = prepared(&pool, &spec_in(command, dir.path()));
+        assert_eq!(outcome.status, Some(ExitStatus::Exited(0)), "{command}");
+        assert_eq!(capture.view.text(), want, "{command}");
+        assert_eq!(capture.totals.stderr.bytes, 0, "{command}");
+    }
+    // A call that wants its streams apart is not one a prepared shell can serve.
+    let mut spec = spec_in("echo out; echo err >&2", dir.path());
+    spec.output = agent_exec_executor::OutputPipes::Separate;
+    let taken = pool.stats().taken;
+    let (_, capture) = capture(|sink| pool.run(&spec, sink, &CancelToken::new()));
+    assert_eq!(pool.stats().taken, taken, "it ran fresh");
+    assert_eq!(
+        (capture.totals.stdout.bytes, capture.totals.stderr.bytes),
+        (4, 4)
+    );
+}
+
+#[test]
 fn a_prepared_call_times_out_and_leaves_no_survivors() {
     let dir = tempfile::tempdir().unwrap();
     let pids = PidFile::new();

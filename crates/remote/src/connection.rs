@@ -806,6 +806,8 @@ fn run_to_end(inv: &Invocation, cancel: &CancelToken) -> Result<String, String> 
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let mut spec = ExecSpec::argv(&inv.program, inv.args.clone(), cwd);
     spec.timeout = Some(Duration::from_mins(5));
+    // Its stdout is the answer (`uname -m`), its stderr what went wrong (ssh's warnings).
+    spec.output = agent_exec_executor::OutputPipes::Separate;
     let mut out = Collected::default();
     let outcome = agent_exec_executor::run(&spec, &mut out, cancel);
     let shown = || format!("{} {}", inv.program, inv.args.join(" "));

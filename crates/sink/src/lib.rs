@@ -2,7 +2,8 @@
 //!
 //! A producer pushes `(stream, bytes)` chunks into a [`Sink`]. [`OutputSink`] keeps a bounded
 //! window of the sanitized text (escape sequences removed, controls dropped, `\r` handled as a
-//! terminal would), counts the raw stream exactly, and once the raw stream outgrows the window
+//! terminal would; for a PTY's stream, the text a terminal emulator shows, with
+//! [`SinkConfig::terminal`]), counts the raw stream exactly, and once the raw stream outgrows the window
 //! spills the complete stream to an artifact file in an [`ArtifactStore`].
 //!
 //! ```
@@ -24,6 +25,8 @@ mod output_sink;
 mod salient;
 mod sanitize;
 mod tail_buffer;
+mod template;
+mod terminal;
 mod window;
 
 pub use artifact::{
@@ -34,7 +37,8 @@ pub use output_sink::{ArtifactInfo, Capture, OutputSink, SinkConfig, StreamTotal
 pub use salient::{DEFAULT_ANCHORS, DEFAULT_PATTERNS, MATCH_CAP, SHOW_CAP, SalientConfig};
 pub use sanitize::{MAX_STRING_SEQUENCE, sanitize};
 pub use tail_buffer::TailBuffer;
-pub use window::{View, ViewPart};
+pub use terminal::{TerminalSize, TerminalSizeError};
+pub use window::{NumberedLine, OmittedSummary, Template, View, ViewPart};
 
 /// Which output stream a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::artifact::{ArtifactStore, ArtifactWriter};
 use crate::salient::SalientConfig;
 use crate::sanitize::{Emit, Sanitizer};
+use crate::terminal::{Terminal, TerminalSize};
 use crate::window::{View, Window, WindowLimits};
 use crate::{Direction, Sink, Stream};
 
@@ -37,6 +38,10 @@ pub struct SinkConfig {
     /// (blocked on the full pipe, then SIGPIPE). A producer that stops writing soon after the
     /// head is full runs to its real exit. Default: `false`.
     pub stop_when_head_full: bool,
+    /// Render the stream through a terminal emulator of this size, as a PTY's output shows on
+    /// a screen (`terminal.rs`): the rows that scrolled off, then the last screen, trimmed.
+    /// The raw stream is counted and spilled as always. Default: `None` (the sanitizer).
+    pub terminal: Option<TerminalSize>,
 }
 
 impl Default for SinkConfig {
@@ -51,6 +56,7 @@ impl Default for SinkConfig {
             salient: SalientConfig::default(),
             stop_when_head_full: false,
             align_lines: false,
+            terminal: None,
         }
     }
 }
@@ -132,6 +138,8 @@ enum Spill {
 pub struct OutputSink {
     config: SinkConfig,
     sanitizers: [Sanitizer; 2],
+    /// Replaces the sanitizers when the stream is a terminal's (`SinkConfig::terminal`).
+    terminal: Option<Box<Terminal>>,
     merged: Window,
     split: Option<[Window; 2]>,
     totals: Totals,
@@ -144,6 +152,9 @@ pub struct OutputSink {
     /// Raw bytes pushed after the head was full (`stop_when_head_full`).
     past_full_head: u64,
 }
+
+/// Templates named in the summary of an omitted middle.
+const SUMMARY_TEMPLATES: usize = 3;
 
 /// What a pipe holds before its writer blocks: how far a producer gets past a `| head`.
 const PIPE_BUFFER: u64 = 64 * 1024;
@@ -221,6 +232,7 @@ impl OutputSink {
             merged: Window::new(limits),
             split,
             sanitizers: [Sanitizer::default(), Sanitizer::default()],
+            terminal: config.terminal.map(|size| Box::new(Terminal::new(size))),
             totals: Totals::default(),
             store,
             spill,
@@ -346,7 +358,10 @@ impl Sink for OutputSink {
             merged: &mut self.merged,
             own: self.split.as_mut().map(|s| &mut s[i]),
         };
-        self.sanitizers[i].feed_counted(chunk, newlines, &mut out);
+        match &mut self.terminal {
+            Some(terminal) => terminal.feed(chunk, &mut out),
+            None => self.sanitizers[i].feed_counted(chunk, newlines, &mut out),
+        }
         if self.config.stop_when_head_full
             && self.config.direction == Direction::Head
             && self.merged.head_is_full()
@@ -362,6 +377,12 @@ impl Sink for OutputSink {
             return Ok(());
         }
         self.finished = true;
+        if let Some(terminal) = &mut self.terminal {
+            terminal.finish(&mut Fanout {
+                merged: &mut self.merged,
+                own: self.split.as_mut().map(|s| &mut s[0]),
+            });
+        }
         for i in 0..2 {
             let mut out = Fanout {
                 merged: &mut self.merged,
@@ -389,6 +410,28 @@ impl Sink for OutputSink {
         {
             let _ = std::fs::remove_file(&w.path);
             self.spill = Spill::Off;
+        }
+        // The frequent templates of what a smart view left out are read back from the
+        // artifact: the window keeps no middle, and templating every line as it streams would
+        // cost the ingest path several times over. An unreadable artifact leaves them out.
+        if let (Spill::Writing(w), Some(views)) = (&self.spill, &mut self.final_views)
+            && self.config.direction == Direction::Smart
+            && views.merged.truncated
+            && let Ok(file) = crate::template::summarize_file(
+                &w.path,
+                &views.merged.shown_ranges,
+                SUMMARY_TEMPLATES,
+            )
+            && !(file.frequent.is_empty() && file.rare.is_empty())
+        {
+            let summary = views.merged.omitted.get_or_insert_with(Default::default);
+            summary.frequent = file.frequent;
+            summary.estimated = file.estimated;
+            summary.standing_out = file
+                .rare
+                .into_iter()
+                .map(|(line, text)| crate::NumberedLine { line, text })
+                .collect();
         }
         Ok(())
     }

@@ -5,9 +5,20 @@
 //!   [`String::from_utf8_lossy`] (one U+FFFD per maximal invalid subpart), and a character split
 //!   across two pushes is reassembled;
 //! - ANSI escape sequences (CSI, OSC, DCS/SOS/PM/APC strings and two-byte escapes) are removed,
-//!   also when split across pushes; a string sequence that never terminates is abandoned after
-//!   [`MAX_STRING_SEQUENCE`] characters so binary noise cannot swallow the rest of the output;
+//!   also when split across pushes; a string sequence that never terminates is abandoned at the
+//!   end of its line (the line feed stays text) or after [`MAX_STRING_SEQUENCE`] characters, so
+//!   binary noise cannot swallow the rest of the output (no real OSC, DCS or APC payload spans
+//!   lines; in random bytes an 8-bit string introducer comes every fifty bytes or so);
 //! - C0 and C1 controls are dropped except `\t` and `\n`; `\r\n` becomes `\n`;
+//! - the C1 controls that open a sequence act as their 7-bit forms: CSI (`0x9b`, as `ESC [`),
+//!   OSC (`0x9d`, as `ESC ]`), DCS, SOS, PM, APC (`0x90`, `0x98`, `0x9e`, `0x9f`) and ST
+//!   (`0x9c`, as `ESC \`), whether written as a single 8-bit byte or as the character's UTF-8
+//!   encoding (`\xc2\x9b` is U+009B, which a UTF-8 terminal also reads as CSI). A byte of that
+//!   range is such a control only where UTF-8 decoding finds it on its own (`from_utf8_lossy`
+//!   would replace it alone): inside a character (`\xe2\x9b\x80`) or an invalid prefix of one
+//!   (`\xe2\x9b` then ASCII) it is part of that character or replacement. Inside a string
+//!   sequence only its end counts (BEL for OSC, ST in either form, a line feed, or an ESC that
+//!   starts a new escape); other C1 characters there are content;
 //! - a lone `\r` followed by more text clears the current line, as a terminal overwrites it
 //!   (`10%\r20%\r100%\n` shows `100%`). A trailing `\r` with nothing after it clears nothing.
 
@@ -29,6 +40,20 @@ pub const MAX_STRING_SEQUENCE: usize = 4096;
 
 const ESC: char = '\u{1b}';
 const BEL: char = '\u{7}';
+/// The C1 control sequence introducer, the 8-bit form of `ESC [`.
+const CSI: char = '\u{9b}';
+/// The C1 string terminator, the 8-bit form of `ESC \`.
+const ST: char = '\u{9c}';
+/// The C1 operating system command, the 8-bit form of `ESC ]`.
+const OSC: char = '\u{9d}';
+
+/// True for the bytes that, standing alone (not part of a UTF-8 character), are C1 controls
+/// opening or closing a sequence: DCS, SOS, CSI, ST, OSC, PM, APC. Every other lone byte of
+/// `0x80..=0xC1` is invalid UTF-8 and becomes U+FFFD, as before.
+#[inline]
+fn is_c1_sequence_byte(b: u8) -> bool {
+    matches!(b, 0x90 | 0x98 | 0x9b..=0x9f)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum EscState {
@@ -249,6 +274,16 @@ impl Sanitizer {
                     continue;
                 }
             }
+            if self.in_string() {
+                // The body of a string sequence is skipped up to what may end it: in binary
+                // noise, where the 8-bit string introducers open one every few dozen bytes,
+                // most bytes are string content.
+                let used = self.string_run(input);
+                if used > 0 {
+                    input = &input[used..];
+                    continue;
+                }
+            }
             // Slow path: bytes through the state machines, until the ground state meets plain
             // text again (only then is a fast-path scan worth starting).
             loop {
@@ -258,6 +293,7 @@ impl Sanitizer {
                 match input.first() {
                     None => break,
                     Some(&next) if self.is_ground() && is_plain_ascii(next) => break,
+                    Some(_) if self.in_string() => break,
                     Some(_) => {}
                 }
             }
@@ -288,7 +324,17 @@ impl Sanitizer {
                     Some(0x40..=0x7e) => i += 3 + params,
                     _ => break,
                 }
-            } else if b < 0x80 {
+            } else if b == 0x9b {
+                // The same for its 8-bit form.
+                let params = input[i + 1..]
+                    .iter()
+                    .take_while(|b| (0x20..=0x3f).contains(*b))
+                    .count();
+                match input.get(i + 1 + params) {
+                    Some(0x40..=0x7e) => i += 2 + params,
+                    _ => break,
+                }
+            } else if b < 0x80 || is_c1_sequence_byte(b) {
                 break;
             } else if (b < 0xc2 || b > 0xf4) && i + 1 < input.len() {
                 // A byte that never starts a character: its own maximal invalid subpart.
@@ -324,6 +370,63 @@ impl Sanitizer {
         i
     }
 
+    /// Inside a string sequence, with no character pending: consumes its content up to what
+    /// may end it (BEL for OSC, ESC, ST in either form, a line feed, a character cut by the end
+    /// of the chunk) or up to its length bound, counting characters as the state machine does.
+    fn string_run(&mut self, input: &[u8]) -> usize {
+        let EscState::Str { osc, mut len } = self.esc else {
+            return 0;
+        };
+        let mut i = 0;
+        while i < input.len() {
+            let b = input[i];
+            let width = if b < 0x80 {
+                if b == 0x1b || b == b'\n' || (osc && b == 0x07) {
+                    break;
+                }
+                1
+            } else if b < 0xc2 || b > 0xf4 {
+                // A lone byte: one U+FFFD, or a C1 control (only ST matters here).
+                if b == 0x9c {
+                    break;
+                }
+                1
+            } else {
+                let window = &input[i..input.len().min(i + 4)];
+                match std::str::from_utf8(window) {
+                    Ok(text) => text.chars().next().map_or(0, char::len_utf8),
+                    Err(e) if e.valid_up_to() > 0 => {
+                        std::str::from_utf8(&window[..e.valid_up_to()])
+                            .ok()
+                            .and_then(|text| text.chars().next())
+                            .map_or(0, char::len_utf8)
+                    }
+                    Err(e) => e
+                        .error_len()
+                        .filter(|len| i + len < input.len())
+                        .unwrap_or(0),
+                }
+            };
+            if width == 0 || input[i..i + width] == [0xc2, 0x9c] {
+                // A character cut by the end of the chunk (the decoder's job), or ST.
+                break;
+            }
+            i += width;
+            if len + 1 >= MAX_STRING_SEQUENCE {
+                self.esc = EscState::Ground;
+                return i;
+            }
+            len += 1;
+        }
+        self.esc = EscState::Str { osc, len };
+        i
+    }
+
+    /// True inside the body of a string sequence with no UTF-8 character pending.
+    fn in_string(&self) -> bool {
+        matches!(self.esc, EscState::Str { .. }) && self.decoder.is_empty()
+    }
+
     fn flush(&mut self, out: &mut impl Emit) {
         if !self.pending.is_empty() {
             out.text(&self.pending);
@@ -348,6 +451,11 @@ impl Sanitizer {
     fn feed_byte(&mut self, b: u8, out: &mut impl Emit) {
         if self.decoder.is_empty() {
             if b < 0x80 {
+                self.on_char(char::from(b), out);
+                return;
+            }
+            if is_c1_sequence_byte(b) {
+                // A lone 8-bit C1 control: the character it stands for (U+0090..U+009F).
                 self.on_char(char::from(b), out);
                 return;
             }
@@ -410,6 +518,13 @@ impl Sanitizer {
             },
             EscState::Str { osc, len } => match c {
                 BEL if osc => EscState::Ground,
+                ST => EscState::Ground,
+                '\n' => {
+                    // A string ends at the end of its line, which stays text.
+                    self.esc = EscState::Ground;
+                    self.ground_char(c, out);
+                    return;
+                }
                 ESC => EscState::StrEsc { osc, len },
                 _ if len + 1 >= MAX_STRING_SEQUENCE => EscState::Ground,
                 _ => EscState::Str { osc, len: len + 1 },
@@ -430,6 +545,11 @@ impl Sanitizer {
     fn ground_char(&mut self, c: char, out: &mut impl Emit) {
         match c {
             ESC => self.esc = EscState::Esc,
+            CSI => self.esc = EscState::Csi,
+            OSC => self.esc = EscState::Str { osc: true, len: 0 },
+            '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => {
+                self.esc = EscState::Str { osc: false, len: 0 };
+            }
             '\r' => self.cr_pending = true,
             '\n' | '\t' => {
                 let mut buf = [0u8; 4];
@@ -567,7 +687,7 @@ mod tests {
     #[test]
     fn controls_dropped_except_tab_and_newline() {
         assert_eq!(sanitize(b"a\x00b\x07c\td\x08e\x7ff\n"), "abc\tdef\n");
-        assert_eq!(sanitize("x\u{85}y\u{9b}z".as_bytes()), "xyz");
+        assert_eq!(sanitize("x\u{85}y\u{9a}z".as_bytes()), "xyz");
     }
 
     #[test]
@@ -597,6 +717,99 @@ mod tests {
         let input = "a😀b".as_bytes();
         assert_eq!(chunked(input, 1), "a😀b");
         assert_eq!(chunked(input, 2), "a😀b");
+    }
+
+    #[test]
+    fn eight_bit_c1_sequences_are_removed() {
+        assert_eq!(sanitize(b"\x9b31mred\x9b0m plain"), "red plain");
+        assert_eq!(sanitize(b"\x9b1;32mPASS\x9b0m\n"), "PASS\n");
+        assert_eq!(sanitize(b"\x9d0;title\x07after"), "after");
+        assert_eq!(sanitize(b"\x9d0;title\x9cafter"), "after");
+        assert_eq!(sanitize(b"\x9d8;;http://x\x1b\\link"), "link");
+        assert_eq!(sanitize(b"\x1b]0;title\x9cafter"), "after");
+        assert_eq!(sanitize(b"\x90qdata\x9cafter"), "after");
+        assert_eq!(sanitize(b"\x98sos\x9c\x9epm\x9c\x9fapc\x9cend"), "end");
+        // ST outside a string is a control like any other: dropped.
+        assert_eq!(sanitize(b"a\x9cb"), "ab");
+        // A CSI whose next byte cannot continue it ends there; that byte is text.
+        assert_eq!(sanitize(b"a\x9b\xc3\xa9"), "a\u{e9}");
+    }
+
+    #[test]
+    fn c1_sequences_in_utf8_form_are_removed() {
+        // U+009B, U+009D, U+009C encoded as UTF-8: a UTF-8 terminal reads them as C1 too.
+        assert_eq!(sanitize("\u{9b}31mred\u{9b}0m".as_bytes()), "red");
+        assert_eq!(sanitize("\u{9d}0;t\u{9c}after".as_bytes()), "after");
+        assert_eq!(sanitize("\u{90}q\u{9c}after".as_bytes()), "after");
+    }
+
+    #[test]
+    fn c1_bytes_inside_utf8_characters_are_text() {
+        // U+201B and U+1F61B end in 0x9b; U+2E9C holds 0x9c: characters, never escapes.
+        assert_eq!(sanitize("a\u{201b}31m".as_bytes()), "a\u{201b}31m");
+        assert_eq!(sanitize("\u{1f61b}[0m".as_bytes()), "\u{1f61b}[0m");
+        assert_eq!(sanitize("\x1b]0;\u{2e9c}\x07x".as_bytes()), "x");
+        // A byte of an invalid prefix is part of that prefix's U+FFFD, as from_utf8_lossy
+        // groups it: `\xe2\x9b` then ASCII is one replacement, and the ASCII stays.
+        assert_eq!(sanitize(b"\xe2\x9b31m"), "\u{fffd}31m");
+        // 0x9b cannot follow 0xe0: the 0xe0 is replaced alone and the 0x9b stands alone.
+        assert_eq!(sanitize(b"\xe0\x9b31mx"), "\u{fffd}x");
+        // Other lone C1 bytes are invalid UTF-8, as before.
+        assert_eq!(sanitize(b"a\x85b\x9ac"), "a\u{fffd}b\u{fffd}c");
+    }
+
+    #[test]
+    fn c1_sequences_split_across_pushes_are_removed() {
+        let raw = [
+            &b"x\x9b38;5;196mcol"[..],
+            "\u{9b}1mour".as_bytes(),
+            b"\x9d0;",
+            "\u{e9}t".as_bytes(),
+            b"\x9cy",
+            "\u{9d}a\u{9c}".as_bytes(),
+            b"\x90",
+            "\u{201b}".as_bytes(),
+            b"\x9cz\xe2\x9bq",
+        ]
+        .concat();
+        assert_eq!(sanitize(&raw), "xcoloury z\u{fffd}q".replace(' ', ""));
+        for size in 1..raw.len() {
+            assert_eq!(chunked(&raw, size), sanitize(&raw), "chunk size {size}");
+        }
+    }
+
+    #[test]
+    fn unterminated_eight_bit_string_is_bounded() {
+        for (intro, utf8) in [(&b"\x9d"[..], false), (b"\x90", false), (b"\xc2\x9d", true)] {
+            let mut input = intro.to_vec();
+            input.extend(std::iter::repeat_n(b'x', MAX_STRING_SEQUENCE + 10));
+            let out = sanitize(&input);
+            assert_eq!(out, "x".repeat(10), "{intro:?} (utf8 form: {utf8})");
+            for size in [1, 7, 4096] {
+                assert_eq!(chunked(&input, size), out, "chunk size {size}");
+            }
+        }
+        // Multi-byte content counts as characters, with the same bound.
+        let mut input = b"\x9d".to_vec();
+        for _ in 0..MAX_STRING_SEQUENCE + 3 {
+            input.extend("\u{e9}".as_bytes());
+        }
+        assert_eq!(sanitize(&input), "\u{e9}".repeat(3));
+        assert_eq!(chunked(&input, 3), "\u{e9}".repeat(3));
+    }
+
+    #[test]
+    fn a_string_sequence_ends_at_the_end_of_its_line() {
+        assert_eq!(
+            sanitize(b"\x1b]0;never ended\nnext line\n"),
+            "\nnext line\n"
+        );
+        assert_eq!(
+            sanitize(b"noise\x90\xfe\x01x\nerror: here\n"),
+            "noise\nerror: here\n"
+        );
+        assert_eq!(sanitize(b"\x9d0;t\x1b\nkept"), "\nkept");
+        assert_eq!(chunked(b"a\x9dxy\nb", 1), "a\nb");
     }
 
     #[test]

@@ -46,6 +46,45 @@ pub struct View {
     pub output_lines: u64,
     /// Salient lines from the elided middle that the view keeps (`smart` only).
     pub salient_lines: u64,
+    /// What a truncated `smart` view left out, summarised.
+    pub omitted: Option<OmittedSummary>,
+}
+
+/// What a truncated view left out, in a few lines: so a model knows what it did not see, and
+/// where to look.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OmittedSummary {
+    /// The most frequent line templates among the lines left out, most frequent first (from
+    /// the artifact; empty without one).
+    pub frequent: Vec<Template>,
+    /// The counts are estimates from evenly spaced samples of a very long output.
+    pub estimated: bool,
+    /// Salient lines (errors, failures…) left out.
+    pub salient_lines: u64,
+    /// The first few of their line numbers, in order.
+    pub salient_line_numbers: Vec<u64>,
+    /// Omitted lines that stand out: each the only one of its kind in an omitted part made of
+    /// a few kinds of lines (from the artifact; at most five).
+    pub standing_out: Vec<NumberedLine>,
+}
+
+/// A line and its raw line number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumberedLine {
+    /// The raw line number (1-based).
+    pub line: u64,
+    /// The line (cut to 160 bytes, marked).
+    pub text: String,
+}
+
+/// A line template and how many omitted lines have it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    /// How many lines.
+    pub count: u64,
+    /// The template as a model reads it: an example line with numbers as `<N>` and ids as
+    /// `<ID>`.
+    pub text: String,
 }
 
 /// One part of a [`View`].
@@ -65,6 +104,14 @@ pub enum ViewPart {
         lines: u64,
         /// Bytes left out, when the window knows them (`both`).
         bytes: Option<u64>,
+    },
+    /// The shown line `line` stands for `count` more lines like it (the same but for numbers,
+    /// ids and paths) that are left out.
+    Similar {
+        /// The shown line (raw line number).
+        line: u64,
+        /// How many more lines like it there are.
+        count: u64,
     },
 }
 
@@ -385,6 +432,7 @@ impl Window {
             output_bytes: shown.len() as u64,
             output_lines,
             salient_lines: 0,
+            omitted: None,
         }
     }
 
@@ -448,52 +496,88 @@ impl Window {
         self.assemble(&parts, by_lines, 0)
     }
 
+    /// Head, ranked salient blocks of the middle, and the tail. Never worse than the plain tail
+    /// of the same budget: the salient lines a plain tail would show and a shorter tail would
+    /// not are kept first (outside any budget), and the tail shrinks until that holds; when it
+    /// cannot hold, or nothing salient lies outside the plain tail, the view is the plain tail.
     fn smart_view(&self) -> View {
-        let (head, head_by_lines) = self.head_part();
-        let head_last = count_lines(head);
-        let tail_all = self.tail_bytes();
+        let mut plain = self.tail_view();
         let salient = self
             .salient
             .as_ref()
             .expect("smart windows track salient lines");
-        // With a head and salient lines, the tail gets what they leave of the budget.
-        let rest = self.limits.max_bytes.saturating_sub(head.len());
-        let tail_lines = self
-            .tail_line_cap
-            .map(|l| l.saturating_sub(self.head_line_cap.unwrap_or(0)));
-        // Pass 1: choose salient lines from the middle left by the smallest tail we could show.
-        let min_tail_cap = rest.saturating_sub(salient.budget());
-        let min_tail = &tail_all[tail_all.len().saturating_sub(min_tail_cap)..];
-        let (start, _) = Self::tail_part(min_tail, tail_lines);
-        let min_tail_first = self.first_line_of_suffix(&min_tail[start..]);
-        let groups = salient.select(head_last, min_tail_first);
-        // Pass 2: the tail gets whatever budget the salient lines left unused.
-        let used: usize = groups.iter().map(|g| g.text.len()).sum();
-        let tail = &tail_all[tail_all.len().saturating_sub(rest.saturating_sub(used))..];
-        let (start, by_lines) = Self::tail_part(tail, tail_lines);
-        let tail = &tail[start..];
-        let tail_first = self.first_line_of_suffix(tail);
-        let groups: Vec<_> = groups.iter().filter(|g| g.last_line < tail_first).collect();
-        if groups.is_empty() {
-            // Nothing salient in the middle: the plain tail view, with the whole budget.
-            return self.tail_view();
+        // The plain tail's first whole line: a line it shows only the end of is not shown.
+        let plain_first = plain.shown_ranges.first().map_or(u64::MAX, |r| {
+            let len = plain.output_bytes as usize;
+            let whole = self.total_bytes == len as u64 || self.byte_from_end(len) == Some(b'\n');
+            r[0] + u64::from(!whole)
+        });
+        if !salient.any_before(plain_first) {
+            plain.omitted = Self::summary(salient, &plain.shown_ranges);
+            return plain;
         }
+        let (head, head_by_lines) = self.head_part();
         let head = Self::line_aligned_head(head);
-        let tail_start = tail_all.len() - tail.len();
-        let aligned = self.line_aligned_tail_start(&tail_all, tail_start);
-        let tail = &tail_all[aligned..];
-        let tail_first = self.first_line_of_suffix(tail);
-        let mut parts = vec![Part::new(head, 1)];
-        let mut kept = 0;
-        for group in groups {
-            kept += group.salient;
-            parts.push(Part {
-                bytes: group.text.as_bytes(),
-                first_line: group.first_line,
-            });
+        // A head that holds no whole line (a first line longer than it) shows nothing useful:
+        // that line is the middle's, matched and shown around its match like any other.
+        let head = if head.ends_with(b"\n") {
+            head
+        } else {
+            &head[..0]
+        };
+        let head_lines = count_lines(head) as usize;
+        let head_last = head_lines as u64;
+        let tail_all = self.tail_bytes();
+        let max = self.limits.max_bytes;
+        let (mut used, mut used_lines) = (head.len(), head_lines);
+        // A fixed point: the salient lines kept shrink the tail, which may leave more of the
+        // plain tail's salient lines to keep. It only grows, so it ends within a few rounds.
+        for _ in 0..16 {
+            if used >= max {
+                break;
+            }
+            let tail_lines = self.tail_line_cap.map(|l| l.saturating_sub(used_lines));
+            let tail = &tail_all[tail_all.len().saturating_sub(max - used)..];
+            let (start, by_lines) = Self::tail_part(tail, tail_lines);
+            let aligned =
+                self.line_aligned_tail_start(&tail_all, tail_all.len() - (tail.len() - start));
+            let tail = &tail_all[aligned..];
+            let tail_first = self.first_line_of_suffix(tail);
+            let selection = salient.select(head_last, tail_first, plain_first);
+            let now = (head.len() + selection.bytes, head_lines + selection.lines);
+            if now != (used, used_lines) {
+                (used, used_lines) = now;
+                continue;
+            }
+            let mut parts = vec![Part::new(head, 1)];
+            let mut kept = 0;
+            for group in &selection.groups {
+                kept += group.salient;
+                parts.push(Part::new(group.text.as_bytes(), group.first_line));
+            }
+            parts.push(Part::new(tail, tail_first));
+            // Each "N more like line L" marker goes right below line L: its part is split there.
+            let similar = salient.similar(head_last, tail_first, &selection);
+            let parts = split_at_markers(parts, &similar);
+            let mut view = self.assemble(&parts, by_lines || head_by_lines, kept);
+            view.omitted = Self::summary(salient, &view.shown_ranges);
+            return view;
         }
-        parts.push(Part::new(tail, tail_first));
-        self.assemble(&parts, by_lines || head_by_lines, kept)
+        plain.omitted = Self::summary(salient, &plain.shown_ranges);
+        plain
+    }
+
+    /// What a smart view left out, as far as the window knows it (the artifact adds the
+    /// frequent templates).
+    fn summary(salient: &SalientTracker, shown: &[[u64; 2]]) -> Option<OmittedSummary> {
+        let unshown = salient.unshown(shown);
+        (unshown.count > 0).then(|| OmittedSummary {
+            frequent: Vec::new(),
+            estimated: false,
+            salient_lines: unshown.count,
+            salient_line_numbers: unshown.lines,
+            standing_out: Vec::new(),
+        })
     }
 
     /// Lists the parts with what was left out between them.
@@ -508,8 +592,9 @@ impl Window {
         for (i, part) in parts.iter().enumerate() {
             let lines = count_lines(part.bytes);
             let last = part.first_line + lines - 1;
-            if i > 0 {
-                let omitted_lines = part.first_line.saturating_sub(prev_end.unwrap_or(0) + 1);
+            let omitted_lines = part.first_line.saturating_sub(prev_end.unwrap_or(0) + 1);
+            // Parts that touch (one split below a marker) have nothing between them.
+            if i > 0 && omitted_lines > 0 {
                 // With salient lines between, the bytes of each gap are not tracked.
                 let bytes =
                     (salient_lines == 0 && self.limits.direction != Direction::Smart).then(|| {
@@ -525,6 +610,9 @@ impl Window {
                 first_line: part.first_line,
                 text: String::from_utf8_lossy(part.bytes).into_owned(),
             });
+            for &(line, count) in part.similar {
+                view_parts.push(ViewPart::Similar { line, count });
+            }
             match shown_ranges.last_mut() {
                 Some(range) if part.first_line <= range[1] + 1 => range[1] = range[1].max(last),
                 _ => shown_ranges.push([part.first_line, last]),
@@ -546,8 +634,41 @@ impl Window {
             output_bytes,
             output_lines,
             salient_lines,
+            omitted: None,
         }
     }
+}
+
+/// Splits the parts below each marked line, the marker going with the part that ends there.
+fn split_at_markers<'a>(parts: Vec<Part<'a>>, markers: &'a [(u64, u64)]) -> Vec<Part<'a>> {
+    let mut out = Vec::with_capacity(parts.len() + markers.len());
+    for part in parts {
+        let mut rest = part;
+        let (first, last) = (
+            rest.first_line,
+            rest.first_line + count_lines(rest.bytes).saturating_sub(1),
+        );
+        let mine = markers
+            .iter()
+            .enumerate()
+            .filter(|(_, (line, _))| first <= *line && *line <= last);
+        for (i, &(line, _)) in mine {
+            let end = end_of_first_lines(
+                rest.bytes,
+                usize::try_from(line - rest.first_line + 1).unwrap_or(usize::MAX),
+            );
+            out.push(Part {
+                bytes: &rest.bytes[..end],
+                first_line: rest.first_line,
+                similar: &markers[i..=i],
+            });
+            rest = Part::new(&rest.bytes[end..], line + 1);
+        }
+        if !rest.bytes.is_empty() {
+            out.push(rest);
+        }
+    }
+    out
 }
 
 /// Bytes of the parts from this one to the end (used for the omitted-bytes count in `both`).
@@ -558,11 +679,17 @@ fn part_bytes_from_end(rest: &[&Part<'_>]) -> u64 {
 struct Part<'a> {
     bytes: &'a [u8],
     first_line: u64,
+    /// Lines of this part that stand for others like them: (line, how many more).
+    similar: &'a [(u64, u64)],
 }
 
 impl<'a> Part<'a> {
     fn new(bytes: &'a [u8], first_line: u64) -> Self {
-        Part { bytes, first_line }
+        Part {
+            bytes,
+            first_line,
+            similar: &[],
+        }
     }
 }
 

@@ -27,6 +27,15 @@ fn nasty_bytes() -> impl Strategy<Value = Vec<u8>> {
         1 => Just(b"\t".to_vec()),
         1 => Just(b"\x07".to_vec()),
         1 => Just(b"\\".to_vec()),
+        // 8-bit C1 controls, alone and as UTF-8 (U+009B), and a character ending in 0x9b.
+        1 => Just(b"\x9b".to_vec()),
+        1 => Just(b"\x9d".to_vec()),
+        1 => Just(b"\x9c".to_vec()),
+        1 => Just(b"\x90".to_vec()),
+        1 => Just("\u{9b}".as_bytes().to_vec()),
+        1 => Just("\u{9c}".as_bytes().to_vec()),
+        1 => Just("\u{201b}".as_bytes().to_vec()),
+        1 => Just(b"\x9b1;31m".to_vec()),
         // Whole salient words (and an odd casing), so smart windows meet matching lines.
         1 => Just(b"error: ".to_vec()),
         1 => Just(b"PAnIC".to_vec()),

@@ -30,6 +30,18 @@ pub fn alive(pid: i32) -> bool {
     })
 }
 
+/// Writers that alternate stdout and stderr line by line, as fast as they can: the shell's
+/// builtins, and Python's unbuffered `os.write` (one system call per line).
+pub const ALTERNATING_WRITERS: [&str; 2] = [
+    "for i in $(seq 2000); do echo out$i; echo err$i >&2; done",
+    "python3 -c 'import os\nfor i in range(1, 2001):\n    os.write(1, b\"out%d\\n\" % i)\n    os.write(2, b\"err%d\\n\" % i)'",
+];
+
+/// What they wrote, in the order they wrote it: `out1 err1 out2 err2 …`.
+pub fn alternating() -> String {
+    (1..=2000).map(|i| format!("out{i}\nerr{i}\n")).collect()
+}
+
 /// Waits (bounded, 10 s) until `f` holds; whether it did.
 pub fn eventually(mut f: impl FnMut() -> bool) -> bool {
     for _ in 0..500 {

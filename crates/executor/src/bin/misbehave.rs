@@ -139,6 +139,18 @@ fn main() {
             unsafe { libc::raise(libc::SIGSTOP) };
             sleep_secs(&arg(1));
         }
+        "interleave" => {
+            // `out<i>` on stdout and `err<i>` on stderr, one unbuffered write(2) each, as fast
+            // as it can: only a reader of one shared queue sees them in this order.
+            let count: u32 = arg(1).parse().unwrap_or(2000);
+            for i in 1..=count {
+                for (fd, line) in [(1, format!("out{i}\n")), (2, format!("err{i}\n"))] {
+                    // SAFETY: writing a buffer we own to our own descriptor.
+                    let n = unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+                    assert_eq!(n, line.len() as isize, "a short write to fd {fd}");
+                }
+            }
+        }
         "stderr-then-stdout" => {
             eprintln!("err line");
             std::io::stderr().flush().ok();

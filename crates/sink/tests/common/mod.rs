@@ -2,23 +2,63 @@
 //! streaming one: lossy-decode everything, then walk the characters with lookahead.
 #![allow(dead_code)]
 
+pub(crate) mod corpus;
+
 use agent_exec_sink::MAX_STRING_SEQUENCE;
 
 const ESC: char = '\u{1b}';
 const BEL: char = '\u{7}';
 
+/// `from_utf8_lossy`, except that a lone byte that is a C1 sequence control (DCS, SOS, CSI, ST,
+/// OSC, PM, APC: 0x90, 0x98, 0x9b..=0x9f) becomes that control's character, not U+FFFD.
+fn decode(mut input: &[u8]) -> Vec<char> {
+    let mut chars = Vec::new();
+    loop {
+        match std::str::from_utf8(input) {
+            Ok(text) => {
+                chars.extend(text.chars());
+                return chars;
+            }
+            Err(e) => {
+                let (valid, rest) = input.split_at(e.valid_up_to());
+                chars.extend(std::str::from_utf8(valid).unwrap().chars());
+                let bad = e.error_len().unwrap_or(rest.len());
+                chars.push(match rest {
+                    [b @ (0x90 | 0x98 | 0x9b..=0x9f), ..] if bad == 1 => char::from(*b),
+                    _ => char::REPLACEMENT_CHARACTER,
+                });
+                input = &rest[bad..];
+            }
+        }
+    }
+}
+
 pub(crate) fn reference_sanitize(input: &[u8]) -> String {
-    let text = String::from_utf8_lossy(input);
-    let chars: Vec<char> = text.chars().collect();
+    let chars = decode(input);
     let n = chars.len();
     let mut out = String::new();
     let mut cr = false;
     let mut i = 0;
     while i < n {
         let c = chars[i];
-        if c == ESC {
-            i += 1;
-            let Some(&d) = chars.get(i) else { break };
+        // A C1 introducer is its 7-bit escape (`ESC` and the letter) in one character.
+        let c1 = match c {
+            '\u{9b}' => Some('['),
+            '\u{9d}' => Some(']'),
+            '\u{90}' => Some('P'),
+            '\u{98}' => Some('X'),
+            '\u{9e}' => Some('^'),
+            '\u{9f}' => Some('_'),
+            _ => None,
+        };
+        if c == ESC || c1.is_some() {
+            let d = if let Some(d) = c1 {
+                d
+            } else {
+                i += 1;
+                let Some(&d) = chars.get(i) else { break };
+                d
+            };
             match d {
                 '[' => {
                     i += 1;
@@ -35,8 +75,11 @@ pub(crate) fn reference_sanitize(input: &[u8]) -> String {
                     let mut len = 0;
                     while i < n {
                         let e = chars[i];
-                        if osc && e == BEL {
+                        if (osc && e == BEL) || e == '\u{9c}' {
                             i += 1;
+                            break;
+                        }
+                        if e == '\n' {
                             break;
                         }
                         if e == ESC {

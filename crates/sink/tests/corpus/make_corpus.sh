@@ -38,7 +38,9 @@ OUT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 WORK="${CORPUS_WORKDIR:-/tmp/agent-exec-corpus-work}"
 rm -rf "$WORK"
 mkdir -p "$WORK"
-rm -f "$OUT"/*.log "$OUT"/*.needle
+# Only this script's logs: make_corpus_classes.sh owns the c*_ and io_* ones.
+OWN="gcc_cascade rustc_cascade javac_modules unittest_mid unittest_end node_test_tap service_log make_k pip_missing_path npm_broken_json ls_lR_end find_missing json_large binary_noise bash_xtrace git_apply_reject git_show_stat_end perl_report segfault_tests"
+for name in $OWN; do rm -f "$OUT/$name.log" "$OUT/$name.needle"; done
 
 step() { printf '== %s\n' "$1" >&2; }
 
@@ -899,6 +901,14 @@ Offsets are 0-based byte offsets of the needle's first byte; line numbers are
 
 Total corpus size (logs only): {total} bytes.
 """
+# Keep the section make_corpus_classes.sh writes (between its markers), if there is one.
+try:
+    old = open(f"{out}/README.md").read()
+    b, e = "<!-- classes:begin -->", "<!-- classes:end -->"
+    if b in old and e in old:
+        readme += "\n" + old[old.index(b):old.index(e) + len(e)] + "\n"
+except FileNotFoundError:
+    pass
 open(f"{out}/README.md", "w").write(readme)
 for r in rows:
     print(r)
