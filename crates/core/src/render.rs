@@ -581,11 +581,11 @@ pub(crate) fn job_output(r: &JobRead<'_>) -> String {
         None => format!("running for {:.1}s", r.elapsed.as_secs_f64()),
         Some(o) => describe_end(o),
     };
+    // stdout and stderr are one pipe (written order kept): one count says it all.
     let mut text = format!(
-        "[job {} {state}; stdout {}, stderr {}]\n",
+        "[job {} {state}; {} of output]\n",
         r.id,
-        count(r.stdout_bytes, "byte"),
-        count(r.stderr_bytes, "byte")
+        count(r.stdout_bytes + r.stderr_bytes, "byte"),
     );
     if r.dropped > 0 {
         text.push_str(&if r.dropped == 1 {
@@ -679,11 +679,10 @@ pub(crate) fn job_list(jobs: &[crate::result::JobSummary]) -> String {
             _ => j.status.clone(),
         };
         text.push_str(&format!(
-            "job {}: {status}, {:.1}s, {} out, {} err: {}\n",
+            "job {}: {status}, {:.1}s, {} of output: {}\n",
             j.job_id.as_str(),
             j.elapsed_ms as f64 / 1000.0,
-            format_size(j.stdout_bytes),
-            format_size(j.stderr_bytes),
+            format_size(j.stdout_bytes + j.stderr_bytes),
             j.command
         ));
     }

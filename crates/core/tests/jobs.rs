@@ -122,7 +122,7 @@ fn alternating_streams_come_back_in_the_order_written() {
             r.text()
         );
         let header = format!(
-            "[job {job} exited with code 0; stdout {} bytes, stderr 0 bytes]\n",
+            "[job {job} exited with code 0; {} bytes of output]\n",
             alternating().len()
         );
         assert_eq!(r.text(), header + &alternating(), "{command}");
