@@ -533,7 +533,8 @@ impl Window {
         // A fixed point: the salient lines kept shrink the tail, which may leave more of the
         // plain tail's salient lines to keep. It only grows, so it ends within a few rounds.
         for _ in 0..16 {
-            if used >= max {
+            // No room left for a tail, in bytes or lines: the plain tail is the better view.
+            if used >= max || self.tail_line_cap.is_some_and(|l| used_lines >= l) {
                 break;
             }
             let tail_lines = self.tail_line_cap.map(|l| l.saturating_sub(used_lines));

@@ -250,6 +250,29 @@ fn long_lines() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(line, 1..12).prop_map(|v| v.concat())
 }
 
+/// Output shaped like diagnostics: errors, repeated messages, frames, notes, memory-checker
+/// lines, tracebacks, blank lines, `\r`, long runs, odd bytes.
+fn diagnostics() -> impl Strategy<Value = Vec<u8>> {
+    let atom = prop_oneof![
+        3 => Just(b"\n".to_vec()),
+        2 => Just(b"error: bad thing\n".to_vec()),
+        1 => Just(b"ERROR client 12 gone\n".to_vec()),
+        1 => Just(b"ERROR client 977 gone\n".to_vec()),
+        2 => Just(b"    at frame 3\n".to_vec()),
+        1 => Just(b"note: here\n".to_vec()),
+        1 => Just(b"==42==    at 0x1: f (a.c:3)\n".to_vec()),
+        1 => Just(b"==42== Invalid read of size 4\n".to_vec()),
+        1 => Just(b"Traceback (most recent call last):\n".to_vec()),
+        1 => Just(b"\r".to_vec()),
+        2 => Just(b"info line\n".to_vec()),
+        1 => Just("\u{e9}\u{1f600}".as_bytes().to_vec()),
+        1 => Just(b"\xff\x9b31m".to_vec()),
+        1 => (1usize..2500).prop_map(|n| vec![b'x'; n]),
+        1 => Just(b" fatal ".to_vec()),
+    ];
+    prop::collection::vec(atom, 0..200).prop_map(|v| v.concat())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128),
@@ -267,6 +290,43 @@ proptest! {
         let chunked = view(&input, Direction::Smart, max_bytes, chunk);
         prop_assert_eq!(&whole, &chunked);
         prop_assert!(whole.output_bytes <= max_bytes as u64);
+    }
+
+    /// On diagnostic-shaped output, with the CLI's settings: the view stays within its byte
+    /// and line budgets and does not depend on where the chunks end.
+    #[test]
+    fn smart_stays_within_budget_and_chunking_free(
+        input in diagnostics(),
+        cuts in prop::collection::vec(any::<usize>(), 0..30),
+        max_bytes in 1usize..4000,
+        max_lines in prop::option::of(1usize..50),
+    ) {
+        let run = |cuts: &[usize]| {
+            let mut sink = OutputSink::new(
+                SinkConfig {
+                    max_bytes,
+                    max_lines,
+                    direction: Direction::Smart,
+                    align_lines: true,
+                    ..SinkConfig::default()
+                },
+                None,
+            );
+            let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+            points.extend([0, input.len()]);
+            points.sort_unstable();
+            points.dedup();
+            for w in points.windows(2) {
+                sink.push(Stream::Stdout, &input[w[0]..w[1]]).unwrap();
+            }
+            sink.finish_capture().view
+        };
+        let whole = run(&[]);
+        prop_assert_eq!(&whole, &run(&cuts));
+        prop_assert!(whole.output_bytes <= max_bytes as u64);
+        if let Some(l) = max_lines {
+            prop_assert!(whole.output_lines <= l as u64, "{} lines > {}", whole.output_lines, l);
+        }
     }
 
     /// Never worse than the tail: every salient line a plain tail of the same budget shows
