@@ -282,22 +282,32 @@ fn omitted_summary(summary: &OmittedSummary, artifact: Option<&str>) -> Vec<Stri
             .iter()
             .map(u64::to_string)
             .collect();
-        if (at.len() as u64) < summary.salient_lines {
+        if !at.is_empty() && (at.len() as u64) < summary.salient_lines {
             at.push("…".to_owned());
         }
-        let what = count(summary.salient_lines, "more matching line");
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!(" (lines {})", at.join(", "))
+        };
         let read = match (artifact, summary.salient_line_numbers.first()) {
             (Some(id), Some(first)) => format!(
                 ": agent-exec artifact {id} --lines {}:{}, or --grep REGEX -C 3 (artifact_read with grep and context)",
                 first.saturating_sub(3).max(1),
                 first + 3
             ),
+            (Some(id), None) => format!(
+                ": agent-exec artifact {id} --grep REGEX -C 3 (artifact_read with grep and context)"
+            ),
             _ => String::new(),
         };
-        lines.push(format!(
-            "[{what} not shown, at lines {}{read}]",
-            at.join(", ")
-        ));
+        let what = count(summary.salient_lines, "matching line");
+        let verb = if summary.salient_lines == 1 {
+            "is"
+        } else {
+            "are"
+        };
+        lines.push(format!("[In all, {what} {verb} not shown{at}{read}]"));
     }
     lines
 }

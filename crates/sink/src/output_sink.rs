@@ -417,6 +417,8 @@ impl Sink for OutputSink {
         if let (Spill::Writing(w), Some(views)) = (&self.spill, &mut self.final_views)
             && self.config.direction == Direction::Smart
             && views.merged.truncated
+            // A terminal's rows are not the artifact's lines: their numbers would not match.
+            && self.config.terminal.is_none()
             && let Ok(file) = crate::template::summarize_file(
                 &w.path,
                 &views.merged.shown_ranges,

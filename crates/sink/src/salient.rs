@@ -423,6 +423,7 @@ fn is_continuation(line: &[u8]) -> bool {
     let mut l = line;
     if l.starts_with(b"==")
         && let Some(end) = memchr::memmem::find(&l[2..], b"==")
+        && end > 0
         && l[2..2 + end].iter().all(u8::is_ascii_digit)
     {
         l = &l[end + 4..];
@@ -466,6 +467,8 @@ struct Entry {
     /// Position in the sanitized stream just after this line's `\n`.
     end_pos: u64,
     template: u64,
+    /// The template with its paths kept: two lines with this equal say the same thing.
+    exact: u64,
     strength: u8,
     /// Lines above (display-capped), oldest first.
     before: Vec<Vec<u8>>,
@@ -523,8 +526,6 @@ pub(crate) struct Selection {
     /// Bytes the groups take.
     pub(crate) bytes: usize,
     pub(crate) lines: usize,
-    /// The salient lines among them.
-    pub(crate) salient: Vec<u64>,
 }
 
 /// Salient lines a view leaves out.
@@ -560,8 +561,11 @@ pub(crate) struct SalientTracker {
     templates: HashMap<u64, TemplateStat>,
     /// Line numbers of entries that may still lie in the last `tail_cap` bytes.
     recent: VecDeque<u64>,
-    /// Salient lines that started inside the head's bytes, and their templates.
-    in_head: Vec<(u64, u64)>,
+    /// Salient lines that started inside the head's bytes: (line, template, exact key).
+    in_head: Vec<(u64, u64, u64)>,
+    /// The last salient lines forgotten (left the tail, not the first of their template): where
+    /// some of the lines a view leaves out are.
+    forgotten: VecDeque<u64>,
     /// Salient lines of templates past [`MAX_TEMPLATES`]: counted, a few numbers kept.
     untracked: TemplateStat,
     total: u64,
@@ -581,6 +585,17 @@ fn cap(bytes: &[u8], limit: usize) -> Vec<u8> {
     out
 }
 
+/// What a salient line is known by (its template, its rank): the line (its first
+/// [`MATCH_CAP`] bytes), or, when it is shown as a window around its match, that window — a
+/// long line's start may be the same for lines that say different things deep inside.
+fn known_by<'a>(line: &'a [u8], shown: &'a [u8]) -> &'a [u8] {
+    let line = &line[..line.len().min(MATCH_CAP)];
+    if shown == line { line } else { shown }
+}
+
+/// How the cut start of a long line's window is marked.
+const CUT_MARK: &str = "[… ";
+
 /// A salient line as shown: whole, or its window marked with what was cut on each side.
 fn shown_line(found: &Found, line_len: u64) -> Vec<u8> {
     let end = found.start as u64 + found.shown.len() as u64;
@@ -589,7 +604,7 @@ fn shown_line(found: &Found, line_len: u64) -> Vec<u8> {
     }
     let mut out = Vec::with_capacity(found.shown.len() + 48);
     if found.start > 0 {
-        out.extend_from_slice(format!("[… {} bytes] ", found.start).as_bytes());
+        out.extend_from_slice(format!("{CUT_MARK}{} bytes] ", found.start).as_bytes());
     }
     out.extend_from_slice(&found.shown);
     if end < line_len {
@@ -613,6 +628,7 @@ impl SalientTracker {
             templates: HashMap::new(),
             recent: VecDeque::new(),
             in_head: Vec::new(),
+            forgotten: VecDeque::new(),
             untracked: TemplateStat {
                 count: 0,
                 first: 0,
@@ -854,12 +870,13 @@ impl SalientTracker {
         };
         let mut before = before;
         before.drain(..before.len() - keep_above.min(before.len()));
-        let key = template::key(line);
+        let known_by = known_by(line, &shown);
         let entry = Entry {
             line_no,
             end_pos,
-            template: key,
-            strength: strength(line),
+            template: template::key(known_by),
+            exact: template::exact_key(known_by),
+            strength: strength(known_by),
             before,
             line: shown,
             after: Vec::new(),
@@ -928,7 +945,8 @@ impl SalientTracker {
         self.total += 1;
         self.first_line.get_or_insert(entry.line_no);
         if start_pos < self.head_cap as u64 {
-            self.in_head.push((entry.line_no, entry.template));
+            self.in_head
+                .push((entry.line_no, entry.template, entry.exact));
         }
         let line_no = entry.line_no;
         let tracked =
@@ -973,6 +991,10 @@ impl SalientTracker {
                 .is_some_and(|t| t.first == line_no);
             if !keep {
                 self.entries.remove(&line_no);
+                if self.forgotten.len() == LINES_PER_TEMPLATE * 2 {
+                    self.forgotten.pop_front();
+                }
+                self.forgotten.push_back(line_no);
             }
         }
     }
@@ -980,6 +1002,12 @@ impl SalientTracker {
     /// The current line was cleared by `\r`.
     pub(crate) fn clear_line(&mut self) {
         self.partial = Partial::default();
+    }
+
+    /// Whether line `line` is a salient line still known (in the tail, or the first of its
+    /// template).
+    pub(crate) fn is_salient(&self, line: u64) -> bool {
+        self.entries.contains_key(&line)
     }
 
     /// Whether any salient line lies before line `line`.
@@ -1014,16 +1042,22 @@ impl SalientTracker {
 
     /// Groups of lines to show strictly between line `head_last` and line `tail_first`: the
     /// salient lines from `mandatory_from` on (those a plain tail shows) first, outside the
-    /// budget — each one whose template the view does not show otherwise —, then the best
-    /// ranked of the rest within the budget.
+    /// budget — each one that says something the view does not show otherwise (the same
+    /// message with other numbers or ids is counted by a marker instead) —, then the best
+    /// ranked of the rest within the budget, one per template.
     pub(crate) fn select(&self, head_last: u64, tail_first: u64, mandatory_from: u64) -> Selection {
-        // Templates the tail shows, and how many of their lines.
-        let mut shown_per_template: HashMap<u64, u64> = HashMap::new();
-        for n in &self.recent {
-            if *n >= tail_first
-                && let Some(e) = self.entries.get(n)
-            {
-                *shown_per_template.entry(e.template).or_insert(0) += 1;
+        // What the head and the tail already show.
+        let mut templates_in_view: std::collections::HashSet<u64> =
+            std::collections::HashSet::new();
+        let mut messages_in_view: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        for &(_, template, exact) in self.in_head.iter().filter(|h| h.0 <= head_last) {
+            templates_in_view.insert(template);
+            messages_in_view.insert(exact);
+        }
+        for n in self.recent.iter().filter(|&&n| n >= tail_first) {
+            if let Some(e) = self.entries.get(n) {
+                templates_in_view.insert(e.template);
+                messages_in_view.insert(e.exact);
             }
         }
         let mut candidates: Vec<(bool, u32, &Entry)> = self
@@ -1032,8 +1066,7 @@ impl SalientTracker {
             .filter(|e| e.line_no > head_last && e.line_no < tail_first)
             .map(|e| (e.line_no >= mandatory_from, self.score(e), e))
             .collect();
-        // Mandatory ones in line order (the first of a template stands for the rest), then by
-        // rank.
+        // Mandatory ones in line order, then the rest by rank.
         candidates.sort_by(|a, b| {
             b.0.cmp(&a.0).then(if a.0 && b.0 {
                 a.2.line_no.cmp(&b.2.line_no)
@@ -1041,28 +1074,39 @@ impl SalientTracker {
                 b.1.cmp(&a.1).then(a.2.line_no.cmp(&b.2.line_no))
             })
         });
-        let mut lines: std::collections::BTreeMap<u64, &[u8]> = std::collections::BTreeMap::new();
+        // A line that is itself salient is shown as its entry shows it (a long one as the
+        // window around its match), also where it is another's context.
+        let text_of = |n: u64, context: &'_ [u8]| -> Vec<u8> {
+            match self.entries.get(&n) {
+                Some(e) => e.line.clone(),
+                None => context.to_vec(),
+            }
+        };
+        let mut lines: std::collections::BTreeMap<u64, Vec<u8>> = std::collections::BTreeMap::new();
         let mut salient: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
         let mut used_optional = 0usize;
         for (mandatory, _, e) in candidates {
-            // A line whose template is already in view adds little: the marker after the
-            // first one shown counts it.
-            if shown_per_template.contains_key(&e.template) {
+            let said = if mandatory {
+                messages_in_view.contains(&e.exact)
+            } else {
+                templates_in_view.contains(&e.template)
+            };
+            if said {
                 continue;
             }
-            let mut add: Vec<(u64, &[u8])> = Vec::new();
+            let mut add: Vec<(u64, Vec<u8>)> = Vec::new();
             let top = e.line_no - e.before.len() as u64;
             for (i, l) in e.before.iter().enumerate() {
                 let n = top + i as u64;
                 if n > head_last {
-                    add.push((n, l));
+                    add.push((n, text_of(n, l)));
                 }
             }
-            add.push((e.line_no, &e.line));
+            add.push((e.line_no, e.line.clone()));
             for (i, l) in e.after.iter().enumerate() {
                 let n = e.line_no + 1 + i as u64;
                 if n < tail_first {
-                    add.push((n, l));
+                    add.push((n, text_of(n, l)));
                 }
             }
             if !mandatory {
@@ -1091,13 +1135,14 @@ impl SalientTracker {
                 lines.entry(n).or_insert(t);
             }
             salient.insert(e.line_no);
-            *shown_per_template.entry(e.template).or_insert(0) += 1;
+            templates_in_view.insert(e.template);
+            messages_in_view.insert(e.exact);
         }
         let mut groups: Vec<Group> = Vec::new();
         let mut bytes = 0;
         let line_count = lines.len();
         for (n, text) in lines {
-            let text = String::from_utf8_lossy(text);
+            let text = String::from_utf8_lossy(&text);
             bytes += text.len() + 1;
             let is_salient = u64::from(salient.contains(&n));
             match groups.last_mut() {
@@ -1119,39 +1164,59 @@ impl SalientTracker {
             groups,
             bytes,
             lines: line_count,
-            salient: salient.into_iter().collect(),
         }
     }
 
-    /// For each salient template a view shows and the output holds more of: the first line of
-    /// it shown, and how many more lines like it were left out. `selection` is the middle's.
+    /// The template of a line shown whole (in the head or the tail), when it is salient: as
+    /// the tracker knew it.
+    fn template_of_shown(&self, line: &[u8]) -> Option<u64> {
+        let Lazy::Ready(matcher) = &self.regex else {
+            return None;
+        };
+        let found = Self::match_line(matcher, line)?;
+        let shown = shown_line(&found, line.len() as u64);
+        Some(template::key(known_by(line, &shown)))
+    }
+
+    /// For each salient template a view shows and the output holds more of: the last line of
+    /// it shown, and how many more lines like it were left out. `head` and `tail` are the
+    /// view's head and tail (starting at line 1 and `tail_first`), `selection` its middle.
     pub(crate) fn similar(
         &self,
-        head_last: u64,
+        head: &[u8],
+        tail: &[u8],
         tail_first: u64,
         selection: &Selection,
     ) -> Vec<(u64, u64)> {
-        let mut shown: HashMap<u64, (u64, u64)> = HashMap::new();
-        // A line is counted once, even where the head and the tail meet in one long line.
-        let mut seen = std::collections::HashSet::new();
-        let mut see = |line: u64, template: u64| {
-            if !seen.insert(line) {
-                return;
+        // Every salient line shown counts, context lines included: (line, template).
+        let mut lines: Vec<(u64, u64)> = Vec::new();
+        let whole = |text: &[u8], first: u64, lines: &mut Vec<(u64, u64)>| {
+            for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+                if let Some(t) = self.template_of_shown(line) {
+                    lines.push((first + i as u64, t));
+                }
             }
-            let s = shown.entry(template).or_insert((line, 0));
-            s.0 = s.0.min(line);
-            s.1 += 1;
         };
-        for &(line, template) in &self.in_head {
-            if line <= head_last {
-                see(line, template);
+        whole(head, 1, &mut lines);
+        for group in &selection.groups {
+            for (i, line) in group.text.lines().enumerate() {
+                let n = group.first_line + i as u64;
+                // A kept entry is shown as the tracker shows it (a window, marked).
+                let template = match self.entries.get(&n) {
+                    Some(e) => Some(e.template),
+                    None => self.template_of_shown(line.as_bytes()),
+                };
+                if let Some(t) = template {
+                    lines.push((n, t));
+                }
             }
         }
-        let tail = self.recent.iter().filter(|&&n| n >= tail_first);
-        for n in selection.salient.iter().chain(tail) {
-            if let Some(e) = self.entries.get(n) {
-                see(*n, e.template);
-            }
+        whole(tail, tail_first, &mut lines);
+        let mut shown: HashMap<u64, (u64, u64)> = HashMap::new();
+        for (n, template) in lines {
+            let s = shown.entry(template).or_insert((n, 0));
+            s.0 = s.0.max(n);
+            s.1 += 1;
         }
         let mut similar: Vec<(u64, u64)> = shown
             .into_iter()
@@ -1177,7 +1242,8 @@ impl SalientTracker {
             known.extend(stat.lines.iter().copied());
         }
         known.extend(self.recent.iter().copied());
-        known.extend(self.in_head.iter().map(|&(n, _)| n));
+        known.extend(self.in_head.iter().map(|h| h.0));
+        known.extend(self.forgotten.iter().copied());
         known.extend(self.entries.keys().copied());
         // Every shown salient line is one of these: the head's, the tail's (recent) or a
         // kept entry.

@@ -17,6 +17,15 @@ pub(crate) fn key(line: &[u8]) -> u64 {
     h.0
 }
 
+/// The line itself, hashed: two salient lines with this equal say exactly the same thing
+/// (`error[E0308]: mismatched types` a hundred times), while a number may name a different
+/// test (`test_parse[3]`), so nothing is collapsed.
+pub(crate) fn exact_key(line: &[u8]) -> u64 {
+    let mut h = Fnv::default();
+    h.write(line);
+    h.0
+}
+
 /// A template as a model reads it: numbers as `<N>`, hex ids as `<ID>`; the words (and paths) of
 /// this example kept, with their numbers collapsed.
 pub(crate) fn display(line: &[u8]) -> String {
@@ -222,7 +231,12 @@ pub(crate) fn summarize_file(
     let counted = table.counted;
     let mut templates: Vec<Counted> = table.counts.into_values().collect();
     let singletons = templates.iter().filter(|t| t.count == 1).count();
+    // "Made of few kinds": the three most frequent templates hold most of the lines.
+    let mut counts: Vec<u64> = templates.iter().map(|t| t.count).collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let few_kinds = counts.iter().take(3).sum::<u64>() * 10 >= counted * 8;
     let rare = if !estimated
+        && few_kinds
         && singletons > 0
         && singletons <= RARE_LINES
         && counted >= RARE_RATIO * singletons as u64
@@ -281,7 +295,12 @@ impl Table {
             raw
         };
         // Lines without words (rules, gutters, blank lines) say nothing of what was left out.
-        if line.iter().filter(|b| b.is_ascii_alphabetic()).count() < 3 {
+        if line
+            .iter()
+            .filter(|b| b.is_ascii_alphabetic() || **b >= 0x80)
+            .count()
+            < 3
+        {
             return;
         }
         let key = key(line);

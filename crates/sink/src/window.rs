@@ -542,8 +542,17 @@ impl Window {
             let (start, by_lines) = Self::tail_part(tail, tail_lines);
             let aligned =
                 self.line_aligned_tail_start(&tail_all, tail_all.len() - (tail.len() - start));
-            let tail = &tail_all[aligned..];
-            let tail_first = self.first_line_of_suffix(tail);
+            let mut tail = &tail_all[aligned..];
+            let mut tail_first = self.first_line_of_suffix(tail);
+            // A tail that starts inside a salient line (the only line it holds, cut) leaves
+            // that line to the middle, where it is shown whole or around its match.
+            let cut_inside = self.total_bytes > tail.len() as u64
+                && self.byte_from_end(tail.len()) != Some(b'\n');
+            if cut_inside && salient.is_salient(tail_first) {
+                let next = memchr::memchr(b'\n', tail).map_or(tail.len(), |i| i + 1);
+                tail = &tail[next..];
+                tail_first += 1;
+            }
             let selection = salient.select(head_last, tail_first, plain_first);
             let now = (head.len() + selection.bytes, head_lines + selection.lines);
             if now != (used, used_lines) {
@@ -558,7 +567,7 @@ impl Window {
             }
             parts.push(Part::new(tail, tail_first));
             // Each "N more like line L" marker goes right below line L: its part is split there.
-            let similar = salient.similar(head_last, tail_first, &selection);
+            let similar = salient.similar(head, tail, tail_first, &selection);
             let parts = split_at_markers(parts, &similar);
             let mut view = self.assemble(&parts, by_lines || head_by_lines, kept);
             view.omitted = Self::summary(salient, &view.shown_ranges);

@@ -188,6 +188,81 @@ fn a_match_deep_in_a_long_line_is_shown_with_a_window_around_it() {
     }
 }
 
+/// A long salient line that is also the context of a higher-ranked line is still shown around
+/// its match, not by its start.
+#[test]
+fn a_long_salient_line_shown_as_context_keeps_its_window() {
+    let mut long = String::from("{\"records\":[");
+    while long.len() < 3000 {
+        long.push_str("{\"id\":1,\"status\":\"ok\"},");
+    }
+    long.push_str("{\"id\":2,\"status\":\"error\",\"message\":\"disk quota exceeded\"},");
+    while long.len() < 5000 {
+        long.push_str("{\"id\":1,\"status\":\"ok\"},");
+    }
+    let input = format!(
+        "{}error: first failure\n{long}\n{}",
+        filler(0, 100),
+        filler(100, 800)
+    );
+    let v = smart(&input, 8000);
+    assert!(shows(&v, "error: first failure"), "{}", v.text());
+    assert!(
+        v.text()
+            .contains("\"status\":\"error\",\"message\":\"disk quota exceeded\""),
+        "{}",
+        v.text()
+    );
+}
+
+/// The "more like it" marker counts only lines left out, and follows the last one shown.
+#[test]
+fn markers_count_only_what_is_left_out() {
+    let input = format!(
+        "{}error: foo 1\nerror: foo 2\n{}",
+        filler(0, 300),
+        filler(300, 900)
+    );
+    let v = smart(&input, 6000);
+    assert!(
+        shows(&v, "error: foo 1") && shows(&v, "error: foo 2"),
+        "{}",
+        v.text()
+    );
+    assert!(
+        !v.parts
+            .iter()
+            .any(|p| matches!(p, ViewPart::Similar { .. })),
+        "{:?}",
+        v.parts
+    );
+    let mut input = String::new();
+    for i in 1..=4 {
+        input.push_str(&format!("error: x {i}\n"));
+    }
+    input.push_str(&filler(0, 1000));
+    for i in 5..=54 {
+        input.push_str(&format!("error: x {i}\n"));
+    }
+    input.push_str(&filler(1000, 2000));
+    let v = smart(&input, 4000);
+    let markers: Vec<(u64, u64)> = v
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            ViewPart::Similar { line, count } => Some((*line, *count)),
+            _ => None,
+        })
+        .collect();
+    let shown = v
+        .text()
+        .lines()
+        .filter(|l| l.starts_with("error: x "))
+        .count() as u64;
+    assert_eq!(markers.len(), 1, "{:?}", v.parts);
+    assert_eq!(markers[0].1, 54 - shown, "{:?}", v.parts);
+}
+
 /// Class 7: the summary of what was left out — the most frequent templates with their counts,
 /// from the artifact, and the salient lines not shown with their line numbers.
 #[test]
@@ -342,6 +417,11 @@ proptest! {
             match kind {
                 0 => input.push_str(&format!("error: {} {} failed\n", WORDS[*a], WORDS[*b])),
                 1 => input.push_str(&format!("    note: {} here\n", WORDS[*a])),
+                // Distinct tests whose lines differ only in their paths.
+                2 => input.push_str(&format!(
+                    "FAILED tests/{}/test_{}.py::test_{i} - assert {i} == 0\n",
+                    WORDS[*a], WORDS[*b]
+                )),
                 _ => input.push_str(&format!("line {i} is fine\n")),
             }
         }
@@ -353,7 +433,10 @@ proptest! {
             // The first line of a byte-cut tail may be partial: not a line the tail shows.
             tail_lines.remove(0);
         }
-        for line in tail_lines.iter().filter(|l| l.starts_with("error: ")) {
+        for line in tail_lines
+            .iter()
+            .filter(|l| l.starts_with("error: ") || l.starts_with("FAILED "))
+        {
             prop_assert!(shows(&smart, line), "{} lost:\n{}", line, smart.text());
         }
         prop_assert!(smart.output_bytes <= max_bytes as u64);
