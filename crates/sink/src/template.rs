@@ -154,7 +154,7 @@ impl<'a> Iterator for Tokens<'a> {
 
 /// Reads of an artifact for its summary: the whole of it up to this size, else this much in
 /// evenly spaced windows (the counts are then estimates).
-const SUMMARY_READ: u64 = 8 << 20;
+const SUMMARY_READ: u64 = 4 << 20;
 const SAMPLE_WINDOWS: u64 = 64;
 /// Templates counted; lines of further templates are not.
 const SUMMARY_TEMPLATES: usize = 4096;
