@@ -393,7 +393,6 @@ impl Job {
         // comes for that either).
         const WAITING_CHECK: Duration = Duration::from_millis(100);
         let until = Instant::now() + wait;
-        let was_waiting = self.waiting.load(Ordering::Relaxed);
         let mut st = lock(&self.state);
         loop {
             let has_new = st.ring.total() > st.read_offset;
@@ -404,8 +403,9 @@ impl Job {
             if now >= until || cancel.is_some_and(CancelToken::is_cancelled) {
                 break;
             }
-            // It now waits for input: nothing more comes until it gets some.
-            if !was_waiting && self.waiting.load(Ordering::Relaxed) {
+            // It waits for input (already, or from now on): nothing more comes until it gets
+            // some, so waiting longer only delays the answer that says so.
+            if self.waiting.load(Ordering::Relaxed) {
                 break;
             }
             let slice = match cancel {

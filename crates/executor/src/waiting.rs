@@ -233,19 +233,32 @@ impl InputWatch {
 
     /// Looks at the call when its output (last seen at `last_output`) has been idle long
     /// enough. Returns whether the call is to be stopped, and when to look again.
+    /// `prompt_pending`: the output so far ends inside a line, as a prompt leaves it (`[y/N] `,
+    /// `Password:`). A program relaying a terminal (`ssh`, `docker run -it`) also waits on it
+    /// for ever while the far side is quiet, but what it printed last ended its line.
     pub(crate) fn tick(
         &mut self,
         group: &CallGroup,
         last_output: Instant,
+        prompt_pending: bool,
         now: Instant,
     ) -> (bool, Instant) {
-        let quiet_from = last_output + self.idle;
-        if now < quiet_from {
+        // An idle long enough to overflow the clock is never reached.
+        let quiet_from = last_output
+            .checked_add(self.idle)
+            .unwrap_or(now + RECHECK_MAX);
+        if now < quiet_from || !prompt_pending {
             if let OnWaiting::Flag(flag) = &self.on {
                 flag.store(false, Ordering::Relaxed);
             }
             self.interval = RECHECK;
-            return (false, quiet_from);
+            // Only new output can make a prompt pending, and new output wakes the loop.
+            let wake = if prompt_pending {
+                quiet_from
+            } else {
+                now + RECHECK_MAX
+            };
+            return (false, wake);
         }
         if let Some(at) = self.next_check.filter(|&at| at > now) {
             return (false, at);

@@ -63,10 +63,10 @@ fn a_prompt_read_through_dev_tty_or_a_poll_counts_too() {
     for command in [
         // `sudo` and `ssh` ask on /dev/tty.
         "printf 'Password: ' >/dev/tty; read -r x </dev/tty",
-        // poll(2), select(2) and epoll with no timeout.
-        "python3 -c 'import select,sys; print(\"poll?\", flush=True); p=select.poll(); p.register(0, select.POLLIN); p.poll()'",
-        "python3 -c 'import select,sys; print(\"select?\", flush=True); select.select([sys.stdin],[],[])'",
-        "python3 -c 'import selectors,sys; s=selectors.EpollSelector(); s.register(sys.stdin, selectors.EVENT_READ); print(\"epoll?\", flush=True); s.select()'",
+        // poll(2), select(2) and epoll with no timeout, after a prompt (no newline).
+        "python3 -c 'import select,sys; print(\"poll? \", end=\"\", flush=True); p=select.poll(); p.register(0, select.POLLIN); p.poll()'",
+        "python3 -c 'import select,sys; print(\"select? \", end=\"\", flush=True); select.select([sys.stdin],[],[])'",
+        "python3 -c 'import selectors,sys; s=selectors.EpollSelector(); s.register(sys.stdin, selectors.EVENT_READ); print(\"epoll? \", end=\"\", flush=True); s.select()'",
     ] {
         let (outcome, capture) = pty(&patient(command, &pids));
         assert_eq!(
@@ -91,6 +91,15 @@ fn a_quiet_command_that_reads_nothing_is_left_alone() {
         assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
         assert_eq!(capture.view.text(), "done");
     }
+    // A program relaying the terminal (ssh, `docker run -it`) waits on it for ever while the far
+    // side is quiet, but its last output ended a line: no prompt, it runs to its own end.
+    let relay = patient(
+        "echo 'remote: building'; python3 -c 'import select,sys,threading,time; threading.Thread(target=lambda: select.select([sys.stdin],[],[]), daemon=True).start(); time.sleep(2)'; echo done",
+        &pids,
+    );
+    let (outcome, capture) = pty(&relay);
+    assert_eq!(outcome.stop, None, "{outcome:?}");
+    assert_eq!(capture.view.text(), "remote: building\ndone");
     // Off: the prompt waits for the timeout.
     let mut s = patient("read -p 'go? ' x", &pids);
     s.prompt_idle = None;

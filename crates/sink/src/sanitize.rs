@@ -10,13 +10,15 @@
 //!   binary noise cannot swallow the rest of the output (no real OSC, DCS or APC payload spans
 //!   lines; in random bytes an 8-bit string introducer comes every fifty bytes or so);
 //! - C0 and C1 controls are dropped except `\t` and `\n`; `\r\n` becomes `\n`;
-//! - the C1 controls that open a sequence act as their 7-bit forms: CSI (`0x9b`, as `ESC [`),
-//!   OSC (`0x9d`, as `ESC ]`), DCS, SOS, PM, APC (`0x90`, `0x98`, `0x9e`, `0x9f`) and ST
-//!   (`0x9c`, as `ESC \`), whether written as a single 8-bit byte or as the character's UTF-8
-//!   encoding (`\xc2\x9b` is U+009B, which a UTF-8 terminal also reads as CSI). A byte of that
-//!   range is such a control only where UTF-8 decoding finds it on its own (`from_utf8_lossy`
-//!   would replace it alone): inside a character (`\xe2\x9b\x80`) or an invalid prefix of one
-//!   (`\xe2\x9b` then ASCII) it is part of that character or replacement. Inside a string
+//! - the C1 controls that open a sequence act as their 7-bit forms: CSI (U+009B, as `ESC [`),
+//!   OSC (U+009D, as `ESC ]`), DCS, SOS, PM, APC (U+0090, U+0098, U+009E, U+009F) and ST
+//!   (U+009C, as `ESC \`), written as characters (`\xc2\x9b` is U+009B, which a UTF-8 terminal
+//!   reads as CSI). As a single 8-bit byte only CSI (`0x9b`: `\x9b31m`) is one: the others are
+//!   letters in legacy 8-bit text (cp1250's `ž` is `0x9e`), and as string introducers they would
+//!   swallow the rest of its line, so they stay U+FFFD. A `0x9b` is CSI only where UTF-8
+//!   decoding finds it on its own (`from_utf8_lossy` would replace it alone): inside a
+//!   character (`\xe2\x9b\x80`) or an invalid prefix of one (`\xe2\x9b` then ASCII) it is
+//!   part of that character or replacement. Inside a string
 //!   sequence only its end counts (BEL for OSC, ST in either form, a line feed, or an ESC that
 //!   starts a new escape); other C1 characters there are content;
 //! - a lone `\r` followed by more text clears the current line, as a terminal overwrites it
@@ -52,7 +54,10 @@ const OSC: char = '\u{9d}';
 /// `0x80..=0xC1` is invalid UTF-8 and becomes U+FFFD, as before.
 #[inline]
 fn is_c1_sequence_byte(b: u8) -> bool {
-    matches!(b, 0x90 | 0x98 | 0x9b..=0x9f)
+    // Only CSI: the other lone C1 bytes are letters in legacy 8-bit text (cp1250's `ž` is
+    // 0x9e), and read as string introducers they would swallow the rest of its line; a CSI
+    // swallows its parameters and final byte only.
+    b == 0x9b
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -723,14 +728,13 @@ mod tests {
     fn eight_bit_c1_sequences_are_removed() {
         assert_eq!(sanitize(b"\x9b31mred\x9b0m plain"), "red plain");
         assert_eq!(sanitize(b"\x9b1;32mPASS\x9b0m\n"), "PASS\n");
-        assert_eq!(sanitize(b"\x9d0;title\x07after"), "after");
-        assert_eq!(sanitize(b"\x9d0;title\x9cafter"), "after");
-        assert_eq!(sanitize(b"\x9d8;;http://x\x1b\\link"), "link");
-        assert_eq!(sanitize(b"\x1b]0;title\x9cafter"), "after");
-        assert_eq!(sanitize(b"\x90qdata\x9cafter"), "after");
-        assert_eq!(sanitize(b"\x98sos\x9c\x9epm\x9c\x9fapc\x9cend"), "end");
-        // ST outside a string is a control like any other: dropped.
-        assert_eq!(sanitize(b"a\x9cb"), "ab");
+        // A 7-bit string ends at ST written as U+009C.
+        assert_eq!(sanitize("\x1b]0;title\u{9c}after".as_bytes()), "after");
+        // The other lone C1 bytes are legacy 8-bit letters (cp1250 `Za\x9e\xedt`): one U+FFFD
+        // each, the text after them kept.
+        assert_eq!(sanitize(b"Za\x9e\xedt\n"), "Za\u{fffd}\u{fffd}t\n");
+        assert_eq!(sanitize(b"\x9d0;title\x07after"), "\u{fffd}0;titleafter");
+        assert_eq!(sanitize(b"a\x9cb"), "a\u{fffd}b");
         // A CSI whose next byte cannot continue it ends there; that byte is text.
         assert_eq!(sanitize(b"a\x9b\xc3\xa9"), "a\u{e9}");
     }
@@ -763,13 +767,14 @@ mod tests {
         let raw = [
             &b"x\x9b38;5;196mcol"[..],
             "\u{9b}1mour".as_bytes(),
-            b"\x9d0;",
+            "\u{9d}0;".as_bytes(),
             "\u{e9}t".as_bytes(),
-            b"\x9cy",
+            "\u{9c}y".as_bytes(),
             "\u{9d}a\u{9c}".as_bytes(),
-            b"\x90",
+            "\u{90}".as_bytes(),
             "\u{201b}".as_bytes(),
-            b"\x9cz\xe2\x9bq",
+            "\u{9c}z".as_bytes(),
+            b"\xe2\x9bq",
         ]
         .concat();
         assert_eq!(sanitize(&raw), "xcoloury z\u{fffd}q".replace(' ', ""));
@@ -780,7 +785,11 @@ mod tests {
 
     #[test]
     fn unterminated_eight_bit_string_is_bounded() {
-        for (intro, utf8) in [(&b"\x9d"[..], false), (b"\x90", false), (b"\xc2\x9d", true)] {
+        for (intro, utf8) in [
+            (&b"\x1b]"[..], false),
+            (b"\x1bP", false),
+            (b"\xc2\x9d", true),
+        ] {
             let mut input = intro.to_vec();
             input.extend(std::iter::repeat_n(b'x', MAX_STRING_SEQUENCE + 10));
             let out = sanitize(&input);
@@ -790,7 +799,7 @@ mod tests {
             }
         }
         // Multi-byte content counts as characters, with the same bound.
-        let mut input = b"\x9d".to_vec();
+        let mut input = "\u{9d}".as_bytes().to_vec();
         for _ in 0..MAX_STRING_SEQUENCE + 3 {
             input.extend("\u{e9}".as_bytes());
         }
@@ -805,11 +814,11 @@ mod tests {
             "\nnext line\n"
         );
         assert_eq!(
-            sanitize(b"noise\x90\xfe\x01x\nerror: here\n"),
+            sanitize("noise\u{90}\u{fe}x\nerror: here\n".as_bytes()),
             "noise\nerror: here\n"
         );
-        assert_eq!(sanitize(b"\x9d0;t\x1b\nkept"), "\nkept");
-        assert_eq!(chunked(b"a\x9dxy\nb", 1), "a\nb");
+        assert_eq!(sanitize("\u{9d}0;t\x1b\nkept".as_bytes()), "\nkept");
+        assert_eq!(chunked("a\u{9d}xy\nb".as_bytes(), 1), "a\nb");
     }
 
     #[test]

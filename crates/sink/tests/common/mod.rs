@@ -9,8 +9,8 @@ use agent_exec_sink::MAX_STRING_SEQUENCE;
 const ESC: char = '\u{1b}';
 const BEL: char = '\u{7}';
 
-/// `from_utf8_lossy`, except that a lone byte that is a C1 sequence control (DCS, SOS, CSI, ST,
-/// OSC, PM, APC: 0x90, 0x98, 0x9b..=0x9f) becomes that control's character, not U+FFFD.
+/// `from_utf8_lossy`, except that a lone byte 0x9b (the 8-bit CSI) becomes that control's
+/// character, not U+FFFD.
 fn decode(mut input: &[u8]) -> Vec<char> {
     let mut chars = Vec::new();
     loop {
@@ -24,7 +24,7 @@ fn decode(mut input: &[u8]) -> Vec<char> {
                 chars.extend(std::str::from_utf8(valid).unwrap().chars());
                 let bad = e.error_len().unwrap_or(rest.len());
                 chars.push(match rest {
-                    [b @ (0x90 | 0x98 | 0x9b..=0x9f), ..] if bad == 1 => char::from(*b),
+                    [b @ 0x9b, ..] if bad == 1 => char::from(*b),
                     _ => char::REPLACEMENT_CHARACTER,
                 });
                 input = &rest[bad..];
