@@ -218,6 +218,62 @@ fn private_mode(bytes: &[u8]) -> Private<'_> {
     }
 }
 
+/// How many bytes at the end of `bytes` may be the start of a CSI sequence still to come: an
+/// `ESC`, or `ESC [` and up to a few digits.
+fn unfinished_csi(bytes: &[u8]) -> usize {
+    let digits = bytes
+        .iter()
+        .rev()
+        .take(MAX_PRIVATE_MODE)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let before = &bytes[..bytes.len() - digits];
+    if before.ends_with(b"\x1b[") {
+        digits + 2
+    } else if digits == 0 && before.ends_with(b"\x1b") {
+        1
+    } else {
+        0
+    }
+}
+
+/// `slice` with every complete repeat sequence (`CSI n b`: draw the last character n more
+/// times) capped at a row's width: eight bytes asking for 65,535 characters would otherwise
+/// cost the emulator a screenful of work each, and a read of them seconds, during which the
+/// call's timeout cannot be looked at. A row shows no more than `cols` of them anyway, but
+/// for the wrap.
+fn clamp_repeats(slice: &[u8], cols: u16) -> std::borrow::Cow<'_, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    for at in memchr::memmem::find_iter(slice, b"\x1b[") {
+        let digits = slice[at + 2..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let end = at + 2 + digits;
+        if digits == 0 || slice.get(end) != Some(&b'b') {
+            continue;
+        }
+        let n: u64 = std::str::from_utf8(&slice[at + 2..end])
+            .ok()
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(u64::MAX);
+        if n > u64::from(cols) {
+            let buf = out.get_or_insert_with(|| Vec::with_capacity(slice.len()));
+            buf.extend_from_slice(&slice[copied..at]);
+            buf.extend_from_slice(format!("\x1b[{cols}b").as_bytes());
+            copied = end + 1;
+        }
+    }
+    match out {
+        Some(mut buf) => {
+            buf.extend_from_slice(&slice[copied..]);
+            std::borrow::Cow::Owned(buf)
+        }
+        None => std::borrow::Cow::Borrowed(slice),
+    }
+}
+
 /// The alternate-screen modes: 47, 1047, 1049.
 fn is_alternate_screen(param: &[u8]) -> bool {
     matches!(param, b"47" | b"1047" | b"1049")
@@ -289,12 +345,9 @@ impl Terminal {
     fn feed_scanned(&mut self, mut rest: &[u8], out: &mut impl Emit) {
         loop {
             let Some(at) = memchr::memmem::find(rest, PRIVATE_MODE) else {
-                // An escape at the very end may be the start of one.
-                let keep = if rest.ends_with(b"\x1b[") {
-                    2
-                } else {
-                    usize::from(rest.ends_with(b"\x1b"))
-                };
+                // An escape at the very end may be the start of one (of a mode switch, or of
+                // a repeat whose count `clamp_repeats` must see whole).
+                let keep = unfinished_csi(rest);
                 let (now, later) = rest.split_at(rest.len() - keep);
                 self.process(now, out);
                 self.carry.extend_from_slice(later);
@@ -354,6 +407,7 @@ impl Terminal {
 
     /// Runs bytes through the emulator a slice at a time, emitting the rows scrolled off.
     fn process(&mut self, bytes: &[u8], out: &mut impl Emit) {
+        let bytes = clamp_repeats(bytes, self.cols);
         for slice in bytes.chunks(SLICE) {
             self.parser.process(slice);
             let scrolled = &mut self.parser.callbacks_mut().text;

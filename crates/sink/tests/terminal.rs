@@ -257,3 +257,26 @@ proptest! {
         prop_assert!(c.view.text().len() <= max);
     }
 }
+
+/// A repeat sequence (`CSI n b`) is capped at a row's width: a few bytes cannot make the
+/// emulator draw thousands of characters.
+#[test]
+fn a_huge_repeat_is_capped_at_a_row() {
+    let text = render(b"a\x1b[65535b\r\nnext\r\n");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.last(), Some(&"next"), "{text}");
+    let drawn: usize = lines[..lines.len() - 1].iter().map(|l| l.len()).sum();
+    assert_eq!(drawn, 81, "{text}");
+    // A small one is drawn as asked.
+    assert_eq!(render(b"a\x1b[3b\r\n"), "aaaa");
+    // Whole, however the stream is cut.
+    let whole = render(b"xy\x1b[900b\r\nz");
+    for cut in 1..9 {
+        let input = b"xy\x1b[900b\r\nz";
+        assert_eq!(
+            render_with(TerminalSize::DEFAULT, &[&input[..cut], &input[cut..]]),
+            whole,
+            "cut at {cut}"
+        );
+    }
+}
