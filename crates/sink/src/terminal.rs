@@ -230,10 +230,8 @@ fn unfinished_csi(bytes: &[u8]) -> usize {
     let before = &bytes[..bytes.len() - digits];
     if before.ends_with(b"\x1b[") {
         digits + 2
-    } else if digits == 0 && before.ends_with(b"\x1b") {
-        1
     } else {
-        0
+        usize::from(digits == 0 && before.ends_with(b"\x1b"))
     }
 }
 
