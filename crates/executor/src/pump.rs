@@ -49,8 +49,9 @@ pub(crate) struct Pump<'a, S: Sink + ?Sized> {
     /// The sink asked to stop.
     pub(crate) stopped: bool,
     pub(crate) last_data: Instant,
-    /// The output so far ends inside a line (no `\n` or `\r` last): where a prompt leaves it.
-    pub(crate) mid_line: bool,
+    /// Where a prompt leaves the output: nothing printed yet (a bare `read x`), or the output
+    /// ends inside a line (no `\n` or `\r` last: `Continue? [y/N] `).
+    pub(crate) at_prompt: bool,
 }
 
 thread_local! {
@@ -77,7 +78,7 @@ impl<'a, S: Sink + ?Sized> Pump<'a, S> {
             buf: Vec::new(),
             stopped: false,
             last_data: Instant::now(),
-            mid_line: false,
+            at_prompt: true,
         }
     }
 
@@ -106,12 +107,12 @@ impl<'a, S: Sink + ?Sized> Pump<'a, S> {
             }
             let sink = &mut *self.sink;
             let stopped = &mut self.stopped;
-            let mid_line = &mut self.mid_line;
+            let at_prompt = &mut self.at_prompt;
             let mut got = false;
             let state = sys::read_available(fd, &mut self.buf, ROUNDS, |chunk| {
                 got = true;
                 if let Some(&last) = chunk.last() {
-                    *mid_line = last != b'\n' && last != b'\r';
+                    *at_prompt = last != b'\n' && last != b'\r';
                 }
                 if !*stopped && !matches!(sink.push(stream, chunk), Ok(true)) {
                     *stopped = true;

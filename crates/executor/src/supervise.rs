@@ -115,7 +115,7 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
         if stop.is_none()
             && let Some(input) = w.input.as_mut()
         {
-            let (waiting, again) = input.tick(w.group, pump.last_data, pump.mid_line, now);
+            let (waiting, again) = input.tick(w.group, pump.last_data, pump.at_prompt, now);
             if waiting {
                 stop = Some(Stop::WaitingForInput);
             } else {

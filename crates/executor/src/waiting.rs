@@ -233,9 +233,11 @@ impl InputWatch {
 
     /// Looks at the call when its output (last seen at `last_output`) has been idle long
     /// enough. Returns whether the call is to be stopped, and when to look again.
-    /// `prompt_pending`: the output so far ends inside a line, as a prompt leaves it (`[y/N] `,
-    /// `Password:`). A program relaying a terminal (`ssh`, `docker run -it`) also waits on it
-    /// for ever while the far side is quiet, but what it printed last ended its line.
+    /// `prompt_pending`: nothing was printed yet, or the output so far ends inside a line, as a
+    /// prompt leaves it (`[y/N] `, `Password:`). A program relaying a terminal (`ssh`, `docker
+    /// run -it`) also waits on it for ever while the far side is quiet, but what it printed
+    /// last ended its line (one that has printed nothing yet cannot be told from a bare
+    /// `read`).
     pub(crate) fn tick(
         &mut self,
         group: &CallGroup,
