@@ -158,6 +158,27 @@ fn a_prompt_ends_the_call_early_with_a_note_saying_how_to_answer() {
     assert_eq!(code, 124);
 }
 
+/// Reads a job's output through `call` until `done` holds (at most 100 reads); the last text.
+fn read_until(
+    call: &mut impl FnMut(&str, Value) -> Value,
+    job: &str,
+    done: impl Fn(&Value) -> bool,
+) -> String {
+    let mut said = String::new();
+    for _ in 0..100 {
+        let r = call(
+            "job_output",
+            json!({"job_id": job, "mode": "all", "wait_ms": 100}),
+        );
+        text(&r).clone_into(&mut said);
+        if done(&r) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    said
+}
+
 #[test]
 fn a_background_job_blocked_on_input_says_so_in_job_output() {
     let dir = tempfile::tempdir().unwrap();
@@ -199,18 +220,9 @@ fn a_background_job_blocked_on_input_says_so_in_job_output() {
             json!({"command": "printf 'Password: '; read -r x; echo \"got $x\"", "run_in_background": true, "pty": pty}),
         );
         let job = started["details"]["job_id"].as_str().unwrap().to_owned();
-        let mut said = String::new();
-        for _ in 0..100 {
-            let r = call(
-                "job_output",
-                json!({"job_id": job, "mode": "all", "wait_ms": 100}),
-            );
-            said = text(&r).to_owned();
-            if said.contains("is waiting for input") {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let said = read_until(&mut call, &job, |r| {
+            text(r).contains("is waiting for input")
+        });
         assert!(
             said.ends_with(&format!(
                 "[Job {job} is waiting for input: \"Password:\" — send it with job_input (MCP: bash_input)]"
@@ -218,17 +230,7 @@ fn a_background_job_blocked_on_input_says_so_in_job_output() {
             "pty {pty}: {said}"
         );
         call("job_input", json!({"job_id": job, "data": "hunter2"}));
-        let mut said = String::new();
-        for _ in 0..100 {
-            let r = call(
-                "job_output",
-                json!({"job_id": job, "mode": "all", "wait_ms": 100}),
-            );
-            said = text(&r).to_owned();
-            if r["details"]["running"] == false {
-                break;
-            }
-        }
+        let said = read_until(&mut call, &job, |r| r["details"]["running"] == false);
         assert!(said.contains("got hunter2"), "{said}");
         assert!(!said.contains("is waiting for input"), "{said}");
     }

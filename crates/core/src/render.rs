@@ -222,31 +222,35 @@ fn view_text(view: &View) -> String {
         match part {
             ViewPart::Shown { text: t, .. } => text.push_str(t),
             ViewPart::Omitted { lines, bytes } => {
-                if !text.is_empty() && !text.ends_with('\n') {
-                    text.push('\n');
-                }
                 let lines = count(*lines, "line");
-                match bytes {
-                    Some(b) => text.push_str(&format!(
-                        "[... {lines} ({}) omitted ...]\n",
-                        count(*b, "byte")
-                    )),
-                    None => text.push_str(&format!("[... {lines} omitted ...]\n")),
-                }
+                push_marker(
+                    &mut text,
+                    &match bytes {
+                        Some(b) => format!("[... {lines} ({}) omitted ...]", count(*b, "byte")),
+                        None => format!("[... {lines} omitted ...]"),
+                    },
+                );
             }
-            ViewPart::Similar { line, count: n } => {
-                if !text.is_empty() && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                text.push_str(&format!(
-                    "[... {} like line {line} omitted ...]\n",
+            ViewPart::Similar { line, count: n } => push_marker(
+                &mut text,
+                &format!(
+                    "[... {} like line {line} omitted ...]",
                     count(*n, "more line")
-                ));
-            }
+                ),
+            ),
             _ => {}
         }
     }
     text
+}
+
+/// A marker on a line of its own, after the text so far.
+fn push_marker(text: &mut String, marker: &str) {
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(marker);
+    text.push('\n');
 }
 
 /// What a truncated view left out, in a line or two: the most frequent templates of the lines

@@ -78,14 +78,7 @@ fn all_mode_and_the_exit_header() {
         .details
         .job_id
         .unwrap();
-    let mut last = None;
-    assert!(eventually(|| {
-        let r = output(&tool, &job, OutputMode::All, 100);
-        let done = r.details.exit_code.is_some();
-        last = Some(r);
-        done
-    }));
-    let r = last.unwrap();
+    let r = finished(&tool, &job);
     assert!(
         r.text()
             .starts_with(&format!("[job {job} exited with code 3")),
@@ -102,19 +95,24 @@ fn all_mode_and_the_exit_header() {
     assert_eq!(r.details.outcome, Outcome::ExitNonzero);
 }
 
+/// All of a job's output once it has ended (waited for, bounded).
+fn finished(tool: &Tool, job: &str) -> ToolResult {
+    let mut last = None;
+    assert!(eventually(|| {
+        let r = output(tool, job, OutputMode::All, 100);
+        let done = r.details.exit_code.is_some();
+        last = Some(r);
+        done
+    }));
+    last.unwrap()
+}
+
 #[test]
 fn alternating_streams_come_back_in_the_order_written() {
     let (_dir, tool) = tool_with(|_| {});
     for command in ALTERNATING_WRITERS {
         let job = start(&tool, command).details.job_id.unwrap();
-        let mut last = None;
-        assert!(eventually(|| {
-            let r = output(&tool, &job, OutputMode::All, 100);
-            let done = r.details.exit_code.is_some();
-            last = Some(r);
-            done
-        }));
-        let r = last.unwrap();
+        let r = finished(&tool, &job);
         assert_eq!(
             r.details.outcome,
             Outcome::Success,

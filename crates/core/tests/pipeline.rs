@@ -9,7 +9,7 @@ use std::time::Duration;
 use agent_exec_core::{Approver, Decision, Direction, Outcome, Request, Tool, TruncatedBy};
 use agent_exec_executor::CancelToken;
 use agent_exec_policy::{Policy, PolicyConfig, Verdict};
-use support::{ALTERNATING_WRITERS, alternating, tool_with};
+use support::{ALTERNATING_WRITERS, assert_written_order, tool_with};
 
 fn tool() -> (tempfile::TempDir, Tool) {
     tool_with(|_| {})
@@ -37,19 +37,7 @@ fn alternating_streams_come_back_in_the_order_written() {
     // Twice: the first call of a kind runs in a fresh shell, the next in a prepared one.
     for command in ALTERNATING_WRITERS.iter().chain(&ALTERNATING_WRITERS) {
         let r = tool.execute(&req(command), &CancelToken::new());
-        assert_eq!(
-            r.details.outcome,
-            Outcome::Success,
-            "{command}: {}",
-            r.text()
-        );
-        assert_eq!(r.text(), alternating(), "{command}");
-        let bytes = alternating().len() as u64;
-        assert_eq!(
-            (r.details.stdout_bytes, r.details.stderr_bytes),
-            (bytes, 0),
-            "{command}"
-        );
+        assert_written_order(&r, "", command);
     }
     let r = tool.execute(
         &req("echo x >&2; echo e > /dev/stderr; ls /nonexistent-for-the-test"),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use agent_exec_core::{Outcome, Request, Tool, ToolResult};
 use agent_exec_executor::CancelToken;
-use support::{ALTERNATING_WRITERS, alive, alternating, tool_with};
+use support::{ALTERNATING_WRITERS, alive, assert_written_order, tool_with};
 
 fn exec(tool: &Tool, session: &str, command: &str) -> ToolResult {
     let request = Request::shell(command).in_session(session);
@@ -64,20 +64,7 @@ fn alternating_streams_come_back_in_the_order_written() {
     let (_dir, tool) = tool_with(|_| {});
     for command in ALTERNATING_WRITERS {
         let r = exec(&tool, "s", command);
-        assert_eq!(
-            r.details.outcome,
-            Outcome::Success,
-            "{command}: {}",
-            r.text()
-        );
-        assert_eq!(r.text(), alternating(), "{command}");
-        // One pipe for both streams: everything counts as stdout.
-        let bytes = alternating().len() as u64;
-        assert_eq!(
-            (r.details.stdout_bytes, r.details.stderr_bytes),
-            (bytes, 0),
-            "{command}"
-        );
+        assert_written_order(&r, "", command);
     }
     // Every way to reach stderr still does, and the session's own descriptors are intact.
     let r = exec(&tool, "s", "echo x >&2; echo e > /dev/stderr; echo o");

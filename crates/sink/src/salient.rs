@@ -572,7 +572,8 @@ pub(crate) struct SalientTracker {
     first_line: Option<u64>,
 }
 
-fn cap(bytes: &[u8], limit: usize) -> Vec<u8> {
+/// `bytes` cut to at most `limit` bytes on a character boundary, marked ` [...]` when cut.
+pub(crate) fn cap(bytes: &[u8], limit: usize) -> Vec<u8> {
     if bytes.len() <= limit {
         return bytes.to_vec();
     }

@@ -309,14 +309,8 @@ impl Table {
         match self.counts.get_mut(&key) {
             Some(t) => t.count += 1,
             None if !full => {
-                let mut cut = line.len().min(SHOW_TEMPLATE);
-                while cut < line.len() && cut > 0 && (line[cut] & 0xC0) == 0x80 {
-                    cut -= 1;
-                }
-                let mut example = String::from_utf8_lossy(&line[..cut]).into_owned();
-                if cut < line.len() {
-                    example.push_str(" [...]");
-                }
+                let example =
+                    String::from_utf8_lossy(&crate::salient::cap(line, SHOW_TEMPLATE)).into_owned();
                 let order = self.counted;
                 self.counts.insert(
                     key,

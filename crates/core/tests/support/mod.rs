@@ -38,6 +38,24 @@ pub const ALTERNATING_WRITERS: [&str; 2] = [
 ];
 
 /// What they wrote, in the order they wrote it: `out1 err1 out2 err2 …`.
+/// A result of one of [`ALTERNATING_WRITERS`]: it succeeded, its output is in the order written
+/// (after `header`), and it all counts as stdout (one pipe for both streams).
+pub fn assert_written_order(r: &agent_exec_core::ToolResult, header: &str, command: &str) {
+    assert_eq!(
+        r.details.outcome,
+        agent_exec_core::Outcome::Success,
+        "{command}: {}",
+        r.text()
+    );
+    assert_eq!(r.text(), format!("{header}{}", alternating()), "{command}");
+    let bytes = alternating().len() as u64;
+    assert_eq!(
+        (r.details.stdout_bytes, r.details.stderr_bytes),
+        (bytes, 0),
+        "{command}"
+    );
+}
+
 pub fn alternating() -> String {
     (1..=2000).map(|i| format!("out{i}\nerr{i}\n")).collect()
 }
