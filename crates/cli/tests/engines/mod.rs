@@ -460,15 +460,28 @@ impl KubectlStandIn {
     pub(crate) fn new(uri: &str) -> KubectlStandIn {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("kubectl");
+        // Written here, installed as the program by `install`: a file this process held open
+        // for writing could be inherited by a child another test thread forks at that moment,
+        // and executing it then fails with "Text file busy" (ETXTBSY).
+        let source = dir.path().join("kubectl.sh");
         std::fs::write(
-            &script,
+            &source,
             format!(
                 "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nwhile [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
                 dir.path().join("argv.log").display()
             ),
         )
         .unwrap();
-        sh("chmod", &["755", script.to_str().unwrap()], &[]);
+        sh(
+            "install",
+            &[
+                "-m",
+                "755",
+                source.to_str().unwrap(),
+                script.to_str().unwrap(),
+            ],
+            &[],
+        );
         KubectlStandIn {
             dir,
             uri: uri.to_owned(),
