@@ -17,6 +17,7 @@ pub fn sandbox_spec(workspace: &Path) -> Arc<SandboxSpec> {
             .iter()
             .map(|p| home.join(p))
             .collect(),
+        read_only: Vec::new(),
         network: NetworkMode::Off,
         allow_hosts: Vec::new(),
     })

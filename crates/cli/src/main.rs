@@ -55,8 +55,11 @@ fn long_version() -> String {
         GroupKind::CgroupV1 => {
             "cgroup v1 freezer (every process of a call is ended, setsid escapees included)"
         }
+        GroupKind::PidNamespace => {
+            "a PID namespace per call, in a user namespace (no cgroup could be made here; every process of a call is ended, setsid escapees included)"
+        }
         _ => {
-            "process group + environment marker (no cgroup could be made here: run as root, or in a delegated cgroup v2 subtree, to contain escapees)"
+            "process group + environment marker (no cgroup or user namespace could be made here: run as root, in a delegated cgroup v2 subtree, or allow user namespaces, to contain escapees)"
         }
     };
     agent_exec_executor::containment::cleanup();

@@ -127,8 +127,14 @@ pub fn default_deny_read() -> Vec<PathBuf> {
 }
 
 impl SandboxSettings {
-    /// What a call in `mode` may do (`None` for `off`); `workdir` is the default workspace.
-    pub fn spec(&self, mode: SandboxMode, workdir: &std::path::Path) -> Option<SandboxSpec> {
+    /// What a call in `mode` may do (`None` for `off`); `workdir` is the default workspace,
+    /// `artifacts` the artifact store (never writable from inside, wherever it lies).
+    pub fn spec(
+        &self,
+        mode: SandboxMode,
+        workdir: &std::path::Path,
+        artifacts: &std::path::Path,
+    ) -> Option<SandboxSpec> {
         (mode != SandboxMode::Off).then(|| SandboxSpec {
             mode,
             workspace: self
@@ -137,6 +143,7 @@ impl SandboxSettings {
                 .unwrap_or_else(|| workdir.to_path_buf()),
             writable: self.writable.clone(),
             deny_read: self.deny_read.clone(),
+            read_only: vec![artifacts.to_path_buf()],
             network: self.network.unwrap_or(NetworkMode::Off),
             allow_hosts: self.allow_hosts.clone(),
         })

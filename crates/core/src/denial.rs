@@ -93,6 +93,7 @@ mod tests {
             workspace: "/w".into(),
             writable: vec![],
             deny_read: vec!["/home/me/.ssh".into()],
+            read_only: Vec::new(),
             network,
             allow_hosts: vec![],
         }

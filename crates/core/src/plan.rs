@@ -113,7 +113,7 @@ impl Plan {
             stream_kind,
             sandbox: config
                 .sandbox
-                .spec(validated.sandbox, &config.workdir)
+                .spec(validated.sandbox, &config.workdir, &config.artifacts_dir)
                 .map(Arc::new),
         }
     }

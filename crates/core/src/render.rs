@@ -138,6 +138,9 @@ fn size(bytes: u64) -> String {
     count(bytes, "byte")
 }
 
+/// `details.warnings` of a call contained only by its process group and marker.
+pub(crate) const PROCESS_GROUP_ONLY: &str = "containment is the process group and a marker variable here (no cgroup could be made, and no user namespace for a PID namespace): a process that leaves both (setsid env -i …) is not found or ended";
+
 /// The first line of a call a resource limit ended or hampered (contract §8).
 pub(crate) fn limit_text(hit: LimitHit, limits: &Limits) -> String {
     match hit {

@@ -292,6 +292,10 @@ impl Tool {
             warnings.push(e.clone());
         }
         notes.extend(warnings.iter().cloned().map(Note::Warning));
+        // For the operator, not the model (it cannot change it): in the details only.
+        if exec.containment == Some(agent_exec_executor::GroupKind::ProcessGroup) {
+            warnings.push(render::PROCESS_GROUP_ONLY.to_owned());
+        }
         let limit_hit = exec.limit_hit.map(LimitHit::from);
         let denial = match &plan.sandbox {
             Some(spec) if ending.outcome != Outcome::Success && exec.spawn_error.is_none() => {

@@ -37,6 +37,7 @@ mod direct;
 pub mod env;
 pub mod jobs;
 mod oneshot;
+mod pidns;
 pub mod prepared;
 mod process;
 mod pump;

@@ -145,6 +145,9 @@ pub enum Stop {
     /// A PTY call's output was idle while a process of it was blocked reading the terminal:
     /// it waited for an answer nobody could give ([`ExecSpec::prompt_idle`]).
     WaitingForInput,
+    /// A watched resource limit was passed: the call's CPU time, or its socket buffers
+    /// (`ExecOutcome::limit_hit` says which).
+    LimitReached,
 }
 
 /// The outcome of a run.

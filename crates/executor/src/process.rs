@@ -40,8 +40,8 @@ pub(crate) struct ChildPlan<'a> {
     /// A cgroup v2 directory to create the child in (`CLONE_INTO_CGROUP`), where supported;
     /// `join` is the fallback.
     pub(crate) cgroup_dir: Option<RawFd>,
-    /// Lead a new session with fd 0 (a PTY slave) as controlling terminal; else lead a new
-    /// process group.
+    /// Take fd 0 (a PTY slave) as the controlling terminal of the child's new session; else
+    /// the session has none.
     pub(crate) session_with_tty: bool,
     /// More cgroups to join (the call's resource limits): `0` is written to each.
     pub(crate) extra_joins: Vec<RawFd>,
@@ -49,6 +49,9 @@ pub(crate) struct ChildPlan<'a> {
     pub(crate) rlimits: &'a [(libc::__rlimit_resource_t, libc::rlimit)],
     /// The sandbox, entered last before the exec.
     pub(crate) sandbox: Option<&'a crate::sandbox::Prepared>,
+    /// Start it in a PID namespace of its own (`pidns.rs`): the containment where no cgroup
+    /// can be made.
+    pub(crate) pid_namespace: bool,
 }
 
 /// The step of the child's setup that failed.
@@ -69,6 +72,8 @@ pub(crate) enum Step {
 pub(crate) struct Process {
     pid: i32,
     status: Option<ExitStatus>,
+    /// The init of its PID namespace, which reaps it and passes its status on.
+    init: Option<crate::pidns::Init>,
 }
 
 impl Process {
@@ -90,9 +95,18 @@ impl Process {
         }
     }
 
+    /// The init of its PID namespace, if it has one.
+    pub(crate) fn init(&self) -> Option<&crate::pidns::Init> {
+        self.init.as_ref()
+    }
+
     fn wait_with(&mut self, flags: c_int) -> io::Result<Option<ExitStatus>> {
         if let Some(status) = self.status {
             return Ok(Some(status));
+        }
+        if let Some(init) = &self.init {
+            self.status = init.try_status(flags & libc::WNOHANG == 0)?;
+            return Ok(self.status);
         }
         let mut raw = 0;
         // SAFETY: waitpid on our own child, with a valid out-pointer.
@@ -132,6 +146,8 @@ struct Shared<'a> {
     step: AtomicI32,
     /// The child was created in its cgroup: no `join` write.
     created_inside: bool,
+    /// The child starts in the sandbox's user namespace already (`pidns.rs` entered it).
+    user_entered: bool,
 }
 
 /// The vfork child's stack. 64 KiB is far more than the system calls below need.
@@ -154,6 +170,7 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         errno: AtomicI32::new(0),
         step: AtomicI32::new(0),
         created_inside: false,
+        user_entered: false,
     };
     let mut stack = vec![0u8; STACK];
     // SAFETY: the stack grows down from its 16-byte-aligned top; it outlives the child's use
@@ -170,6 +187,35 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         let mut all: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&raw mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut shared.mask);
+        if plan.pid_namespace {
+            let user = plan.sandbox.map(crate::sandbox::Prepared::user_namespace);
+            shared.user_entered = user.is_some();
+            let started = crate::pidns::spawn(user, child, top, (&raw mut shared).cast());
+            libc::pthread_sigmask(
+                libc::SIG_SETMASK,
+                &raw const shared.mask,
+                std::ptr::null_mut(),
+            );
+            drop(stack);
+            return match started {
+                Err(e) => Err((e, Step::Group)),
+                Ok((init, command)) => {
+                    let failure = child_failure(&shared);
+                    match (command, failure) {
+                        (Some(pid), None) => Ok(Process {
+                            pid,
+                            status: None,
+                            init: Some(init),
+                        }),
+                        (_, Some(failed)) => Err(failed),
+                        (None, None) => Err((
+                            io::Error::other("the command in its PID namespace was not found"),
+                            Step::Exec,
+                        )),
+                    }
+                }
+            };
+        }
         let inside = plan.cgroup_dir.map(|dir| {
             shared.created_inside = true;
             clone_into_cgroup(dir, stack.as_mut_ptr(), top, (&raw mut shared).cast())
@@ -202,23 +248,35 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         pid
     };
     drop(stack);
-    let errno = shared.errno.load(Ordering::SeqCst);
-    let mut process = Process { pid, status: None };
-    if errno != 0 {
+    let mut process = Process {
+        pid,
+        status: None,
+        init: None,
+    };
+    if let Some(failed) = child_failure(&shared) {
         let _ = process.wait();
-        let step = match shared.step.load(Ordering::SeqCst) {
-            1 => Step::Join,
-            2 => Step::Group,
-            3 => Step::Fds,
-            4 => Step::Tty,
-            5 => Step::Chdir,
-            7 => Step::Limits,
-            8 => Step::Sandbox,
-            _ => Step::Exec,
-        };
-        return Err((io::Error::from_raw_os_error(errno), step));
+        return Err(failed);
     }
     Ok(process)
+}
+
+/// What the child reported before it exited, if it failed before its exec.
+fn child_failure(shared: &Shared) -> Option<(io::Error, Step)> {
+    let errno = shared.errno.load(Ordering::SeqCst);
+    if errno == 0 {
+        return None;
+    }
+    let step = match shared.step.load(Ordering::SeqCst) {
+        1 => Step::Join,
+        2 => Step::Group,
+        3 => Step::Fds,
+        4 => Step::Tty,
+        5 => Step::Chdir,
+        7 => Step::Limits,
+        8 => Step::Sandbox,
+        _ => Step::Exec,
+    };
+    Some((io::Error::from_raw_os_error(errno), step))
 }
 
 /// The child, between the clone and the exec. Only system calls on prepared data.
@@ -252,12 +310,12 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                 return fail(Step::Limits);
             }
         }
-        let grouped = if plan.session_with_tty {
-            libc::setsid()
-        } else {
-            libc::setpgid(0, 0)
-        };
-        if grouped < 0 {
+        // Always a session of its own: without a PTY the child then has no controlling
+        // terminal at all, so `/dev/tty` fails (ENXIO) instead of reaching the operator's
+        // terminal, and no process of the call can take the operator's foreground process
+        // group to read what is typed there. The session leader's pid is also its group id,
+        // which containment signals.
+        if libc::setsid() < 0 {
             return fail(Step::Group);
         }
         // Every source first moves above the targets (so placing one never clobbers another),
@@ -265,7 +323,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         let mut moved = [0 as RawFd; 8];
         let count = plan.fds.len().min(moved.len());
         for (i, &fd) in plan.fds.iter().take(count).enumerate() {
-            moved[i] = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+            moved[i] = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, crate::sys::CHILD_FD_FLOOR);
             if moved[i] < 0 {
                 return fail(Step::Fds);
             }
@@ -275,12 +333,31 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                 return fail(Step::Fds);
             }
         }
+        // Nothing else crosses the exec: whatever agent-exec itself inherited without
+        // close-on-exec (a caller's fd 3 on a credential file, a terminal) is marked
+        // close-on-exec here, in one call. Marked rather than closed: the sandbox's namespace
+        // and ruleset descriptors are still used below, until the exec.
+        if libc::syscall(
+            libc::SYS_close_range,
+            count as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        ) < 0
+        {
+            if *libc::__errno_location() != libc::ENOSYS {
+                return fail(Step::Fds);
+            }
+            // Before Linux 5.11: one by one, as far as descriptors usually go.
+            for fd in count as RawFd..65_536 {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
         if plan.session_with_tty && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
             return fail(Step::Tty);
         }
         // The sandbox first: its mounts change what a path (the cwd included) resolves to.
         if let Some(sandbox) = plan.sandbox
-            && sandbox.enter().is_err()
+            && sandbox.enter(shared.user_entered).is_err()
         {
             return fail(Step::Sandbox);
         }
@@ -329,6 +406,9 @@ struct CloneArgs {
 }
 
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// `close_range(2)`'s flag: mark the range close-on-exec instead of closing it (Linux 5.11).
+const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
 
 /// `clone3(CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP)`: the child starts on `stack` inside
 /// the cgroup `dir` and runs [`child`]; we resume once it has exec'd or exited.

@@ -300,8 +300,10 @@ impl Session {
         // Processes the command left running are ended (never the shell): with a cgroup, its
         // members other than the shell (one read); in the fallback, a `$!` that changed or a
         // backgrounding word in the command says when a `/proc` scan is worth its cost.
-        let worth_a_look = self.group.kind() != GroupKind::ProcessGroup
-            || !report.jobs.is_empty()
+        let worth_a_look = !matches!(
+            self.group.kind(),
+            GroupKind::ProcessGroup | GroupKind::PidNamespace
+        ) || !report.jobs.is_empty()
             || may_background(command)
             || supervised.termination.is_some();
         if worth_a_look {

@@ -319,6 +319,9 @@ fn spawn_in(
     let pid = child.id() as i32;
     containment::supervise_pid(pid);
     group.set_leader(pid);
+    if let Some(init) = child.init() {
+        group.add_namespace(init.namespace());
+    }
     drop(spawning);
     drop(wiring.child);
     Ok(Spawned {
@@ -382,6 +385,7 @@ fn plan<'a>(
         extra_joins: group.limits.join_fds(),
         rlimits: &group.limits.rlimits,
         sandbox: confine.sandbox,
+        pid_namespace: group.wants_pid_namespace(),
     })
 }
 

@@ -73,6 +73,8 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
     // Ask for the exit status only when the pidfd says the process ended (or there is no
     // pidfd): a flood of output then costs no wait4 per wakeup.
     let mut check_exit = true;
+    let watcher = w.group.limits.watcher();
+    let mut next_watch = Instant::now() + crate::containment::WATCH_EVERY;
     loop {
         if check_exit {
             match w.child.try_wait() {
@@ -106,6 +108,12 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
                 Some(Stop::Timeout)
             } else if pump.stopped {
                 Some(Stop::SinkFull)
+            } else if watcher.is_some() && now >= next_watch {
+                next_watch = now + crate::containment::WATCH_EVERY;
+                watcher
+                    .as_ref()
+                    .and_then(crate::containment::Watcher::exceeded)
+                    .map(|_| Stop::LimitReached)
             } else {
                 None
             };
@@ -131,6 +139,9 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
             termination = Some(Termination::begin(w.group, spare, w.grace));
         }
         let mut wake = if stop.is_none() { w.deadline } else { None };
+        if stop.is_none() && watcher.is_some() {
+            wake = Some(wake.map_or(next_watch, |x| x.min(next_watch)));
+        }
         if let Some(at) = input_wake {
             wake = Some(wake.map_or(at, |x| x.min(at)));
         }

@@ -17,6 +17,28 @@ pub(crate) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
+/// The lowest descriptor a spawned child may use after placing its own 0, 1, 2, … (at most
+/// eight: `process.rs`): a descriptor the child still needs then must not be one of them, or
+/// placing them would replace it.
+pub(crate) const CHILD_FD_FLOOR: RawFd = 10;
+
+/// `fd`, moved to [`CHILD_FD_FLOOR`] or above if it is below (close-on-exec): for the
+/// descriptors a child uses after placing its standard ones (the sandbox's namespaces and
+/// Landlock layers). A sandboxed session shell, whose fds 3 and 4 are placed, once had its
+/// ruleset on fd 4 in a process with few descriptors open, and failed to start.
+pub(crate) fn above_child_fds(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() >= CHILD_FD_FLOOR {
+        return Ok(fd);
+    }
+    // SAFETY: duplicating a descriptor we own; the copy is ours.
+    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, CHILD_FD_FLOOR) };
+    if copy < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(copy) })
+}
+
 /// Makes a descriptor non-blocking.
 pub(crate) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor we hold; flags are read then written back.

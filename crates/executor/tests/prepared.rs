@@ -270,6 +270,7 @@ fn a_prepared_shell_runs_in_the_calls_sandbox() {
         workspace: workspace.path().to_path_buf(),
         writable: Vec::new(),
         deny_read: Vec::new(),
+        read_only: Vec::new(),
         network: NetworkMode::Off,
         allow_hosts: Vec::new(),
     }));

@@ -3,10 +3,16 @@
 //! Files live in one private directory (0700; files 0600, since outputs can hold secrets).
 //! Ids are decimal numbers, unique across processes sharing the directory: a new id resumes
 //! from the highest present and the file is created with `O_EXCL`, retrying on a collision.
+//!
+//! Reading opens only what the store itself wrote: the directory is ours and private, and an
+//! artifact is a regular file of ours with one link, opened without following a symbolic
+//! link ([`ArtifactStore::open_artifact`]). A command that can write where the store lies
+//! (the workspace is `$HOME`) could otherwise plant `7.log -> ~/.ssh/id_rsa`, or a hard link to
+//! it, and have agent-exec print what the sandbox kept it from reading.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Prefix of artifact references shown to models.
@@ -24,6 +30,15 @@ pub enum ArtifactError {
         /// The OS error.
         #[source]
         source: io::Error,
+    },
+    /// The store's directory or an artifact is not what the store made: not ours, not
+    /// private, a symbolic link, not a regular file, or linked from elsewhere.
+    #[error("artifact store {}: {reason}; not read", .path.display())]
+    NotOurs {
+        /// The path involved.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
     },
     /// No artifact has that id.
     #[error("no artifact with id {id}; {}", available_list(.available))]
@@ -97,6 +112,41 @@ pub struct ArtifactStore {
     retention: Retention,
 }
 
+fn not_ours(path: &Path, reason: &str) -> ArtifactError {
+    ArtifactError::NotOurs {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
+fn effective_uid() -> u32 {
+    // SAFETY: a plain getter.
+    unsafe { libc::geteuid() }
+}
+
+/// The store's directory is ours, a real directory (not a link to one), and private: no
+/// group or other access (a looser one made by hand is tightened; one of another user is
+/// refused).
+fn check_private_dir(dir: &Path) -> Result<(), ArtifactError> {
+    let meta = fs::symlink_metadata(dir).map_err(io_err(dir))?;
+    if meta.file_type().is_symlink() {
+        return Err(not_ours(dir, "the directory is a symbolic link"));
+    }
+    if !meta.is_dir() {
+        return Err(not_ours(dir, "it is not a directory"));
+    }
+    if meta.uid() != effective_uid() {
+        return Err(not_ours(
+            dir,
+            &format!("the directory belongs to uid {}", meta.uid()),
+        ));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(io_err(dir))?;
+    }
+    Ok(())
+}
+
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ArtifactError + '_ {
     move |source| ArtifactError::Io {
         path: path.to_owned(),
@@ -113,6 +163,7 @@ impl ArtifactStore {
             .mode(0o700)
             .create(&dir)
             .map_err(io_err(&dir))?;
+        check_private_dir(&dir)?;
         Ok(ArtifactStore {
             dir,
             retention: Retention::default(),
@@ -254,6 +305,39 @@ impl ArtifactStore {
         }
     }
 
+    /// Opens artifact `reference` for reading: only a regular file of ours with one link,
+    /// in a directory of ours that no one else may write, never through a symbolic link.
+    pub fn open_artifact(&self, reference: &str) -> Result<(PathBuf, File), ArtifactError> {
+        let path = self.resolve(reference)?;
+        check_private_dir(&self.dir)?;
+        let file = OpenOptions::new()
+            .read(true)
+            // Not through a link; a FIFO put in its place must not block the open.
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    not_ours(&path, "it is a symbolic link")
+                } else {
+                    io_err(&path)(e)
+                }
+            })?;
+        let meta = file.metadata().map_err(io_err(&path))?;
+        if !meta.is_file() {
+            return Err(not_ours(&path, "it is not a regular file"));
+        }
+        if meta.uid() != effective_uid() {
+            return Err(not_ours(
+                &path,
+                &format!("it belongs to uid {}", meta.uid()),
+            ));
+        }
+        if meta.nlink() != 1 {
+            return Err(not_ours(&path, "it has other hard links"));
+        }
+        Ok((path, file))
+    }
+
     /// Removes an artifact.
     pub fn remove(&self, reference: &str) -> Result<(), ArtifactError> {
         let path = self.resolve(reference)?;
@@ -267,8 +351,7 @@ impl ArtifactStore {
         offset: u64,
         limit: Option<u64>,
     ) -> Result<(Vec<u8>, u64), ArtifactError> {
-        let path = self.resolve(reference)?;
-        let mut file = File::open(&path).map_err(io_err(&path))?;
+        let (path, mut file) = self.open_artifact(reference)?;
         let size = file.metadata().map_err(io_err(&path))?.len();
         file.seek(SeekFrom::Start(offset.min(size)))
             .map_err(io_err(&path))?;
@@ -287,8 +370,7 @@ impl ArtifactStore {
         first: u64,
         last: Option<u64>,
     ) -> Result<Vec<u8>, ArtifactError> {
-        let path = self.resolve(reference)?;
-        let file = File::open(&path).map_err(io_err(&path))?;
+        let (path, file) = self.open_artifact(reference)?;
         let mut reader = BufReader::with_capacity(1 << 16, file);
         let mut out = Vec::new();
         let mut line = Vec::new();
@@ -338,8 +420,7 @@ impl ArtifactStore {
         context: u64,
         max_bytes: usize,
     ) -> Result<GrepHits, ArtifactError> {
-        let path = self.resolve(reference)?;
-        let file = File::open(&path).map_err(io_err(&path))?;
+        let (path, file) = self.open_artifact(reference)?;
         let mut lines =
             crate::BoundedLines::new(BufReader::with_capacity(1 << 16, file), max_bytes);
         let mut shown = Shown {

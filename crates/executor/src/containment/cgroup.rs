@@ -47,7 +47,7 @@ pub(crate) fn default_order() -> &'static [Version] {
     match std::env::var(CONTAINMENT_VAR).as_deref() {
         Ok("cgroup2" | "v2") => &[Version::V2],
         Ok("cgroup1" | "v1") => &[Version::V1Freezer],
-        Ok("pgroup" | "none" | "off") => &[],
+        Ok("pgroup" | "pidns" | "none" | "off") => &[],
         _ => &[Version::V2, Version::V1Freezer],
     }
 }

@@ -1,7 +1,15 @@
-//! Resource limits of one call: processes and memory for all its processes together, through
-//! cgroups of the v1 `pids` and `memory` hierarchies where they are mounted (the child joins
-//! them before it execs, as it joins its containment cgroup); CPU time and file size, and the
-//! fallbacks where no cgroup can be made, through rlimits set in the child.
+//! Resource limits of one call: processes, memory and CPU time for all its processes together,
+//! through cgroups of the v1 `pids`, `memory` and `cpuacct` hierarchies where they are mounted
+//! (the child joins them before it execs, as it joins its containment cgroup); file size, and
+//! the fallbacks where no cgroup can be made, through rlimits set in the child.
+//!
+//! Memory counts the kernel's socket buffers too (`memory.kmem.tcp.limit_in_bytes`, which v1
+//! keeps apart from `memory.limit_in_bytes`): a call cannot hold the host's TCP memory in
+//! full loopback buffers. Two limits are not kernel-enforced kills but watched by the
+//! supervise loop ([`Watcher`], every [`WATCH_EVERY`]): the call's whole CPU time
+//! (`cpuacct.usage`, all its processes, ended or not — `RLIMIT_CPU` alone is per process, so
+//! ten sequential children could each use the limit) and a refused socket buffer allocation
+//! (`memory.kmem.tcp.failcnt`). Either ends the call with its `limit_hit`.
 //!
 //! The unified hierarchy carries no `pids` or `memory` controller on the machines this was
 //! built on (v1 has them); where it does (systemd machines), `memory.max` and `pids.max` of the
@@ -26,9 +34,10 @@ use super::cgroup;
 pub struct Limits {
     /// Processes and threads the call may have at once.
     pub procs: Option<u64>,
-    /// Bytes of memory of all its processes together.
+    /// Bytes of memory of all its processes together, socket buffers included.
     pub memory: Option<u64>,
-    /// CPU time of each of its processes.
+    /// CPU time of all its processes together (where the `cpuacct` controller is available;
+    /// else of each process).
     pub cpu: Option<Duration>,
     /// The largest file it may write, in bytes.
     pub file_size: Option<u64>,
@@ -84,6 +93,8 @@ struct LimitCgroup {
 pub(crate) struct LimitGroup {
     limits: Limits,
     cgroups: Vec<LimitCgroup>,
+    /// A watched limit that ended the call ([`Watcher::exceeded`]), for [`LimitGroup::hit`].
+    tripped: std::sync::Mutex<Option<LimitKind>>,
     /// The event counters (OOM kills, refused forks) already reported: a session's shell
     /// lives through many commands, each told only of its own.
     reported: std::sync::Mutex<(u64, u64)>,
@@ -96,6 +107,14 @@ static NEXT: AtomicU64 = AtomicU64::new(1);
 
 static PIDS: OnceLock<Option<PathBuf>> = OnceLock::new();
 static MEMORY: OnceLock<Option<PathBuf>> = OnceLock::new();
+static CPUACCT: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+/// The v1 controllers limits use, each with this process's directory in it.
+const CONTROLLERS: [(&str, &OnceLock<Option<PathBuf>>); 3] =
+    [("pids", &PIDS), ("memory", &MEMORY), ("cpuacct", &CPUACCT)];
+
+/// How often the supervise loop looks at the watched limits.
+pub(crate) const WATCH_EVERY: Duration = Duration::from_millis(50);
 
 /// Removes `dir` and the cgroups below it, trying `tries` times `pause` apart: their
 /// processes are ended, but a zombie not yet reaped by init can hold a v1 cgroup a moment.
@@ -111,7 +130,7 @@ fn remove_emptied(dir: &Path, tries: u32, pause: Duration) {
 
 /// Removes this process's (empty) limit directories, at exit.
 pub(crate) fn cleanup() {
-    for cell in [&PIDS, &MEMORY] {
+    for (_, cell) in CONTROLLERS {
         if let Some(Some(dir)) = cell.get() {
             remove_emptied(dir, 1, Duration::ZERO);
         }
@@ -120,15 +139,15 @@ pub(crate) fn cleanup() {
 
 /// Whether [`cleanup`] left no limit directory of this process.
 pub(crate) fn nothing_left() -> bool {
-    [&PIDS, &MEMORY]
+    CONTROLLERS
         .into_iter()
-        .all(|cell| !matches!(cell.get(), Some(Some(dir)) if dir.exists()))
+        .all(|(_, cell)| !matches!(cell.get(), Some(Some(dir)) if dir.exists()))
 }
 
 /// Removes the limit directories of a dead `supervisor` (its watchdog calls this once the
 /// supervisor's processes are ended: the directories empty as they are reaped).
 pub(crate) fn remove_for(supervisor: i32) {
-    for controller in ["pids", "memory"] {
+    for (controller, _) in CONTROLLERS {
         let Some(dir) = cgroup::own_v1_dir(controller)
             .map(|d| d.join(format!("agent-exec-{supervisor}")))
             .filter(|d| d.is_dir())
@@ -141,7 +160,7 @@ pub(crate) fn remove_for(supervisor: i32) {
 
 /// This process's directory in the v1 hierarchy of `controller`, made on first use.
 fn base(controller: &'static str) -> Option<&'static Path> {
-    let cell = if controller == "pids" { &PIDS } else { &MEMORY };
+    let (_, cell) = CONTROLLERS.into_iter().find(|(c, _)| *c == controller)?;
     cell.get_or_init(|| {
         let parent = cgroup::own_v1_dir(controller)?;
         // Directories of dead agent-exec processes: their members died with their
@@ -167,8 +186,9 @@ fn make_cgroup(controller: &'static str, settings: &[(&str, u64)]) -> Option<Lim
     let made = (|| -> io::Result<File> {
         for (file, value) in settings {
             let path = dir.join(file);
-            // memsw exists only with swap accounting: a missing file is no failure.
-            if file.contains("memsw") && !path.exists() {
+            // memsw exists only with swap accounting, kmem.tcp only in kernels with v1 kernel
+            // memory accounting: a missing file is no failure.
+            if (file.contains("memsw") || file.contains("kmem")) && !path.exists() {
                 continue;
             }
             fs::write(path, value.to_string())?;
@@ -225,6 +245,7 @@ impl LimitGroup {
             let settings = [
                 ("memory.limit_in_bytes", n),
                 ("memory.memsw.limit_in_bytes", n),
+                ("memory.kmem.tcp.limit_in_bytes", n),
             ];
             match make_cgroup("memory", &settings) {
                 Some(cg) => group.cgroups.push(cg),
@@ -238,6 +259,14 @@ impl LimitGroup {
             }
         }
         if let Some(cpu) = limits.cpu {
+            // The call's whole CPU time, watched; else (and besides: one process reaching the
+            // limit ends at once) each process's, by the kernel.
+            match make_cgroup("cpuacct", &[]) {
+                Some(cg) => group.cgroups.push(cg),
+                None => group.fallbacks.push(
+                    "--max-cpu limits each process's CPU time here (RLIMIT_CPU), not the call's: no cgroup cpuacct controller could be used".to_owned(),
+                ),
+            }
             // SIGXCPU at the limit (it ends a process that does not handle it), SIGKILL a
             // second later.
             let secs = cpu.as_secs().max(1);
@@ -260,9 +289,46 @@ impl LimitGroup {
         self.cgroups.iter().map(|c| c.join.as_raw_fd()).collect()
     }
 
+    /// The watched limits of one call (or one session command), counted from now; `None` when
+    /// no limit is watched.
+    pub(crate) fn watcher(&self) -> Option<Watcher<'_>> {
+        let file = |controller: &str, name: &str| {
+            self.cgroups
+                .iter()
+                .find(|c| c.controller == controller)
+                .map(|c| c.dir.join(name))
+                .filter(|p| p.exists())
+        };
+        let cpu = self
+            .limits
+            .cpu
+            .zip(file("cpuacct", "cpuacct.usage"))
+            .map(|(limit, usage)| {
+                let start = read_number(&usage).unwrap_or(0);
+                (usage, start, limit)
+            });
+        let tcp = file("memory", "memory.kmem.tcp.failcnt").map(|failcnt| {
+            let start = read_number(&failcnt).unwrap_or(0);
+            (failcnt, start)
+        });
+        (cpu.is_some() || tcp.is_some()).then_some(Watcher {
+            group: self,
+            cpu,
+            tcp,
+        })
+    }
+
     /// Which limit ended or hampered the call, judged once it is over by the cgroups' event
     /// counters and by how the main process ended.
     pub(crate) fn hit(&self, status: Option<ExitStatus>) -> Option<LimitKind> {
+        let tripped = self
+            .tripped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if tripped.is_some() {
+            return tripped;
+        }
         let counter = |controller: &str, file: &str, key: &str| {
             self.cgroups
                 .iter()
@@ -303,6 +369,47 @@ impl LimitGroup {
             return Some(LimitKind::Procs);
         }
         None
+    }
+}
+
+fn read_number(path: &Path) -> Option<u64> {
+    fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The limits the kernel does not end a call for by itself, looked at by the supervise loop.
+#[derive(Debug)]
+pub(crate) struct Watcher<'a> {
+    group: &'a LimitGroup,
+    /// `cpuacct.usage` (ns), its value when the call began, and the limit.
+    cpu: Option<(PathBuf, u64, Duration)>,
+    /// `memory.kmem.tcp.failcnt`, and its value when the call began.
+    tcp: Option<(PathBuf, u64)>,
+}
+
+impl Watcher<'_> {
+    /// The limit the call has gone past, if any (remembered for [`LimitGroup::hit`]).
+    pub(crate) fn exceeded(&self) -> Option<LimitKind> {
+        let over_cpu = self.cpu.as_ref().is_some_and(|(usage, start, limit)| {
+            read_number(usage)
+                .is_some_and(|now| now.saturating_sub(*start) >= limit.as_nanos() as u64)
+        });
+        let over_tcp = self
+            .tcp
+            .as_ref()
+            .is_some_and(|(failcnt, start)| read_number(failcnt).is_some_and(|n| n > *start));
+        let kind = if over_cpu {
+            LimitKind::Cpu
+        } else if over_tcp {
+            LimitKind::Memory
+        } else {
+            return None;
+        };
+        *self
+            .group
+            .tripped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(kind);
+        Some(kind)
     }
 }
 

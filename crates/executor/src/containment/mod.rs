@@ -6,8 +6,13 @@
 //!   it whatever it does — `setsid`, double fork, `env -i`. Ending the call is killing the
 //!   cgroup; "no survivors" is an empty cgroup; the count of survivors is exact; no `/proc`
 //!   scan is ever needed. The same group will carry resource limits.
-//! - else the **process group + marker** fallback (`scan.rs`): the command leads its own
-//!   process group and every process it starts inherits `AGENT_EXEC_CALL=<id>`.
+//! - else a **PID namespace** of its own, made through an unprivileged user namespace
+//!   (`pidns.rs`): every process the call starts stays in it, its init reaps them, and killing
+//!   the init ends them all — `setsid`, double fork and `env -i` included; its members are
+//!   counted exactly by their namespace.
+//! - else (user namespaces refused) the **process group + marker** fallback (`scan.rs`): the
+//!   command leads its own process group and every process it starts inherits
+//!   `AGENT_EXEC_CALL=<id>`; a process that leaves both escapes it (said in `warnings`).
 //!
 //! [`Termination`] is the one TERM → grace → KILL state machine (with SIGCONT, so stopped
 //! processes can act on TERM), driven either from a supervise loop or by [`end_members`].
@@ -34,7 +39,7 @@ use nix::unistd::Pid;
 use crate::sys;
 
 pub use cgroup::CONTAINMENT_VAR;
-pub(crate) use limits::LimitGroup;
+pub(crate) use limits::{LimitGroup, WATCH_EVERY, Watcher};
 pub use limits::{LimitKind, Limits};
 pub use watchdog::start_watchdog;
 
@@ -49,8 +54,11 @@ pub enum GroupKind {
     CgroupV2,
     /// A cgroup of the v1 `freezer` hierarchy, ended by freeze → kill → thaw.
     CgroupV1,
-    /// Its process group plus the marker variable (no cgroup could be made).
+    /// Its process group plus the marker variable (no cgroup could be made, nor a user
+    /// namespace).
     ProcessGroup,
+    /// A PID namespace of its own, in an unprivileged user namespace (no cgroup could be made).
+    PidNamespace,
 }
 
 /// Which containment a call asks for. Where the cgroup asked for cannot be made, the call
@@ -70,6 +78,8 @@ pub enum Containment {
     CgroupV1,
     /// The process group + marker only.
     ProcessGroup,
+    /// A PID namespace of its own (where user namespaces are allowed), without a cgroup.
+    PidNamespace,
 }
 
 static SUBREAPER: AtomicBool = AtomicBool::new(false);
@@ -123,8 +133,23 @@ pub fn default_kind() -> GroupKind {
     match cgroup::default_base().map(|b| b.version) {
         Some(cgroup::Version::V2) => GroupKind::CgroupV2,
         Some(cgroup::Version::V1Freezer) => GroupKind::CgroupV1,
+        None if pid_namespaces(Containment::Auto) => GroupKind::PidNamespace,
         None => GroupKind::ProcessGroup,
     }
+}
+
+/// Whether a call of `containment` without a cgroup gets a PID namespace: where user
+/// namespaces are allowed, unless `AGENT_EXEC_CONTAINMENT=pgroup` forces the plain fallback.
+fn pid_namespaces(containment: Containment) -> bool {
+    let wanted = match containment {
+        Containment::Auto => !matches!(
+            std::env::var(CONTAINMENT_VAR).as_deref(),
+            Ok("pgroup" | "none" | "off")
+        ),
+        Containment::PidNamespace => true,
+        _ => false,
+    };
+    wanted && crate::pidns::available()
 }
 
 /// Removes the empty cgroups this process keeps for reuse, and its own cgroup directory when
@@ -160,6 +185,10 @@ pub(crate) struct CallGroup {
     cgroup: Option<cgroup::Cgroup>,
     /// The process group the call's first process leads (0 until it is spawned).
     leader: AtomicI32,
+    /// Without a cgroup: its processes start in a PID namespace of their own.
+    pid_namespace: bool,
+    /// Those namespaces, once made (one per process spawned in the group).
+    namespaces: Mutex<Vec<crate::pidns::Namespace>>,
     /// Its resource limits (cgroups to join, rlimits), if any.
     pub(crate) limits: LimitGroup,
 }
@@ -176,7 +205,7 @@ impl CallGroup {
             Containment::Auto => cgroup::default_base(),
             Containment::CgroupV2 => cgroup::base(cgroup::Version::V2),
             Containment::CgroupV1 => cgroup::base(cgroup::Version::V1Freezer),
-            Containment::ProcessGroup => None,
+            Containment::ProcessGroup | Containment::PidNamespace => None,
         };
         let cgroup = base.and_then(|b| cgroup::Cgroup::take(b).ok());
         if cgroup.is_none() {
@@ -184,8 +213,10 @@ impl CallGroup {
         }
         CallGroup {
             marker,
+            pid_namespace: cgroup.is_none() && pid_namespaces(containment),
             cgroup,
             leader: AtomicI32::new(0),
+            namespaces: Mutex::new(Vec::new()),
             limits: LimitGroup::default(),
         }
     }
@@ -222,8 +253,29 @@ impl CallGroup {
         match self.cgroup.as_ref().map(cgroup::Cgroup::version) {
             Some(cgroup::Version::V2) => GroupKind::CgroupV2,
             Some(cgroup::Version::V1Freezer) => GroupKind::CgroupV1,
+            None if self.pid_namespace => GroupKind::PidNamespace,
             None => GroupKind::ProcessGroup,
         }
+    }
+
+    /// Whether its processes start in a PID namespace of their own (`pidns.rs`).
+    pub(crate) fn wants_pid_namespace(&self) -> bool {
+        self.pid_namespace
+    }
+
+    /// Records the PID namespace a process of the call was started in.
+    pub(crate) fn add_namespace(&self, namespace: crate::pidns::Namespace) {
+        watchdog::register_process(namespace.init());
+        self.namespaces
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(namespace);
+    }
+
+    fn namespaces(&self) -> MutexGuard<'_, Vec<crate::pidns::Namespace>> {
+        self.namespaces
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The value of [`MARKER_VAR`] for this call.
@@ -255,8 +307,13 @@ impl CallGroup {
 
     /// The call's live processes, except `spare`.
     pub(crate) fn members(&self, spare: Option<i32>) -> Vec<i32> {
+        let namespaces = self.namespaces();
         let mut live = match &self.cgroup {
             Some(cg) => cg.pids(),
+            None if !namespaces.is_empty() => namespaces
+                .iter()
+                .flat_map(crate::pidns::Namespace::members)
+                .collect(),
             None => {
                 let (live, zombies) = scan::members(self.leader(), &self.marker);
                 reap(&zombies);
@@ -285,6 +342,12 @@ impl CallGroup {
     pub(crate) fn kill(&self, spare: Option<i32>) {
         match (&self.cgroup, spare) {
             (Some(cg), None) => cg.kill(),
+            (None, None) => {
+                self.signal(Signal::SIGKILL, None);
+                for namespace in self.namespaces().iter() {
+                    namespace.kill_all();
+                }
+            }
             _ => self.signal(Signal::SIGKILL, spare),
         }
     }
@@ -297,6 +360,10 @@ impl Drop for CallGroup {
             None => {
                 if let Some(pgid) = self.leader() {
                     watchdog::unregister_group(pgid);
+                }
+                for namespace in self.namespaces().drain(..) {
+                    namespace.kill_all();
+                    watchdog::unregister_process(namespace.init());
                 }
             }
         }

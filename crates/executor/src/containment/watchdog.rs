@@ -90,6 +90,16 @@ pub(crate) fn unregister_group(pgid: i32) {
     send(&format!("-{pgid}\n"));
 }
 
+/// A process to kill if we die: the init of a call's PID namespace (its death ends them all).
+pub(crate) fn register_process(pid: i32) {
+    send(&format!("*{pid}\n"));
+}
+
+/// That process has been reaped.
+pub(crate) fn unregister_process(pid: i32) {
+    send(&format!("/{pid}\n"));
+}
+
 fn send(line: &str) {
     if let Some(w) = WATCHDOG.get() {
         // Writes under PIPE_BUF are atomic; the watchdog reads continuously.
@@ -129,6 +139,7 @@ fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
         }
     };
     let mut groups: BTreeSet<i32> = BTreeSet::new();
+    let mut inits: BTreeSet<i32> = BTreeSet::new();
     let mut fallback_used = false;
     let mut nothing_left = false;
     let mut pending = Vec::new();
@@ -149,6 +160,10 @@ fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
                     groups.insert(p);
                 } else if let Some(p) = text.strip_prefix('-').and_then(|p| p.parse::<i32>().ok()) {
                     groups.remove(&p);
+                } else if let Some(p) = text.strip_prefix('*').and_then(|p| p.parse().ok()) {
+                    inits.insert(p);
+                } else if let Some(p) = text.strip_prefix('/').and_then(|p| p.parse::<i32>().ok()) {
+                    inits.remove(&p);
                 }
             }
             continue;
@@ -159,6 +174,10 @@ fn watch(pipe: &OwnedFd, supervisor: i32) -> ! {
         break;
     }
     if !nothing_left {
+        for &pid in &inits {
+            // SAFETY: kill takes a pid and a signal number. An init's death ends its namespace.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
         end_everything(supervisor, &groups, fallback_used);
     }
     // SAFETY: leaving the watchdog process.

@@ -23,6 +23,8 @@
 //!   Unix sockets are refused; Landlock scopes signals, ptrace and abstract Unix sockets to the
 //!   sandbox.
 
+mod gitdirs;
+mod mounts;
 mod namespaces;
 mod proxy;
 mod rules;
@@ -100,8 +102,12 @@ pub struct SandboxSpec {
     pub workspace: PathBuf,
     /// More writable roots (in `workspace-write`).
     pub writable: Vec<PathBuf>,
-    /// Paths no process of the call may read.
+    /// Paths no process of the call may read (nor write, remove or replace; their directory
+    /// stays writable). Denied through every mount that shows them.
     pub deny_read: Vec<PathBuf>,
+    /// Paths inside the writable roots that stay read-only (and cannot be removed or
+    /// replaced): the artifact store, say, when it lies in the workspace.
+    pub read_only: Vec<PathBuf>,
     /// The network.
     pub network: NetworkMode,
     /// With the network off, hosts (`HOST` or `HOST:PORT`) reachable through the proxy.
@@ -234,6 +240,8 @@ pub fn support() -> &'static Support {
 #[derive(Debug)]
 struct Shared {
     ruleset: OwnedFd,
+    /// What each call's own Landlock layer grants (see `rules::call_layer`).
+    write_grants: rules::WriteGrants,
     filter: Vec<seccomp::Instruction>,
     namespaces: namespaces::Namespaces,
     area: tmp::Area,
@@ -247,13 +255,15 @@ struct Shared {
 pub(crate) struct Prepared {
     shared: Arc<Shared>,
     tmp: PathBuf,
+    /// The call's own Landlock layer: its `TMPDIR` and no other call's.
+    call_layer: OwnedFd,
     /// Variables the confined process gets (`TMPDIR`, the proxy's).
     pub(crate) env: Vec<(OsString, OsString)>,
 }
 
 impl Drop for Prepared {
     fn drop(&mut self) {
-        self.shared.area.give_back(std::mem::take(&mut self.tmp));
+        tmp::remove(&self.tmp);
     }
 }
 
@@ -276,6 +286,15 @@ pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
         .area
         .take()
         .map_err(|e| fail("the private temporary directory", e))?;
+    let call_layer = match rules::call_layer(&shared.write_grants, &tmp)
+        .and_then(|fd| crate::sys::above_child_fds(fd).map_err(|e| fail("the call's layer", e)))
+    {
+        Ok(layer) => layer,
+        Err(e) => {
+            tmp::remove(&tmp);
+            return Err(e);
+        }
+    };
     let mut env: Vec<(OsString, OsString)> = ["TMPDIR", "TMP", "TEMP"]
         .iter()
         .map(|name| (OsString::from(name), tmp.clone().into_os_string()))
@@ -295,7 +314,12 @@ pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
         env.push(("NO_PROXY".into(), OsString::new()));
         env.push(("no_proxy".into(), OsString::new()));
     }
-    Ok(Prepared { shared, tmp, env })
+    Ok(Prepared {
+        shared,
+        tmp,
+        call_layer,
+        env,
+    })
 }
 
 /// How long what a spec's calls share is reused. The ruleset lists the entries of the
@@ -318,12 +342,30 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
     }
     let area = tmp::Area::new().map_err(|e| fail("the private temporary directory", e))?;
     let writable = canonical_existing(&spec.writable_roots());
-    let deny = canonical_existing(&spec.deny_read);
-    let ruleset = rules::ruleset(&writable, &area.dir, &deny)?;
+    let mut deny = canonical_existing(&spec.deny_read);
+    let aliases = mounts::aliases(&deny).map_err(PrepareError)?;
+    deny.extend(canonical_existing(&aliases));
+    deny.sort();
+    deny.dedup();
+    let read_only: Vec<PathBuf> = deny
+        .iter()
+        .cloned()
+        .chain(canonical_existing(&spec.read_only))
+        .collect();
+    let git = gitdirs::find(&writable);
     let network_off = spec.network == NetworkMode::Off;
     let proxied = network_off && !spec.allow_hosts.is_empty();
-    let plan = namespaces::NamespacePlan::new(&writable, &area.dir, network_off, proxied);
+    let inputs = namespaces::MountInputs {
+        writable: &writable,
+        tmp_area: &area.dir,
+        read_only: &read_only,
+        git: &git,
+    };
+    let plan = namespaces::NamespacePlan::new(&inputs, network_off, proxied);
     let mut namespaces = namespaces::make(&plan)?;
+    let (ruleset, write_grants) =
+        rules::ruleset(&writable, &area.dir, &deny, namespaces.shm.as_ref())?;
+    let ruleset = crate::sys::above_child_fds(ruleset).map_err(|e| fail("the ruleset", e))?;
     let proxy = match namespaces.proxy_listener.take() {
         Some(listener) => {
             Some(proxy::serve(listener, &spec.allow_hosts).map_err(|e| fail("the proxy", e))?)
@@ -332,6 +374,7 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
     };
     let shared = Arc::new(Shared {
         ruleset,
+        write_grants,
         filter: seccomp::filter(network_off),
         namespaces,
         area,
@@ -353,19 +396,30 @@ fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 impl Prepared {
-    /// Enters the sandbox: the spec's namespaces (user first: it gives the rights to join the
-    /// others), then Landlock, then seccomp. Called by the child between clone and exec: only
+    /// The sandbox's user namespace (for a PID namespace made inside it, `pidns.rs`).
+    pub(crate) fn user_namespace(&self) -> std::os::fd::RawFd {
+        self.shared.namespaces.user.as_raw_fd()
+    }
+
+    /// Enters the sandbox: the spec's namespaces (user first, unless the caller is in it
+    /// already: it gives the rights to join the others), then Landlock, then seccomp. Called by the child between clone and exec: only
     /// system calls on prepared data (no allocation). Joining a mount namespace moves the cwd
     /// to its root: the caller enters the cwd after. On failure, errno says why.
     ///
     /// # Safety
     /// Only in a freshly cloned child that will exec or `_exit` next.
-    pub(crate) unsafe fn enter(&self) -> Result<(), ()> {
+    pub(crate) unsafe fn enter(&self, user_entered: bool) -> Result<(), ()> {
         let shared = &*self.shared;
         let ns = &shared.namespaces;
         // SAFETY: system calls on prepared descriptors and data.
         unsafe {
-            if libc::setns(ns.user.as_raw_fd(), libc::CLONE_NEWUSER) < 0 {
+            if !user_entered && libc::setns(ns.user.as_raw_fd(), libc::CLONE_NEWUSER) < 0 {
+                return Err(());
+            }
+            // An IPC namespace of the call's own (made here, owned by the user namespace just
+            // joined): no SysV object or POSIX message queue of the host's can be opened, none
+            // the call makes is seen by another, and all go with the call's last process.
+            if libc::unshare(libc::CLONE_NEWIPC) < 0 {
                 return Err(());
             }
             if let Some(net) = &ns.network
@@ -380,13 +434,10 @@ impl Prepared {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
                 return Err(());
             }
-            if libc::syscall(
-                libc::SYS_landlock_restrict_self,
-                shared.ruleset.as_raw_fd(),
-                0u32,
-            ) < 0
-            {
-                return Err(());
+            for layer in [&shared.ruleset, &self.call_layer] {
+                if libc::syscall(libc::SYS_landlock_restrict_self, layer.as_raw_fd(), 0u32) < 0 {
+                    return Err(());
+                }
             }
             let prog = libc::sock_fprog {
                 len: shared.filter.len() as u16,

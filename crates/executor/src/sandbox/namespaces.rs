@@ -31,10 +31,17 @@ enum MountStep {
     Mount {
         source: Option<CString>,
         target: CString,
+        /// A file system to mount (else a bind or a propagation change), and its options.
+        fs: Option<(CString, CString)>,
         flags: libc::c_ulong,
     },
-    /// `mount_setattr(2)` of the mounts at and below `target`: set or clear read-only.
-    ReadOnly { target: CString, read_only: bool },
+    /// `mount_setattr(2)` of the mounts at and below `target`: these `MOUNT_ATTR_*` set and
+    /// cleared.
+    Attributes {
+        target: CString,
+        set: u64,
+        clear: u64,
+    },
 }
 
 /// `struct mount_attr` of `mount_setattr(2)`.
@@ -47,6 +54,8 @@ struct MountAttr {
 }
 
 const MOUNT_ATTR_RDONLY: u64 = 1;
+const MOUNT_ATTR_NOSUID: u64 = 2;
+const MOUNT_ATTR_NODEV: u64 = 4;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 
 /// The port the proxy listens on inside a network namespace (its own loopback: any will do).
@@ -63,6 +72,8 @@ pub(super) struct NamespacePlan {
     proxy: bool,
     /// `lo`, to bring up.
     loopback: libc::ifreq,
+    /// Where the private `/dev/shm` is mounted (where the host has one).
+    shm: Option<CString>,
     /// 127.0.0.1:[`PROXY_PORT`].
     proxy_addr: libc::sockaddr_in,
 }
@@ -75,10 +86,31 @@ pub(super) struct Namespaces {
     pub(super) network: Option<OwnedFd>,
     /// The proxy's listening socket, inside `network`.
     pub(super) proxy_listener: Option<OwnedFd>,
+    /// The private `/dev/shm` inside `mount` (an `O_PATH` descriptor, for the Landlock rule
+    /// that makes it writable: the host's `/dev/shm` is another inode).
+    pub(super) shm: Option<OwnedFd>,
 }
 
+/// What the mount namespace shows differently from the host.
+#[derive(Debug)]
+pub(super) struct MountInputs<'a> {
+    /// Writable (bound read-write, `nosuid`, `nodev`).
+    pub(super) writable: &'a [PathBuf],
+    /// The spec's temporary area (as a writable root).
+    pub(super) tmp_area: &'a Path,
+    /// Paths under the writable roots that stay read-only: each becomes a read-only mount
+    /// point, which also cannot be removed, renamed or replaced (deny-read paths, the artifact
+    /// store).
+    pub(super) read_only: &'a [PathBuf],
+    /// The git directories under the writable roots (`gitdirs.rs`).
+    pub(super) git: &'a super::gitdirs::GitProtection,
+}
+
+/// Where the private `/dev/shm` goes.
+const SHM: &str = "/dev/shm";
+
 impl NamespacePlan {
-    pub(super) fn new(writable: &[PathBuf], tmp_area: &Path, network: bool, proxy: bool) -> Self {
+    pub(super) fn new(mounts: &MountInputs, network: bool, proxy: bool) -> Self {
         // SAFETY: plain getters.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let c = |s: &str| CString::new(s).expect("no NUL");
@@ -95,7 +127,8 @@ impl NamespacePlan {
                 (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
                 (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
             ],
-            mounts: mount_steps(writable, tmp_area),
+            mounts: mount_steps(mounts),
+            shm: Path::new(SHM).is_dir().then(|| c(SHM)),
             network,
             proxy,
             loopback,
@@ -112,7 +145,7 @@ impl NamespacePlan {
 }
 
 /// The steps of the mount namespace (see the module doc).
-fn mount_steps(writable: &[PathBuf], tmp_area: &Path) -> Vec<MountStep> {
+fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
     let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
     let root = CString::new("/").expect("no NUL");
     let mut steps = vec![
@@ -120,81 +153,66 @@ fn mount_steps(writable: &[PathBuf], tmp_area: &Path) -> Vec<MountStep> {
         MountStep::Mount {
             source: None,
             target: root.clone(),
+            fs: None,
             flags: libc::MS_REC | libc::MS_PRIVATE,
         },
-        MountStep::ReadOnly {
+        MountStep::Attributes {
             target: root,
-            read_only: true,
+            set: MOUNT_ATTR_RDONLY,
+            clear: 0,
         },
     ];
-    let bind = |steps: &mut Vec<MountStep>, path: &Path, read_only: Option<bool>| {
+    let bind = |steps: &mut Vec<MountStep>, path: &Path, attributes: Option<(u64, u64)>| {
         let Some(path) = c(path) else { return };
         steps.push(MountStep::Mount {
             source: Some(path.clone()),
             target: path.clone(),
+            fs: None,
             flags: libc::MS_BIND | libc::MS_REC,
         });
-        if let Some(read_only) = read_only {
-            steps.push(MountStep::ReadOnly {
+        if let Some((set, clear)) = attributes {
+            steps.push(MountStep::Attributes {
                 target: path,
-                read_only,
+                set,
+                clear,
             });
         }
     };
-    for dir in writable.iter().map(PathBuf::as_path).chain([tmp_area]) {
-        bind(&mut steps, dir, Some(false));
+    let writable = Some((MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, MOUNT_ATTR_RDONLY));
+    let read_only = Some((MOUNT_ATTR_RDONLY, 0));
+    for dir in inputs
+        .writable
+        .iter()
+        .map(PathBuf::as_path)
+        .chain([inputs.tmp_area])
+    {
+        bind(&mut steps, dir, writable);
     }
-    for root in writable {
-        let dot_git = root.join(".git");
-        match std::fs::symlink_metadata(&dot_git) {
-            // A gitfile (worktree, submodule) says where its git directory is: it stays as is.
-            Ok(m) if m.is_file() => bind(&mut steps, &dot_git, Some(true)),
-            Ok(m) if m.is_dir() => {
-                for git_dir in git_dirs(&dot_git) {
-                    // Pinned: it cannot be renamed away and replaced by a fresh one.
-                    bind(&mut steps, &git_dir, None);
-                    for name in ["hooks", "config", "commondir"] {
-                        let path = git_dir.join(name);
-                        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_symlink()) {
-                            bind(&mut steps, &path, Some(true));
-                        }
-                    }
-                }
-            }
-            _ => {}
+    // Pinned: a git directory cannot be renamed away and replaced by a fresh one.
+    for git_dir in &inputs.git.pinned {
+        bind(&mut steps, git_dir, None);
+    }
+    let under_writable = |p: &Path| inputs.writable.iter().any(|root| p.starts_with(root));
+    for path in inputs.git.read_only.iter().chain(inputs.read_only) {
+        if under_writable(path) {
+            bind(&mut steps, path, read_only);
         }
+    }
+    // A private /dev/shm: POSIX shared memory and semaphores (Python's multiprocessing) work,
+    // and nothing in it reaches the host's; its pages are charged to the writer's memory
+    // cgroup, so `--max-memory` counts them.
+    if Path::new(SHM).is_dir() {
+        steps.push(MountStep::Mount {
+            source: c(Path::new("tmpfs")),
+            target: c(Path::new(SHM)).expect("no NUL"),
+            fs: Some((
+                CString::new("tmpfs").expect("no NUL"),
+                CString::new("mode=1777").expect("no NUL"),
+            )),
+            flags: libc::MS_NOSUID | libc::MS_NODEV,
+        });
     }
     steps
-}
-
-/// A repository's git directory and those of its submodules and worktrees
-/// (`.git/modules/**`, `.git/worktrees/*`): each has hooks or a config that git outside the
-/// sandbox would run or read.
-fn git_dirs(dot_git: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-        if depth > 6 {
-            return;
-        }
-        if dir.join("HEAD").is_file() {
-            out.push(dir.to_path_buf());
-        }
-        for sub in ["modules", "worktrees"] {
-            let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    walk(&entry.path(), depth + 1, out);
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dot_git, 0, &mut out);
-    if !out.iter().any(|d| d == dot_git) {
-        out.insert(0, dot_git.to_path_buf());
-    }
-    out
 }
 
 /// The step of [`NamespacePlan::build`] that failed.
@@ -211,11 +229,11 @@ enum Step {
 impl NamespacePlan {
     /// Makes the namespaces. Run by the forked child of [`make`]: only system calls on
     /// prepared data. On failure, the step, with errno saying why; on success, the proxy's
-    /// listening descriptor (or -1).
+    /// listening descriptor and the private `/dev/shm`'s (or -1).
     ///
     /// # Safety
     /// Only in a forked child that `_exit`s next.
-    unsafe fn build(&self) -> Result<i32, Step> {
+    unsafe fn build(&self) -> Result<(i32, i32), Step> {
         // SAFETY: system calls on prepared, NUL-terminated data.
         unsafe {
             let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
@@ -261,23 +279,21 @@ impl NamespacePlan {
                     MountStep::Mount {
                         source,
                         target,
+                        fs,
                         flags,
                     } => libc::mount(
                         source.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
                         target.as_ptr(),
-                        std::ptr::null(),
+                        fs.as_ref()
+                            .map_or(std::ptr::null(), |(kind, _)| kind.as_ptr()),
                         *flags,
-                        std::ptr::null(),
+                        fs.as_ref()
+                            .map_or(std::ptr::null(), |(_, data)| data.as_ptr().cast()),
                     ),
-                    MountStep::ReadOnly { target, read_only } => {
-                        let (attr_set, attr_clr) = if *read_only {
-                            (MOUNT_ATTR_RDONLY, 0)
-                        } else {
-                            (0, MOUNT_ATTR_RDONLY)
-                        };
+                    MountStep::Attributes { target, set, clear } => {
                         let attr = MountAttr {
-                            attr_set,
-                            attr_clr,
+                            attr_set: *set,
+                            attr_clr: *clear,
                             propagation: 0,
                             userns_fd: 0,
                         };
@@ -295,7 +311,11 @@ impl NamespacePlan {
                     return Err(Step::Mounts);
                 }
             }
-            Ok(listener)
+            let shm = match &self.shm {
+                Some(path) => libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC),
+                None => -1,
+            };
+            Ok((listener, shm))
         }
     }
 }
@@ -325,11 +345,11 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
         // SAFETY: as above.
         unsafe {
             libc::close(release_w.as_raw_fd());
-            let report: [i32; 3] = match plan.build() {
-                Ok(listener) => [0, 0, listener],
-                Err(step) => [step as i32, *libc::__errno_location(), -1],
+            let report: [i32; 4] = match plan.build() {
+                Ok((listener, shm)) => [0, 0, listener, shm],
+                Err(step) => [step as i32, *libc::__errno_location(), -1, -1],
             };
-            libc::write(ready_w.as_raw_fd(), report.as_ptr().cast(), 12);
+            libc::write(ready_w.as_raw_fd(), report.as_ptr().cast(), 16);
             let mut byte = 0u8;
             libc::read(release_r.as_raw_fd(), (&raw mut byte).cast(), 1);
             libc::_exit(0);
@@ -344,13 +364,13 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
     drop(spawning);
     drop(ready_w);
     drop(release_r);
-    let mut report = [0i32; 3];
-    // SAFETY: read(2) into a local buffer of 12 bytes.
-    let got = unsafe { libc::read(ready_r.as_raw_fd(), report.as_mut_ptr().cast(), 12) };
-    let made = if got == 12 {
+    let mut report = [0i32; 4];
+    // SAFETY: read(2) into a local buffer of 16 bytes.
+    let got = unsafe { libc::read(ready_r.as_raw_fd(), report.as_mut_ptr().cast(), 16) };
+    let made = if got == 16 {
         match report {
-            [0, _, listener] => open_all(pid, plan, listener),
-            [step, errno, _] => Err(refused(step, errno)),
+            [0, _, listener, shm] => open_all(pid, plan, listener, shm),
+            [step, errno, ..] => Err(refused(step, errno)),
         }
     } else {
         Err(PrepareError(
@@ -365,34 +385,41 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
     made
 }
 
-/// The namespaces of the (waiting) child `pid`, and its proxy socket.
-fn open_all(pid: i32, plan: &NamespacePlan, listener: i32) -> Result<Namespaces, PrepareError> {
+/// The namespaces of the (waiting) child `pid`, its proxy socket and its `/dev/shm`.
+fn open_all(
+    pid: i32,
+    plan: &NamespacePlan,
+    listener: i32,
+    shm: i32,
+) -> Result<Namespaces, PrepareError> {
     let err = |e: std::io::Error| fail("keeping the sandbox's namespaces", e);
     let open = |kind: &str| {
         let path = CString::new(format!("/proc/{pid}/ns/{kind}")).expect("no NUL");
         // SAFETY: open(2) of a NUL-terminated path; the descriptor is ours.
         let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
         if fd < 0 {
-            Err(err(std::io::Error::last_os_error()))
-        } else {
-            // SAFETY: a fresh descriptor.
-            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+            return Err(err(std::io::Error::last_os_error()));
         }
+        // SAFETY: a fresh descriptor. The child joins it after placing its own descriptors.
+        crate::sys::above_child_fds(unsafe { OwnedFd::from_raw_fd(fd) }).map_err(err)
     };
-    let proxy_listener = if listener >= 0 {
-        let pidfd =
-            crate::sys::pidfd_open(pid).ok_or_else(|| err(std::io::Error::last_os_error()))?;
-        // SAFETY: pidfd_getfd copies a descriptor of our own child into our table.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), listener, 0) };
+    let pidfd = crate::sys::pidfd_open(pid).ok_or_else(|| err(std::io::Error::last_os_error()))?;
+    let take = |fd: i32| -> Result<Option<OwnedFd>, PrepareError> {
         if fd < 0 {
+            return Ok(None);
+        }
+        // SAFETY: pidfd_getfd copies a descriptor of our own child into our table.
+        let copy = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+        if copy < 0 {
             return Err(err(std::io::Error::last_os_error()));
         }
         // SAFETY: a fresh descriptor.
-        Some(unsafe { OwnedFd::from_raw_fd(fd as i32) })
-    } else {
-        None
+        Ok(Some(unsafe { OwnedFd::from_raw_fd(copy as i32) }))
     };
+    let proxy_listener = take(listener)?;
+    let shm = take(shm)?;
     Ok(Namespaces {
+        shm,
         user: open("user")?,
         mount: open("mnt")?,
         network: if plan.network {

@@ -4,7 +4,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    Access, AccessFs, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope,
 };
 
@@ -23,67 +23,129 @@ const DEVICES: &[&str] = &[
     "/dev/ptmx",
 ];
 
-/// The ruleset: everything readable but `/dev` and `deny`; `writable` (and `tmp`) writable
-/// but for `deny`; abstract Unix sockets and signals scoped to the sandbox.
+/// The write rights: every right but reading, listing and executing.
+fn write_rights() -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_all(ABI) & !AccessFs::from_read(ABI)
+}
+
+const ABI: landlock::ABI = landlock::ABI::V6;
+
+/// What the Landlock layers grant beyond reading, kept open by the spec (`O_PATH`
+/// descriptors, so each call's layer is made without a path lookup).
+#[derive(Debug)]
+pub(super) struct WriteGrants(Vec<(OwnedFd, landlock::BitFlags<AccessFs>)>);
+
+/// The spec's ruleset (a descriptor), and its write grants for the calls' own layers.
+///
+/// Reading: everything but `/dev` (only the harmless devices) and `deny`. Writing: the
+/// `writable` roots and the temporary area `tmp` *whole* — a deny-read path inside a writable
+/// root leaves its directory writable (its own contents are a read-only mount point,
+/// `namespaces.rs`, so it cannot be written, removed or replaced either) —, the devices, and
+/// the private `/dev/shm` (`shm`, inside the mount namespace). Abstract Unix sockets and
+/// signals scoped to the sandbox.
 pub(super) fn ruleset(
     writable: &[PathBuf],
     tmp: &Path,
     deny: &[PathBuf],
-) -> Result<OwnedFd, PrepareError> {
-    let abi = ABI::V6;
-    let all = AccessFs::from_all(abi);
-    let read = AccessFs::from_read(abi);
-    let file_only = AccessFs::from_file(abi);
+    shm: Option<&OwnedFd>,
+) -> Result<(OwnedFd, WriteGrants), PrepareError> {
+    let all = AccessFs::from_all(ABI);
+    let read = AccessFs::from_read(ABI);
+    let write = write_rights();
+    let file_only = AccessFs::from_file(ABI);
     let err = |e: landlock::RulesetError| fail("the Landlock ruleset", e);
     let mut created = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(all)
         .map_err(err)?
-        .scope(Scope::from_all(abi))
+        .scope(Scope::from_all(ABI))
         .map_err(err)?
         .create()
         .map_err(err)?;
-    let mut grant =
-        |path: &Path, access: landlock::BitFlags<AccessFs>| -> Result<(), PrepareError> {
-            let Ok(fd) = PathFd::new(path) else {
-                return Ok(()); // gone meanwhile
-            };
-            let access = if path.is_dir() {
-                access
-            } else {
-                access & file_only
-            };
-            created
-                .as_mut()
-                .add_rule(PathBeneath::new(fd, access))
-                .map_err(err)?;
-            Ok(())
+    let mut writes = Vec::new();
+    let mut grant = |path: &Path, access: landlock::BitFlags<AccessFs>, keep: bool| {
+        let Ok(fd) = path_fd(path) else {
+            return Ok(()); // gone meanwhile
         };
+        let access = if path.is_dir() {
+            access
+        } else {
+            access & file_only
+        };
+        created
+            .as_mut()
+            .add_rule(PathBeneath::new(&fd, access))
+            .map_err(err)?;
+        if keep {
+            writes.push((fd, access & write));
+        }
+        Ok::<(), PrepareError>(())
+    };
     let mut excluded: Vec<PathBuf> = deny.to_vec();
     excluded.push(PathBuf::from("/dev"));
     let mut listable = Vec::new();
     for path in beneath_except(Path::new("/"), &excluded, &mut listable) {
-        grant(&path, read)?;
+        grant(&path, read, false)?;
     }
     for dir in &listable {
-        grant(dir, AccessFs::ReadDir.into())?;
+        grant(dir, AccessFs::ReadDir.into(), false)?;
     }
     for device in DEVICES {
-        grant(
-            Path::new(device),
-            read | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev,
-        )?;
+        let access = read | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+        grant(Path::new(device), access, true)?;
     }
-    grant(Path::new("/dev/shm"), read)?;
-    // A writable root around a deny-read path (the workspace is `~`) is writable but for it:
-    // its own directory then takes no new entries (a Landlock rule covers a whole tree, so
-    // "all but X" is made of X's siblings), which the operator avoids by a narrower root.
-    let mut unused = Vec::new();
     for root in writable.iter().map(PathBuf::as_path).chain([tmp]) {
-        for path in beneath_except(root, &excluded, &mut unused) {
-            grant(&path, all)?;
-        }
+        grant(root, write, root != tmp)?;
     }
+    if let Some(shm) = shm {
+        created
+            .as_mut()
+            .add_rule(PathBeneath::new(shm, all))
+            .map_err(err)?;
+        let copy = shm
+            .try_clone()
+            .map_err(|e| fail("the private /dev/shm", e))?;
+        writes.push((copy, write));
+    }
+    let ruleset = Option::<OwnedFd>::from(created)
+        .ok_or_else(|| PrepareError("Landlock made no ruleset".to_owned()))?;
+    Ok((ruleset, WriteGrants(writes)))
+}
+
+/// An `O_PATH` descriptor of `path` (following links, as Landlock's own `PathFd`), kept by
+/// the spec for its calls' layers.
+fn path_fd(path: &Path) -> std::io::Result<OwnedFd> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH)
+        .open(path)
+        .map(OwnedFd::from)
+}
+
+/// One call's own layer, on top of the spec's: it handles only the write rights and grants
+/// them where the spec's layer does — but, of the temporary area, only the call's own
+/// directory `tmp`. So calls sharing a spec (two sessions of one server) cannot write into
+/// each other's `TMPDIR`, or plant entries in the area. Made per call in ~10 system calls.
+pub(super) fn call_layer(grants: &WriteGrants, tmp: &Path) -> Result<OwnedFd, PrepareError> {
+    let err = |e: landlock::RulesetError| fail("the call's Landlock layer", e);
+    let mut created = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(write_rights())
+        .map_err(err)?
+        .create()
+        .map_err(err)?;
+    for (fd, access) in &grants.0 {
+        created
+            .as_mut()
+            .add_rule(PathBeneath::new(fd, *access))
+            .map_err(err)?;
+    }
+    let own = path_fd(tmp).map_err(|e| fail("the call's temporary directory", e))?;
+    created
+        .as_mut()
+        .add_rule(PathBeneath::new(&own, write_rights()))
+        .map_err(err)?;
     Option::<OwnedFd>::from(created)
         .ok_or_else(|| PrepareError("Landlock made no ruleset".to_owned()))
 }

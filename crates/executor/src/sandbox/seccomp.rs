@@ -24,6 +24,20 @@ pub(crate) enum Rule {
     FlagsNone(u32),
     /// Refused with EPERM when argument `arg` (its low 32 bits) is one of `values`.
     RefuseWhen { arg: u32, values: &'static [u32] },
+    /// Refused with EPERM when the mode in argument `mode` has any of `bits` — for a call that
+    /// creates a file only when its flags (argument `flags.0`) have one of `flags.1`.
+    ModeBits {
+        mode: u32,
+        flags: Option<(u32, u32)>,
+        bits: u32,
+    },
+    /// `socket(2)`, `socketpair(2)`: only these address families (argument 0), and netlink
+    /// only with these protocols (argument 2); the rest fail with EAFNOSUPPORT, as a family
+    /// the kernel lacks does.
+    Families {
+        families: &'static [u32],
+        netlink: &'static [u32],
+    },
 }
 
 /// System calls no confined process needs that could widen or leave the sandbox, or reach
@@ -93,20 +107,52 @@ const NEW_NAMESPACES: u32 = (libc::CLONE_NEWUSER
 /// run unconfined later), `TIOCLINUX` does the same on a Linux console.
 const TERMINAL_INJECTION: &[u32] = &[libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
 
-/// The sandbox's filter. With the network off, `socket(2)` is refused for Unix sockets (the
-/// rest only reach the sandbox's own loopback): a Unix socket by path can reach a host
-/// service — a container engine, a session bus — and Landlock here cannot tell a path inside
-/// the sandbox from one outside; `socketpair(2)` still works.
+/// `fchmodat2(2)` (Linux 6.6) and `setxattrat(2)` (Linux 6.13): one number on every
+/// architecture (the common table), not in every libc yet.
+const SYS_FCHMODAT2: libc::c_long = 452;
+const SYS_SETXATTRAT: libc::c_long = 463;
+
+/// The mode bits a file made or changed inside the sandbox may not carry: a setuid or setgid
+/// file left in a writable root runs with the operator's ids for anyone who starts it later,
+/// outside the sandbox (with a root operator, root for every local user).
+const PRIVILEGE_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
+
+/// The open flags that make a file (`O_CREAT`, and `O_TMPFILE`'s own bit): only then is the
+/// mode argument read.
+const CREATING: u32 = (libc::O_CREAT as u32) | 0o2000_0000;
+
+/// Netlink protocols tools use read-only: routes and addresses (`ip addr`, `getaddrinfo`'s
+/// `AI_ADDRCONFIG`) and socket diagnostics (`ss`). Others (audit, uevents, netfilter, …)
+/// reach the host's kernel state past the network namespace.
+const NETLINK: &[u32] = &[0 /* NETLINK_ROUTE */, 4 /* NETLINK_SOCK_DIAG */];
+
+/// The socket families of each network mode. With the network off, the sandbox's own
+/// network namespace holds only its loopback, so inet sockets reach nothing else (and the
+/// proxy, with allowed hosts); Unix sockets stay out — a socket path can reach a host service,
+/// a container engine, a session bus, and Landlock here cannot tell a path inside the sandbox
+/// from one outside (`socketpair(2)` still works). Everything else — vsock (the host's
+/// hypervisor sockets, outside any network namespace), packet, Bluetooth, CAN, AF_ALG, … — is
+/// refused in both modes.
+const FAMILIES_NETWORK_OFF: &[u32] = &[libc::AF_INET as u32, libc::AF_INET6 as u32];
+const FAMILIES_NETWORK_ON: &[u32] = &[
+    libc::AF_UNIX as u32,
+    libc::AF_INET as u32,
+    libc::AF_INET6 as u32,
+];
+const FAMILIES_PAIR: &[u32] = &[libc::AF_UNIX as u32];
+
+/// The sandbox's filter (see the module doc and the constants above).
 pub(crate) fn filter(network_off: bool) -> Vec<Instruction> {
-    const UNIX: &[u32] = &[libc::AF_UNIX as u32];
     let mut rules: Vec<(i64, Rule)> = REFUSED
         .iter()
         .map(|&nr| (nr, Rule::Refuse(libc::EPERM)))
         .collect();
     rules.push((libc::SYS_clone, Rule::FlagsNone(NEW_NAMESPACES)));
     // clone3 passes its flags in memory, out of a filter's sight: ENOSYS makes libc fall back
-    // to clone, whose flags are checked.
+    // to clone, whose flags are checked. openat2 likewise carries its mode in memory; callers
+    // fall back to openat, whose mode is checked.
     rules.push((libc::SYS_clone3, Rule::Refuse(libc::ENOSYS)));
+    rules.push((libc::SYS_openat2, Rule::Refuse(libc::ENOSYS)));
     rules.push((
         libc::SYS_ioctl,
         Rule::RefuseWhen {
@@ -114,15 +160,64 @@ pub(crate) fn filter(network_off: bool) -> Vec<Instruction> {
             values: TERMINAL_INJECTION,
         },
     ));
-    if network_off {
-        rules.push((
-            libc::SYS_socket,
-            Rule::RefuseWhen {
-                arg: 0,
-                values: UNIX,
+    // No setuid or setgid bit, by any call that sets a mode.
+    let mode = |mode: u32| Rule::ModeBits {
+        mode,
+        flags: None,
+        bits: PRIVILEGE_BITS,
+    };
+    let create = |flags: u32, mode: u32| Rule::ModeBits {
+        mode,
+        flags: Some((flags, CREATING)),
+        bits: PRIVILEGE_BITS,
+    };
+    #[cfg(target_arch = "x86_64")]
+    rules.extend([
+        (libc::SYS_chmod, mode(1)),
+        (libc::SYS_creat, mode(1)),
+        (libc::SYS_mknod, mode(1)),
+        (libc::SYS_open, create(1, 2)),
+    ]);
+    rules.extend([
+        (libc::SYS_fchmod, mode(1)),
+        (libc::SYS_fchmodat, mode(2)),
+        (SYS_FCHMODAT2, mode(2)),
+        (libc::SYS_mknodat, mode(2)),
+        (libc::SYS_openat, create(2, 3)),
+    ]);
+    // No extended attribute can be set: seccomp cannot read the attribute's name, and
+    // `security.capability` is a file capability — written by root in the sandbox's user
+    // namespace it holds on the host. EOPNOTSUPP reads as "this file system has none", which
+    // `cp -a`, `tar` and `rsync -X` pass over.
+    let setxattr = [
+        libc::SYS_setxattr,
+        libc::SYS_lsetxattr,
+        libc::SYS_fsetxattr,
+        SYS_SETXATTRAT,
+    ];
+    rules.extend(
+        setxattr
+            .iter()
+            .map(|&nr| (nr, Rule::Refuse(libc::EOPNOTSUPP))),
+    );
+    rules.push((
+        libc::SYS_socket,
+        Rule::Families {
+            families: if network_off {
+                FAMILIES_NETWORK_OFF
+            } else {
+                FAMILIES_NETWORK_ON
             },
-        ));
-    }
+            netlink: NETLINK,
+        },
+    ));
+    rules.push((
+        libc::SYS_socketpair,
+        Rule::Families {
+            families: FAMILIES_PAIR,
+            netlink: &[],
+        },
+    ));
     program(&rules)
 }
 
@@ -234,7 +329,69 @@ fn action(rule: Rule) -> Vec<Instruction> {
             out.push(stmt(RET_K, eperm));
             out
         }
+        Rule::ModeBits { mode, flags, bits } => {
+            let mut out = Vec::new();
+            if let Some((flags, creating)) = flags {
+                // Not creating: the mode is not read; allow (three ahead: the RET_ALLOW).
+                out.extend([
+                    stmt(LD_W_ABS, arg_low(flags)),
+                    stmt(AND_K, creating),
+                    jump(JEQ_K, 0, 3, 0),
+                ]);
+            }
+            out.extend([
+                stmt(LD_W_ABS, arg_low(mode)),
+                stmt(AND_K, bits),
+                jump(JEQ_K, 0, 0, 1),
+                stmt(RET_K, RET_ALLOW),
+                stmt(RET_K, eperm),
+            ]);
+            out
+        }
+        Rule::Families { families, netlink } => families_action(families, netlink),
     }
+}
+
+/// `Rule::Families`: `[load family] [== f → allow]… [== NETLINK, else → refuse]
+/// [load protocol] [== p → allow]… (the last one's miss → refuse) [allow] [refuse]`; with no
+/// netlink protocols, the netlink comparison refuses both ways.
+fn families_action(families: &[u32], netlink: &[u32]) -> Vec<Instruction> {
+    let refuse = RET_ERRNO | libc::EAFNOSUPPORT as u32;
+    let protocols = if netlink.is_empty() {
+        0
+    } else {
+        1 + netlink.len()
+    };
+    let len = 1 + families.len() + 1 + protocols + 2;
+    let (allow_at, refuse_at) = (len - 2, len - 1);
+    let offset = |from: usize, to: usize| u8::try_from(to - from - 1).expect("a short rule");
+    let mut out = vec![stmt(LD_W_ABS, arg_low(0))];
+    for &family in families {
+        let at = out.len();
+        out.push(jump(JEQ_K, family, offset(at, allow_at), 0));
+    }
+    let at = out.len();
+    let netlink_family = libc::AF_NETLINK as u32;
+    if netlink.is_empty() {
+        let to_refusal = offset(at, refuse_at);
+        out.push(jump(JEQ_K, netlink_family, to_refusal, to_refusal));
+    } else {
+        out.push(jump(JEQ_K, netlink_family, 0, offset(at, refuse_at)));
+        out.push(stmt(LD_W_ABS, arg_low(2)));
+        for (i, &protocol) in netlink.iter().enumerate() {
+            let at = out.len();
+            let miss = if i + 1 == netlink.len() {
+                offset(at, refuse_at)
+            } else {
+                0
+            };
+            out.push(jump(JEQ_K, protocol, offset(at, allow_at), miss));
+        }
+    }
+    out.push(stmt(RET_K, RET_ALLOW));
+    out.push(stmt(RET_K, refuse));
+    debug_assert_eq!(out.len(), len);
+    out
 }
 
 #[cfg(test)]
@@ -244,6 +401,11 @@ mod tests {
     /// A classic BPF interpreter for the instructions used above, to check the program's
     /// decisions without installing it.
     fn run(prog: &[Instruction], nr: u32, arch: u32, args: [u32; 6]) -> u32 {
+        run_counting(prog, nr, arch, args).0
+    }
+
+    /// [`run`], and how many instructions ran.
+    fn run_counting(prog: &[Instruction], nr: u32, arch: u32, args: [u32; 6]) -> (u32, usize) {
         let load = |k: u32| match k {
             0 => nr,
             4 => arch,
@@ -251,12 +413,12 @@ mod tests {
             _ => panic!("unexpected load at {k}"),
         };
         let (mut pc, mut acc) = (0usize, 0u32);
-        loop {
+        for ran in 1.. {
             let i = prog[pc];
             match i.code {
                 LD_W_ABS => acc = load(i.k),
                 AND_K => acc &= i.k,
-                RET_K => return i.k,
+                RET_K => return (i.k, ran),
                 JEQ_K | JGE_K => {
                     let taken = if i.code == JEQ_K {
                         acc == i.k
@@ -269,6 +431,7 @@ mod tests {
             }
             pc += 1;
         }
+        unreachable!("every path returns")
     }
 
     #[test]
@@ -326,10 +489,16 @@ mod tests {
         let eperm = RET_ERRNO | libc::EPERM as u32;
         for network_off in [false, true] {
             let prog = filter(network_off);
-            // A binary search: the jump offsets fit, and few instructions run per call.
-            assert!(prog.len() < 255, "{}", prog.len());
             let nr = |n: libc::c_long| n as u32;
             let arch = AUDIT_ARCH;
+            // A binary search: few instructions run for any call, the most common included.
+            let most = (0..500)
+                .map(|n| run_counting(&prog, n, arch, [0; 6]).1)
+                .max()
+                .expect("calls");
+            assert!(most <= 24, "{most} instructions for one call");
+            let read = run_counting(&prog, nr(libc::SYS_read), arch, [0; 6]).1;
+            assert!(read <= 14, "{read} instructions for read(2)");
             assert_eq!(run(&prog, nr(libc::SYS_mount), arch, [0; 6]), eperm);
             assert_eq!(run(&prog, nr(libc::SYS_read), arch, [0; 6]), RET_ALLOW);
             let tiocsti = libc::TIOCSTI as u32;
@@ -346,11 +515,68 @@ mod tests {
                 run(&prog, nr(libc::SYS_clone), arch, [newuser, 0, 0, 0, 0, 0]),
                 eperm
             );
-            let unix = [libc::AF_UNIX as u32, 1, 0, 0, 0, 0];
-            let inet = [libc::AF_INET as u32, 1, 0, 0, 0, 0];
-            let expected = if network_off { eperm } else { RET_ALLOW };
-            assert_eq!(run(&prog, nr(libc::SYS_socket), arch, unix), expected);
-            assert_eq!(run(&prog, nr(libc::SYS_socket), arch, inet), RET_ALLOW);
+            let refused = RET_ERRNO | libc::EAFNOSUPPORT as u32;
+            let socket = |family: i32, protocol: u32| {
+                let args = [family as u32, 1, protocol, 0, 0, 0];
+                run(&prog, nr(libc::SYS_socket), arch, args)
+            };
+            let unix = if network_off { refused } else { RET_ALLOW };
+            assert_eq!(socket(libc::AF_UNIX, 0), unix);
+            assert_eq!(socket(libc::AF_INET, 0), RET_ALLOW);
+            assert_eq!(socket(libc::AF_INET6, 0), RET_ALLOW);
+            assert_eq!(socket(libc::AF_NETLINK, 0), RET_ALLOW);
+            assert_eq!(socket(libc::AF_NETLINK, 4), RET_ALLOW);
+            assert_eq!(socket(libc::AF_NETLINK, 9), refused, "audit");
+            assert_eq!(socket(libc::AF_NETLINK, 15), refused, "uevents");
+            for family in [
+                libc::AF_VSOCK,
+                libc::AF_PACKET,
+                libc::AF_ALG,
+                libc::AF_BLUETOOTH,
+            ] {
+                assert_eq!(socket(family, 0), refused, "family {family}");
+            }
+            let pair = |family: i32| {
+                let args = [family as u32, 1, 0, 0, 0, 0];
+                run(&prog, nr(libc::SYS_socketpair), arch, args)
+            };
+            assert_eq!(pair(libc::AF_UNIX), RET_ALLOW);
+            assert_eq!(pair(libc::AF_VSOCK), refused);
+            assert_eq!(pair(libc::AF_NETLINK), refused);
+            // No setuid or setgid bit, whichever call sets the mode; plain modes pass.
+            let (suid, sgid) = (0o4755, 0o2755);
+            let call = |n: libc::c_long, args: [u32; 6]| run(&prog, nr(n), arch, args);
+            assert_eq!(call(libc::SYS_fchmodat, [0, 0, suid, 0, 0, 0]), eperm);
+            assert_eq!(call(SYS_FCHMODAT2, [0, 0, sgid, 0, 0, 0]), eperm);
+            assert_eq!(call(libc::SYS_fchmod, [0, suid, 0, 0, 0, 0]), eperm);
+            assert_eq!(call(libc::SYS_fchmodat, [0, 0, 0o755, 0, 0, 0]), RET_ALLOW);
+            assert_eq!(call(libc::SYS_mknodat, [0, 0, 0o104_755, 0, 0, 0]), eperm);
+            let creat = libc::O_CREAT as u32 | libc::O_WRONLY as u32;
+            assert_eq!(call(libc::SYS_openat, [0, 0, creat, suid, 0, 0]), eperm);
+            assert_eq!(
+                call(libc::SYS_openat, [0, 0, creat, 0o644, 0, 0]),
+                RET_ALLOW
+            );
+            // Not creating: the mode argument is whatever was left in the register.
+            let read_only = libc::O_RDONLY as u32;
+            assert_eq!(
+                call(libc::SYS_openat, [0, 0, read_only, suid, 0, 0]),
+                RET_ALLOW
+            );
+            let tmpfile = libc::O_TMPFILE as u32 | libc::O_RDWR as u32;
+            assert_eq!(call(libc::SYS_openat, [0, 0, tmpfile, suid, 0, 0]), eperm);
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(call(libc::SYS_chmod, [0, suid, 0, 0, 0, 0]), eperm);
+                assert_eq!(call(libc::SYS_open, [0, creat, suid, 0, 0, 0]), eperm);
+                assert_eq!(call(libc::SYS_creat, [0, sgid, 0, 0, 0, 0]), eperm);
+            }
+            let unsupported = RET_ERRNO | libc::EOPNOTSUPP as u32;
+            for set in [libc::SYS_setxattr, libc::SYS_lsetxattr, libc::SYS_fsetxattr] {
+                assert_eq!(call(set, [0; 6]), unsupported);
+            }
+            assert_eq!(call(SYS_SETXATTRAT, [0; 6]), unsupported);
+            assert_eq!(call(libc::SYS_getxattr, [0; 6]), RET_ALLOW);
         }
     }
 }

@@ -1,15 +1,15 @@
 //! Private temporary directories: each sandboxed call's `TMPDIR`.
 //!
-//! Layout: `$TMPDIR_OF_AGENT_EXEC/agent-exec-sandbox-<uid>/<pid>/<area>/<n>`. The first level is
-//! ours alone (checked: our directory, mode 0700, no symlink — another user cannot have made
-//! it for us), so nothing below can be reached by other users whatever its mode. An area
-//! belongs to one spec's namespaces (it is what they bind writable): calls of different specs
-//! cannot reach each other's directories.
+//! Layout: `$TMPDIR_OF_AGENT_EXEC/agent-exec-sandbox-<uid>/<pid>/<area>/<random>`. The first
+//! level is ours alone (checked: our directory, mode 0700, no symlink — another user cannot
+//! have made it for us), so nothing below can be reached by other users whatever its mode. An
+//! area belongs to one spec's namespaces (it is what they bind writable); within it, each call
+//! may write only its own directory (its Landlock layer, `rules.rs`).
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// This process's directory of areas, made once.
 fn process_dir() -> std::io::Result<&'static Path> {
@@ -51,58 +51,68 @@ fn process_dir() -> std::io::Result<&'static Path> {
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-/// One spec's area: the directory its namespaces make writable, and the empty directories of
-/// its finished calls, ready for the next (a `mkdir` and an `rmdir` cost ~110 µs a call on this
-/// machine's disk, a tenth of a one-shot call). Dropped with the spec's namespaces: removed.
+/// One spec's area: the directory its namespaces make writable, holding one directory per
+/// call. Dropped with the spec's namespaces: removed.
 #[derive(Debug)]
 pub(super) struct Area {
     pub(super) dir: PathBuf,
-    pool: Mutex<Vec<PathBuf>>,
 }
 
 impl Area {
     pub(super) fn new() -> std::io::Result<Area> {
         let dir = process_dir()?.join(format!("a{}", NEXT.fetch_add(1, Ordering::Relaxed)));
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        Ok(Area {
-            dir,
-            pool: Mutex::new(Vec::new()),
-        })
+        Ok(Area { dir })
     }
 
-    /// A fresh, empty directory for one call.
+    /// A fresh directory for one call: made here (0700), with a name no process of another
+    /// call can guess — and the area itself is not writable from inside the sandbox (each
+    /// call's Landlock layer grants only its own directory), so nothing planted there can
+    /// take the name or make a later call fail.
     pub(super) fn take(&self) -> std::io::Result<PathBuf> {
-        if let Some(dir) = self
-            .pool
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
-        {
-            return Ok(dir);
+        let mut last = None;
+        for _ in 0..4 {
+            let dir = self.dir.join(unguessable_name()?);
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => return Ok(dir),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
+            }
         }
-        let dir = self
-            .dir
-            .join(NEXT.fetch_add(1, Ordering::Relaxed).to_string());
-        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        Ok(dir)
+        Err(last.unwrap_or_else(|| std::io::Error::other("no free name")))
     }
+}
 
-    /// A call is over (its processes gone): an empty directory serves the next call, anything
-    /// else is removed (a symlink put in its place included, not what it points to).
-    pub(super) fn give_back(&self, dir: PathBuf) {
-        let reusable = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir())
-            && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none());
-        if reusable {
-            self.pool
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(dir);
-        } else if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
-            let _ = std::fs::remove_dir_all(&dir);
-        } else {
-            let _ = std::fs::remove_file(&dir);
-        }
+/// A call is over: its directory is removed, whatever it holds (a symbolic link is removed,
+/// not followed). Never reused, so a process a call left behind cannot write into the next
+/// call's.
+pub(super) fn remove(dir: &Path) {
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        let _ = std::fs::remove_dir_all(dir);
+    } else {
+        let _ = std::fs::remove_file(dir);
     }
+}
+
+/// 128 random bits from the kernel, in hex.
+fn unguessable_name() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        // SAFETY: getrandom(2) writes at most the given length into our buffer.
+        let n = unsafe {
+            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+            continue;
+        }
+        filled += n as usize;
+    }
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 impl Drop for Area {

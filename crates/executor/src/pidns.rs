@@ -1,0 +1,491 @@
+//! Containment without a cgroup: the call in a PID namespace of its own, through an
+//! unprivileged user namespace (or the sandbox's). Where no cgroup can be made — any non-root
+//! user on a machine without a delegated cgroup subtree — a process group and a marker
+//! variable cannot hold a process that calls `setsid` and scrubs its environment (`setsid env
+//! -i sleep 60 &`). A PID namespace can: every process started in it stays in it, and when its
+//! first process (its init) is killed the kernel kills all the others.
+//!
+//! ```text
+//!  supervisor ──clone(VM|VFORK)──▶ helper: enter a user namespace (a new one mapping only our
+//!      ▲                           ids, or the sandbox's), unshare(NEWPID),
+//!      │ (child of the supervisor,  clone(VM|PARENT) the init, wait for its word, exit
+//!      │  CLONE_PARENT)            ▼
+//!      └────────────────────────  init (pid 1 inside): vfork-clone the command (process.rs's
+//!                                 child, as every spawn), say so, close every descriptor but
+//!                                 the status pipe, then reap until the namespace is empty —
+//!                                 writing the command's wait status to the pipe when it ends.
+//! ```
+//!
+//! The init shares our memory (no page tables copied, as for every spawn here) but runs after
+//! the supervisor resumes: from then on it only makes raw system calls on its own stack and
+//! prepared data — no libc wrapper, which would write `errno` into the thread-local block of the
+//! supervisor thread whose registers it inherited. The supervisor reads the command's status
+//! from the pipe ([`Init::try_status`]), finds the command's processes by their namespace
+//! ([`Init::members`]) and ends them all by killing the init ([`Init::end`]).
+
+use std::ffi::{CString, c_int, c_void};
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use crate::oneshot::ExitStatus;
+
+/// The stacks of the helper and the init (only system calls and a loop run on them).
+const STACK: usize = 64 * 1024;
+
+/// The init of a call's PID namespace, as the supervisor holds it.
+#[derive(Debug)]
+pub(crate) struct Init {
+    /// Its pid (here; 1 inside).
+    pid: i32,
+    /// The PID namespace (device, inode of `/proc/<init>/ns/pid`).
+    namespace: (u64, u64),
+    /// The command's wait status arrives here (4 bytes), once.
+    status: OwnedFd,
+    /// Its stack, in our memory, while it runs.
+    _stack: Vec<u8>,
+    reaped: bool,
+}
+
+/// What the helper and the init read and write, in our memory.
+pub(crate) struct Launch {
+    /// The sandbox's user namespace to enter; else a new one is made with `id_maps`.
+    pub(crate) user: Option<RawFd>,
+    /// `(path, content)`: setgroups, uid_map, gid_map of the new user namespace.
+    id_maps: Vec<(CString, Vec<u8>)>,
+    init_top: *mut u8,
+    /// The command's clone: its entry, stack top and argument (process.rs's `child`).
+    pub(crate) child: extern "C" fn(*mut c_void) -> c_int,
+    pub(crate) child_top: *mut u8,
+    pub(crate) child_arg: *mut c_void,
+    /// The init's word to the helper: written once the command is started (or failed).
+    ready: (RawFd, RawFd),
+    /// Our word to the init once we know the command's pid here: until then it reaps nothing,
+    /// so the command is still among its children even if it has already exited.
+    go: RawFd,
+    /// The status pipe's write end (the init's) and read end (ours).
+    status_write: RawFd,
+    /// The step that failed (`FAILED_*`) and its errno, or the command's pid inside.
+    failed: AtomicI32,
+    errno: AtomicI32,
+    init_pid: AtomicI32,
+    command_pid: AtomicI32,
+}
+
+const FAILED_USER: i32 = 1;
+const FAILED_IDS: i32 = 2;
+const FAILED_PID: i32 = 3;
+const FAILED_INIT: i32 = 4;
+
+/// Whether calls can be contained this way here (probed once: a user namespace and a PID
+/// namespace made by a throwaway child).
+pub(crate) fn available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        crate::sandbox::support().user_namespaces
+            && std::fs::read_to_string("/proc/sys/user/max_pid_namespaces")
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .is_none_or(|n| n > 0)
+    })
+}
+
+/// The stack top of a buffer (16-byte aligned, as the ABI wants at a call).
+fn top_of(stack: &mut [u8]) -> *mut u8 {
+    // SAFETY: one past the end of the buffer, moved down to an aligned address inside it.
+    unsafe {
+        let end = stack.as_mut_ptr().add(stack.len());
+        end.sub(end as usize % 16)
+    }
+}
+
+/// Starts the command in a PID namespace of its own: `child(child_arg)` on `child_top`, as a
+/// vfork child of the namespace's init. Called with every signal blocked, under the spawn
+/// lock. Returns the init and the command's pid here (`None` when the command failed before
+/// its exec: its own record says why).
+pub(crate) fn spawn(
+    user: Option<RawFd>,
+    child: extern "C" fn(*mut c_void) -> c_int,
+    child_top: *mut u8,
+    child_arg: *mut c_void,
+) -> io::Result<(Init, Option<i32>)> {
+    let (ready_r, ready_w) = crate::sys::pipe()?;
+    let (status_r, status_w) = crate::sys::pipe()?;
+    let (go_r, go_w) = crate::sys::pipe()?;
+    // SAFETY: plain getters.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let c = |s: &str| CString::new(s).expect("no NUL");
+    let mut init_stack = vec![0u8; STACK];
+    let mut helper_stack = vec![0u8; STACK];
+    let mut launch = Launch {
+        user,
+        id_maps: vec![
+            (c("/proc/self/setgroups"), b"deny".to_vec()),
+            (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
+            (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
+        ],
+        init_top: top_of(&mut init_stack),
+        child,
+        child_top,
+        child_arg,
+        ready: (ready_r.as_raw_fd(), ready_w.as_raw_fd()),
+        go: go_r.as_raw_fd(),
+        status_write: status_w.as_raw_fd(),
+        failed: AtomicI32::new(0),
+        errno: AtomicI32::new(0),
+        init_pid: AtomicI32::new(0),
+        command_pid: AtomicI32::new(0),
+    };
+    // SAFETY: the helper shares our memory and we are suspended until it exits (CLONE_VFORK);
+    // it only makes system calls on `launch`, which outlives it.
+    let helper = unsafe {
+        libc::clone(
+            helper_main,
+            top_of(&mut helper_stack).cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&raw mut launch).cast(),
+        )
+    };
+    if helper < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child, which has exited (vfork).
+    unsafe { libc::waitpid(helper, &raw mut status, 0) };
+    drop(helper_stack);
+    let init_pid = launch.init_pid.load(Ordering::SeqCst);
+    let failed = launch.failed.load(Ordering::SeqCst);
+    if init_pid > 0 {
+        crate::containment::supervise_pid(init_pid);
+    }
+    let init = (init_pid > 0).then(|| Init {
+        pid: init_pid,
+        namespace: namespace_of(init_pid).unwrap_or((0, 0)),
+        status: status_r,
+        _stack: init_stack,
+        reaped: false,
+    });
+    if failed != 0 {
+        drop(init); // kills and reaps it
+        let errno = launch.errno.load(Ordering::SeqCst).max(1);
+        let what = match failed {
+            FAILED_USER => "entering a user namespace",
+            FAILED_IDS => "mapping our ids in a user namespace",
+            FAILED_PID => "making a PID namespace",
+            _ => "starting the PID namespace's init",
+        };
+        let e = io::Error::from_raw_os_error(errno);
+        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
+    }
+    let init = init.ok_or_else(|| io::Error::other("the PID namespace's init did not start"))?;
+    // The command is the init's first child (still there: the init reaps nothing before our
+    // word); its pid here is read from the init's children.
+    let inside = launch.command_pid.load(Ordering::SeqCst);
+    let command = children(init_pid)
+        .into_iter()
+        .find(|&pid| pid_inside(pid) == Some(inside));
+    crate::sys::write_all(&go_w, b"g")?;
+    Ok((init, command))
+}
+
+/// The helper: enters a user namespace, makes the PID namespace and clones its init. Runs
+/// while the supervisor is suspended (vfork): libc's wrappers are fine here.
+extern "C" fn helper_main(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the supervisor's `Launch`, alive while it is suspended.
+    let launch = unsafe { &*arg.cast::<Launch>() };
+    let fail = |step: i32| -> c_int {
+        // SAFETY: reading errno and leaving without running destructors.
+        unsafe {
+            launch
+                .errno
+                .store(*libc::__errno_location(), Ordering::SeqCst);
+            launch.failed.store(step, Ordering::SeqCst);
+            libc::_exit(0)
+        }
+    };
+    // SAFETY: system calls on prepared data.
+    unsafe {
+        match launch.user {
+            Some(fd) => {
+                if libc::setns(fd, libc::CLONE_NEWUSER) < 0 {
+                    return fail(FAILED_USER);
+                }
+            }
+            None => {
+                if libc::unshare(libc::CLONE_NEWUSER) < 0 {
+                    return fail(FAILED_USER);
+                }
+                for (path, content) in &launch.id_maps {
+                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    let written =
+                        fd >= 0 && libc::write(fd, content.as_ptr().cast(), content.len()) >= 0;
+                    libc::close(fd);
+                    if !written {
+                        return fail(FAILED_IDS);
+                    }
+                }
+            }
+        }
+        if libc::unshare(libc::CLONE_NEWPID) < 0 {
+            return fail(FAILED_PID);
+        }
+        // The init is the supervisor's child (CLONE_PARENT), so the supervisor reaps it.
+        let init = libc::clone(
+            init_main,
+            launch.init_top.cast(),
+            libc::CLONE_VM | libc::CLONE_PARENT | libc::SIGCHLD,
+            arg,
+        );
+        if init < 0 {
+            return fail(FAILED_INIT);
+        }
+        launch.init_pid.store(init, Ordering::SeqCst);
+        let mut byte = 0u8;
+        while libc::read(launch.ready.0, (&raw mut byte).cast(), 1) < 0
+            && *libc::__errno_location() == libc::EINTR
+        {}
+        libc::_exit(0)
+    }
+}
+
+/// The init (pid 1 of the namespace). Until it says "ready" the supervisor is suspended; after,
+/// raw system calls only (see the module doc).
+extern "C" fn init_main(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the supervisor's `Launch`; the fields read after "ready" are copied first.
+    let launch = unsafe { &*arg.cast::<Launch>() };
+    let (ready_w, status_w, go) = (launch.ready.1, launch.status_write, launch.go);
+    // SAFETY: the command's clone, as process.rs makes every spawn (we are suspended until it
+    // execs or exits).
+    let command = unsafe {
+        libc::clone(
+            launch.child,
+            launch.child_top.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            launch.child_arg,
+        )
+    };
+    if command < 0 {
+        // SAFETY: reading errno while the supervisor is still suspended.
+        let errno = unsafe { *libc::__errno_location() };
+        launch.errno.store(errno, Ordering::SeqCst);
+        launch.failed.store(FAILED_INIT, Ordering::SeqCst);
+    } else {
+        launch.command_pid.store(command, Ordering::SeqCst);
+    }
+    let byte = 0u8;
+    raw::write(ready_w, (&raw const byte).cast(), 1);
+    // From here the supervisor runs again: nothing of `launch` is read any more.
+    if command < 0 {
+        raw::exit(0);
+    }
+    // Hold nothing of the supervisor's (another call's pipe kept open here would never close).
+    let (low, high) = (status_w.min(go) as u32, status_w.max(go) as u32);
+    if low > 0 {
+        raw::close_range(0, low - 1);
+    }
+    if high > low + 1 {
+        raw::close_range(low + 1, high - 1);
+    }
+    raw::close_range(high + 1, u32::MAX);
+    let mut byte = 0u8;
+    raw::read(go, (&raw mut byte).cast(), 1);
+    raw::close_range(go as u32, go as u32);
+    let mut status: c_int = 0;
+    loop {
+        let reaped = raw::wait4(-1, &raw mut status);
+        if reaped == i64::from(command) {
+            raw::write(status_w, (&raw const status).cast(), 4);
+        } else if reaped < 0 && reaped != -i64::from(libc::EINTR) {
+            // No child left: the namespace is empty.
+            raw::exit(0);
+        }
+    }
+}
+
+/// System calls made straight, without libc's wrappers (which write `errno` into the
+/// thread-local block the init inherited from a running supervisor thread).
+mod raw {
+    use std::ffi::c_void;
+
+    #[cfg(target_arch = "x86_64")]
+    fn call4(nr: i64, a: u64, b: u64, c: u64, d: u64) -> i64 {
+        let ret: i64;
+        // SAFETY: the Linux x86-64 system call convention; rcx and r11 are clobbered.
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") nr => ret,
+                in("rdi") a, in("rsi") b, in("rdx") c, in("r10") d,
+                lateout("rcx") _, lateout("r11") _,
+                options(nostack),
+            );
+        }
+        ret
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    fn call4(nr: i64, a: u64, b: u64, c: u64, d: u64) -> i64 {
+        let ret: i64;
+        // SAFETY: the Linux AArch64 system call convention.
+        unsafe {
+            std::arch::asm!(
+                "svc 0",
+                in("x8") nr,
+                inlateout("x0") a => ret,
+                in("x1") b, in("x2") c, in("x3") d,
+                options(nostack),
+            );
+        }
+        ret
+    }
+
+    pub(super) fn write(fd: i32, buf: *const c_void, len: usize) -> i64 {
+        call4(libc::SYS_write, fd as u64, buf as u64, len as u64, 0)
+    }
+
+    pub(super) fn read(fd: i32, buf: *mut c_void, len: usize) -> i64 {
+        call4(libc::SYS_read, fd as u64, buf as u64, len as u64, 0)
+    }
+
+    pub(super) fn close_range(first: u32, last: u32) -> i64 {
+        call4(
+            libc::SYS_close_range,
+            u64::from(first),
+            u64::from(last),
+            0,
+            0,
+        )
+    }
+
+    pub(super) fn wait4(pid: i32, status: *mut i32) -> i64 {
+        call4(libc::SYS_wait4, i64::from(pid) as u64, status as u64, 0, 0)
+    }
+
+    pub(super) fn exit(code: i32) -> ! {
+        call4(libc::SYS_exit_group, code as u64, 0, 0, 0);
+        unreachable!("exit_group returned")
+    }
+}
+
+/// `(device, inode)` of `pid`'s PID namespace.
+fn namespace_of(pid: i32) -> Option<(u64, u64)> {
+    let meta = std::fs::metadata(format!("/proc/{pid}/ns/pid")).ok()?;
+    Some((meta.dev(), meta.ino()))
+}
+
+/// The children of `pid` (its main thread's), by their pids here.
+fn children(pid: i32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// `pid`'s pid in its innermost namespace (the last of `NSpid`).
+fn pid_inside(pid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("NSpid:"))?;
+    line.split_whitespace().last()?.parse().ok()
+}
+
+impl Init {
+    /// The command's exit status, once the init has written it.
+    pub(crate) fn try_status(&self, block: bool) -> io::Result<Option<ExitStatus>> {
+        if !block
+            && !crate::sys::poll_readable(
+                &[Some(self.status.as_raw_fd())],
+                Some(std::time::Duration::ZERO),
+            )[0]
+        {
+            return Ok(None);
+        }
+        let mut raw = 0i32;
+        // SAFETY: read(2) into a local i32.
+        let n = unsafe { libc::read(self.status.as_raw_fd(), (&raw mut raw).cast(), 4) };
+        if n == 4 {
+            return Ok(Some(if libc::WIFSIGNALED(raw) {
+                ExitStatus::Signaled(libc::WTERMSIG(raw))
+            } else {
+                ExitStatus::Exited(libc::WEXITSTATUS(raw))
+            }));
+        }
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(None)
+            } else {
+                Err(e)
+            };
+        }
+        // The init ended without a word (killed with its namespace): the command was too.
+        Ok(Some(ExitStatus::Signaled(libc::SIGKILL)))
+    }
+
+    /// The namespace, as a call's containment group holds it.
+    pub(crate) fn namespace(&self) -> Namespace {
+        Namespace {
+            init: self.pid,
+            id: self.namespace,
+            pidfd: crate::sys::pidfd_open(self.pid),
+        }
+    }
+}
+
+/// A call's PID namespace, as its containment group holds it: to find its processes and end
+/// them all. Signals go through a pidfd, so a reaped init's pid reused by another process is
+/// never hit.
+#[derive(Debug)]
+pub(crate) struct Namespace {
+    init: i32,
+    id: (u64, u64),
+    pidfd: Option<OwnedFd>,
+}
+
+impl Namespace {
+    /// Its init's pid here.
+    pub(crate) fn init(&self) -> i32 {
+        self.init
+    }
+
+    /// Every live process of the namespace but its init, by pid here: exact, whatever they
+    /// did to their process group, session or environment.
+    pub(crate) fn members(&self) -> Vec<i32> {
+        crate::sys::all_pids()
+            .into_iter()
+            .filter(|&pid| pid != self.init && namespace_of(pid) == Some(self.id))
+            .filter(|&pid| !crate::sys::proc_stat(pid).is_some_and(|s| s.zombie))
+            .collect()
+    }
+
+    /// Kills the init, and with it every process of the namespace (the kernel's doing).
+    pub(crate) fn kill_all(&self) {
+        if let Some(pidfd) = &self.pidfd {
+            // SAFETY: pidfd_send_signal on a pidfd we hold, no siginfo.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    pidfd.as_raw_fd(),
+                    libc::SIGKILL,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0u32,
+                );
+            }
+        }
+    }
+}
+
+impl Drop for Init {
+    fn drop(&mut self) {
+        if !self.reaped {
+            // SAFETY: kill(2) of our own, unreaped child.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
+        let mut status = 0;
+        // SAFETY: waiting for our own child, just killed (the kernel ends its namespace first).
+        unsafe { libc::waitpid(self.pid, &raw mut status, libc::__WALL) };
+        self.reaped = true;
+        crate::containment::release_pid(self.pid);
+    }
+}
