@@ -133,9 +133,9 @@ impl World {
         }
     }
 
-    /// `agent-exec run --json FLAGS -- COMMAND` in the workspace, as the world's user, with
-    /// `$HOME` the world's home (so the default deny-read paths are under it).
-    fn run(&self, flags: &[&str], command: &str) -> Value {
+    /// `agent-exec ARGS` in the workspace, as the world's user, with `$HOME` the world's home
+    /// (so the default deny-read paths are under it) and the artifacts under it.
+    fn command(&self, args: &[&str]) -> Command {
         let mut cmd = match &self.user.name {
             Some(name) => {
                 // runuser sets HOME to the user's own: `env` puts ours back.
@@ -147,15 +147,28 @@ impl World {
             }
             None => Command::new(binary()),
         };
-        cmd.arg("run")
-            .arg("--json")
-            .args(flags)
-            .arg("--")
-            .arg(command)
+        cmd.args(args)
             .current_dir(&self.workspace)
             .env("HOME", &self.home)
             .env("AGENT_EXEC_ARTIFACTS", self.home.join("artifacts"))
             .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `agent-exec run --json FLAGS -- COMMAND` (see [`World::command`]).
+    fn run(&self, flags: &[&str], command: &str) -> Value {
+        self.run_with(self.run_command(flags, command))
+    }
+
+    fn run_command(&self, flags: &[&str], command: &str) -> Command {
+        let mut args = vec!["run", "--json"];
+        args.extend_from_slice(flags);
+        args.extend(["--", command]);
+        self.command(&args)
+    }
+
+    /// Runs a prepared `agent-exec run --json` to its end: its result.
+    fn run_with(&self, cmd: Command) -> Value {
         let out = bounded(cmd);
         serde_json::from_slice(&out).unwrap_or_else(|e| {
             panic!("not a JSON result ({e}): {}", String::from_utf8_lossy(&out))
@@ -815,12 +828,14 @@ fn benign_work_keeps_working_in_workspace_write() {
 /// `agent-exec serve FLAGS` in the world's workspace: each request answered before the next is
 /// sent (the server runs requests concurrently), so a session's calls come in order.
 fn serve(w: &World, flags: &[&str], requests: &[Value]) -> std::collections::HashMap<i64, Value> {
-    let mut child = Command::new(binary())
-        .arg("serve")
-        .args(flags)
-        .current_dir(&w.workspace)
-        .env("HOME", &w.home)
-        .env("AGENT_EXEC_ARTIFACTS", w.home.join("artifacts"))
+    let mut args = vec!["serve"];
+    args.extend_from_slice(flags);
+    serve_with(w.command(&args), requests)
+}
+
+/// [`serve`] with a prepared `agent-exec serve` command.
+fn serve_with(mut cmd: Command, requests: &[Value]) -> std::collections::HashMap<i64, Value> {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -979,4 +994,663 @@ fn a_sandbox_the_kernel_cannot_enforce_fails_the_call() {
     assert_eq!(outcome(&r), "spawn_failed", "{}", text(&r));
     assert!(text(&r).contains("namespaces"), "{}", text(&r));
     assert!(!w.workspace.join("x").exists());
+}
+
+// ---- Escape classes of issue 26: each route judged on the host, as root and as the
+// unprivileged user, with a control run where the route needs one to mean anything.
+
+/// Writes `content` to `name` in the workspace, owned by the world's user.
+fn plant(w: &World, name: &str, content: &str) -> PathBuf {
+    let path = w.workspace.join(name);
+    std::fs::write(&path, content).unwrap();
+    std::os::unix::fs::lchown(&path, Some(w.user.uid), Some(w.user.gid)).unwrap();
+    path
+}
+
+/// `cmd` with `files` on its fds 3, 4, … and inheritable, as a careless parent leaves them.
+/// The returned descriptors are the parent's copies (dropped after the run).
+fn with_inherited(cmd: &mut Command, files: Vec<std::fs::File>) -> Vec<std::os::fd::OwnedFd> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::process::CommandExt as _;
+    let owned: Vec<std::os::fd::OwnedFd> = files.into_iter().map(Into::into).collect();
+    let raw: Vec<i32> = owned.iter().map(|f| f.as_raw_fd()).collect();
+    // SAFETY: only dup2 runs in the forked child.
+    unsafe {
+        cmd.pre_exec(move || {
+            for (i, &fd) in raw.iter().enumerate() {
+                if libc::dup2(fd, 3 + i as i32) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    owned
+}
+
+fn request(id: i64, method: &str, params: Value) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[test]
+fn descriptors_the_caller_left_open_never_reach_a_command() {
+    for user in users() {
+        let w = World::new(&user);
+        let payload = "echo pwned >&3; cat <&4; echo pwned >&5; ls /proc/self/fd | tr '\\n' ' '";
+        let inherited = || {
+            let append = std::fs::OpenOptions::new()
+                .append(true)
+                .open(w.outside.join("file"))
+                .unwrap();
+            let secret = std::fs::File::open(&w.secret).unwrap();
+            let again = std::fs::OpenOptions::new()
+                .append(true)
+                .open(w.outside.join("file"))
+                .unwrap();
+            vec![append, secret, again]
+        };
+        for flags in [WW, RO, &["--sandbox", "workspace-write", "--pty"][..]] {
+            let mut cmd = w.run_command(flags, payload);
+            let _held = with_inherited(&mut cmd, inherited());
+            let r = w.run_with(cmd);
+            assert!(!text(&r).contains(SECRET), "{user:?} {flags:?}: {}", text(&r));
+            assert!(text(&r).contains("Bad file descriptor"), "{user:?}: {}", text(&r));
+        }
+        let mut cmd = w.command(&["serve", "--sandbox", "workspace-write"]);
+        let _held = with_inherited(&mut cmd, inherited());
+        let answers = serve_with(
+            cmd,
+            &[
+                request(1, "exec", serde_json::json!({"command": payload})),
+                request(2, "exec", serde_json::json!({"command": payload, "session": "s"})),
+                request(3, "exec", serde_json::json!({"command": payload, "run_in_background": true})),
+                request(4, "job_output", serde_json::json!({"job_id": "1", "wait_ms": 10000})),
+            ],
+        );
+        for id in 1..=4 {
+            let t = text(&answers[&id]["result"]);
+            assert!(!t.contains(SECRET), "{user:?} request {id}: {t}");
+        }
+        assert_eq!(w.outside_file(), "original\n", "{user:?}");
+    }
+}
+
+/// A new pseudo-terminal (master, slave), the slave owned by `user` as a login gives it.
+fn terminal_for(user: &User) -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd as _;
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty fills two descriptors; fchown on the slave we own.
+    unsafe {
+        assert_eq!(
+            libc::openpty(
+                &raw mut master,
+                &raw mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null()
+            ),
+            0
+        );
+        libc::fchown(slave, user.uid, user.gid);
+        (
+            std::os::fd::OwnedFd::from_raw_fd(master),
+            std::os::fd::OwnedFd::from_raw_fd(slave),
+        )
+    }
+}
+
+/// Makes `slave` the controlling terminal of `cmd`'s new session, as a terminal's shell is.
+fn on_terminal(cmd: &mut Command, slave: &std::os::fd::OwnedFd) {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::process::CommandExt as _;
+    let slave = slave.as_raw_fd();
+    // SAFETY: setsid and ioctl only, in the forked child.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setsid();
+            if libc::ioctl(slave, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Everything written to a terminal so far (its master, read without waiting).
+fn terminal_output(master: &std::os::fd::OwnedFd) -> String {
+    use std::os::fd::AsRawFd as _;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let mut poll = libc::pollfd {
+            fd: master.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll and read on a descriptor we own, into a local buffer.
+        let n = unsafe {
+            if libc::poll(&raw mut poll, 1, 200) <= 0 {
+                break;
+            }
+            libc::read(master.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len())
+        };
+        if n <= 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n as usize]);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn a_call_without_a_pty_has_no_controlling_terminal() {
+    for user in users() {
+        let w = World::new(&user);
+        let payload = "echo leaked-to-the-operator > /dev/tty";
+        // Control: a command on the operator's terminal reaches it.
+        let (master, slave) = terminal_for(&user);
+        let mut control = match &user.name {
+            Some(name) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", name, "--", "bash", "-c", payload]);
+                c
+            }
+            None => {
+                let mut c = Command::new("bash");
+                c.args(["-c", payload]);
+                c
+            }
+        };
+        control.stdin(Stdio::null());
+        on_terminal(&mut control, &slave);
+        bounded(control);
+        assert!(terminal_output(&master).contains("leaked-to-the-operator"));
+
+        for flags in [&[][..], WW, RO] {
+            let (master, slave) = terminal_for(&user);
+            let mut cmd = w.run_command(flags, payload);
+            on_terminal(&mut cmd, &slave);
+            let r = w.run_with(cmd);
+            assert!(text(&r).contains("No such device or address"), "{user:?} {flags:?}: {}", text(&r));
+            let seen = terminal_output(&master);
+            assert!(!seen.contains("leaked"), "{user:?} {flags:?}: {seen}");
+        }
+        let (master, slave) = terminal_for(&user);
+        let mut cmd = w.command(&["serve"]);
+        on_terminal(&mut cmd, &slave);
+        let answers = serve_with(
+            cmd,
+            &[
+                request(1, "exec", serde_json::json!({"command": payload})),
+                request(2, "exec", serde_json::json!({"command": payload, "session": "s"})),
+                request(3, "exec", serde_json::json!({"command": payload, "run_in_background": true})),
+                request(4, "job_output", serde_json::json!({"job_id": "1", "wait_ms": 10000})),
+            ],
+        );
+        for id in [1, 2, 4] {
+            let t = text(&answers[&id]["result"]);
+            assert!(t.contains("No such device or address"), "{user:?} request {id}: {t}");
+        }
+        let seen = terminal_output(&master);
+        assert!(!seen.contains("leaked"), "{user:?} serve: {seen}");
+    }
+}
+
+/// Host side of the IPC case: `python3 -c IPC_HOST ACTION KEY`.
+const IPC_HOST: &str = r#"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.mq_open.restype = ctypes.c_int
+action, key = sys.argv[1], int(sys.argv[2])
+queue = f"/ae-q-{key}".encode()
+if action == "create":
+    shm = libc.shmget(key, 4096, 0o1000 | 0o666)
+    addr = libc.shmat(shm, None, 0)
+    ctypes.memmove(addr, b"original", 8)
+    assert libc.msgget(key, 0o1000 | 0o666) >= 0
+    assert libc.semget(key, 1, 0o1000 | 0o666) >= 0
+elif action == "check":
+    shm = libc.shmget(key, 0, 0)
+    addr = libc.shmat(shm, None, 0)
+    print("shm", ctypes.string_at(addr, 8).decode())
+    print("own", "exists" if libc.shmget(key + 1, 0, 0) >= 0 else "gone")
+    print("mq", "exists" if libc.mq_open(queue, os.O_RDWR) >= 0 else "gone")
+else:
+    for k in (key, key + 1):
+        libc.shmctl(libc.shmget(k, 0, 0), 0, None)
+    libc.msgctl(libc.msgget(key, 0), 0, None)
+    libc.semctl(libc.semget(key, 0, 0), 0, 0)
+    libc.mq_unlink(queue)
+"#;
+
+/// The command's side: reach the host's objects, make some of its own, try other sockets.
+const IPC_PAYLOAD: &str = r#"
+import ctypes, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.mq_open.restype = ctypes.c_int
+key = int(sys.argv[1])
+shm = libc.shmget(key, 0, 0)
+if shm >= 0:
+    addr = libc.shmat(shm, None, 0)
+    if addr not in (None, 2**64 - 1):
+        ctypes.memmove(addr, b"pwned!!!", 8)
+print("host-shm", "open" if shm >= 0 else "refused")
+print("host-msg", "open" if libc.msgget(key, 0) >= 0 else "refused")
+print("host-sem", "open" if libc.semget(key, 0, 0) >= 0 else "refused")
+libc.shmget(key + 1, 4096, 0o1000 | 0o600)
+libc.mq_open(f"/ae-q-{key}".encode(), os.O_CREAT | os.O_RDWR, 0o600, None)
+for name, family, kind, proto in [
+    ("vsock", socket.AF_VSOCK, socket.SOCK_STREAM, 0),
+    ("packet", socket.AF_PACKET, socket.SOCK_RAW, 0),
+    ("netlink-audit", socket.AF_NETLINK, socket.SOCK_RAW, 9),
+]:
+    try:
+        socket.socket(family, kind, proto)
+        print(name, "made")
+    except OSError:
+        print(name, "refused")
+socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+print("netlink-route made")
+"#;
+
+#[test]
+fn the_hosts_ipc_is_out_of_reach_and_a_calls_own_goes_with_it() {
+    let ipc_host = |action: &str, key: u32| {
+        let out = Command::new("python3")
+            .args(["-c", IPC_HOST, action, &key.to_string()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for user in users() {
+        let w = World::new(&user);
+        plant(&w, "ipc.py", IPC_PAYLOAD);
+        let key = 0x0ae0_0000 + std::process::id() % 0xffff * 16 + user.uid % 16;
+        ipc_host("create", key);
+        let command = format!("python3 ipc.py {key}");
+        for flags in [WW, RO] {
+            let r = w.run(flags, &command);
+            let t = text(&r);
+            for line in [
+                "host-shm refused",
+                "host-msg refused",
+                "host-sem refused",
+                "vsock refused",
+                "packet refused",
+                "netlink-audit refused",
+                "netlink-route made",
+            ] {
+                assert!(t.lines().any(|l| l == line), "{user:?} {flags:?} {line}: {t}");
+            }
+            let host = ipc_host("check", key);
+            assert_eq!(host, "shm original\nown gone\nmq gone\n", "{user:?} {flags:?}");
+        }
+        // Control: unconfined, the same script reaches the host's objects.
+        let r = w.run(&[], &command);
+        assert!(text(&r).contains("host-shm open"), "{user:?}: {}", text(&r));
+        ipc_host("cleanup", key);
+    }
+}
+
+/// Every file under `dir` with its contents (symbolic links as their targets), sorted.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            out.extend(snapshot(&path));
+        } else if kind.is_symlink() {
+            let target = std::fs::read_link(&path).unwrap();
+            out.push((path, target.into_os_string().into_encoded_bytes()));
+        } else {
+            out.push((path.clone(), std::fs::read(&path).unwrap_or_default()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_git_directory_under_a_writable_root_stays_what_the_host_git_obeys() {
+    for user in users() {
+        let w = World::new(&user);
+        let setup = "git init -q . && git init -q sub/lib && git init -q --bare store.git \
+            && mkdir meta && git init -q --separate-git-dir meta/real sep && mkdir myhooks \
+            && git config core.hooksPath myhooks && git commit -q --allow-empty -m one \
+            && git worktree add -q wt && git -C sub/lib commit -q --allow-empty -m one";
+        let r = w.run(&[], setup);
+        assert_eq!(outcome(&r), "success", "{user:?}: {}", text(&r));
+        let watched = [
+            "sub/lib/.git/config",
+            "sub/lib/.git/hooks",
+            "store.git/config",
+            "store.git/hooks",
+            "meta/real/config",
+            "meta/real/hooks",
+            "sep/.git",
+            "wt/.git",
+            ".git/worktrees/wt/gitdir",
+            ".git/worktrees/wt/commondir",
+            "myhooks",
+        ];
+        let before: Vec<_> = watched
+            .iter()
+            .map(|p| {
+                let path = w.workspace.join(p);
+                if path.is_dir() {
+                    snapshot(&path)
+                } else {
+                    vec![(path.clone(), std::fs::read(&path).unwrap())]
+                }
+            })
+            .collect();
+        let attack = "\
+for c in sub/lib/.git/config store.git/config meta/real/config; do
+  printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> $c; done
+for h in sub/lib/.git/hooks store.git/hooks meta/real/hooks myhooks; do
+  printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > $h/post-checkout; chmod +x $h/post-checkout; done
+echo 'gitdir: /tmp/elsewhere' > sep/.git
+echo 'gitdir: /tmp/elsewhere' > wt/.git
+echo /tmp/elsewhere > .git/worktrees/wt/gitdir
+echo /tmp/elsewhere > .git/worktrees/wt/commondir
+mv sub/lib/.git sub/lib/.git-moved && mkdir sub/lib/.git
+mv store.git/config store.git/config.old; cp store.git/config.old x && echo '[core] bare = false' >> x && mv x store.git/config
+echo ran";
+        plant(&w, "attack.sh", attack);
+        let r = w.run(WW, "bash attack.sh");
+        assert!(text(&r).contains("ran"), "{user:?}: {}", text(&r));
+        let after: Vec<_> = watched
+            .iter()
+            .map(|p| {
+                let path = w.workspace.join(p);
+                if path.is_dir() {
+                    snapshot(&path)
+                } else {
+                    vec![(path.clone(), std::fs::read(&path).unwrap())]
+                }
+            })
+            .collect();
+        for ((name, b), a) in watched.iter().zip(&before).zip(&after) {
+            assert_eq!(b, a, "{user:?}: {name} changed");
+        }
+        // Git keeps working in each of them.
+        let r = w.run(
+            WW,
+            "git -C sub/lib commit -q --allow-empty -m two && git -C wt commit -q --allow-empty -m two && git -C sep status --short && echo fine",
+        );
+        assert!(text(&r).contains("fine"), "{user:?}: {}", text(&r));
+    }
+}
+
+#[test]
+fn an_artifact_is_only_what_agent_exec_wrote() {
+    for user in users() {
+        let w = World::new(&user);
+        let store = w.workspace.join(".store");
+        let store_text = store.display().to_string();
+        let with_store = |mut cmd: Command| {
+            cmd.env("AGENT_EXEC_ARTIFACTS", &store);
+            cmd
+        };
+        // A spilled output: artifact 1, in a store under the writable root.
+        let r = w.run_with(with_store(w.run_command(WW, "seq 1 200000")));
+        assert_eq!(r["details"]["truncation"]["artifact_id"], "1", "{r}");
+        let first = std::fs::read(store.join("1.log")).unwrap();
+        let secret = sh_quote(&w.secret);
+        plant(
+            &w,
+            "plant.sh",
+            &format!(
+                "rm -f .store/1.log; ln -sf {secret} .store/1.log; ln -s {secret} .store/9.log; ln {secret} .store/8.log; echo x > .store/7.log; echo ran"
+            ),
+        );
+        let r = w.run_with(with_store(w.run_command(WW, "bash plant.sh")));
+        assert!(text(&r).contains("ran"), "{user:?}: {}", text(&r));
+        assert_eq!(std::fs::read(store.join("1.log")).unwrap(), first, "{user:?}");
+        for name in ["9.log", "8.log", "7.log"] {
+            assert!(!store.join(name).exists(), "{user:?}: {name} planted");
+        }
+        // Planted by someone unconfined: a link, a hard link, a FIFO. Never read.
+        std::os::unix::fs::symlink(&w.secret, store.join("6.log")).unwrap();
+        std::fs::hard_link(&w.secret, store.join("5.log")).unwrap();
+        let fifo = std::ffi::CString::new(store.join("4.log").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo of a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        for entry in ["6.log", "5.log", "4.log"] {
+            std::os::unix::fs::lchown(store.join(entry), Some(user.uid), Some(user.gid)).unwrap();
+        }
+        for id in ["6", "5", "4"] {
+            for extra in [&[][..], &["--grep", "."][..], &["--lines", "1:2"][..]] {
+                let mut args = vec!["artifact", "--artifacts", &store_text, id];
+                args.extend_from_slice(extra);
+                let out = bounded(w.command(&args));
+                let out = String::from_utf8_lossy(&out);
+                assert!(!out.contains(SECRET), "{user:?} artifact {id} {extra:?}: {out}");
+            }
+        }
+        let answers = serve_with(
+            with_store(w.command(&["serve"])),
+            &[
+                request(1, "artifact_read", serde_json::json!({"id": "6"})),
+                request(2, "artifact_read", serde_json::json!({"id": "5", "grep": "."})),
+                request(3, "artifact_read", serde_json::json!({"id": "1", "limit": 10})),
+            ],
+        );
+        for id in [1, 2] {
+            let t = text(&answers[&id]["result"]);
+            assert!(!t.contains(SECRET) && t.contains("not read"), "{user:?} {id}: {t}");
+        }
+        assert!(text(&answers[&3]["result"]).starts_with("1\n2\n3\n"), "{user:?}");
+    }
+}
+
+/// A bind mount, undone when dropped.
+struct BindMount(PathBuf);
+
+impl Drop for BindMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_deny_read_path_stays_unreadable_through_another_mount() {
+    if !is_root() {
+        // Only root can make the second mount this case needs.
+        return;
+    }
+    for user in users() {
+        let w = World::new(&user);
+        let alias = std::env::temp_dir().join(format!("ae-alias-{}-{}", std::process::id(), user.uid));
+        std::fs::create_dir_all(&alias).unwrap();
+        let status = Command::new("mount").arg("--bind").arg(&w.home).arg(&alias).status().unwrap();
+        assert!(status.success(), "mount --bind");
+        let _mount = BindMount(alias.clone());
+        let through = sh_quote(&alias.join(".ssh/id_test"));
+        let r = w.run(&[], &format!("cat {through}"));
+        assert!(text(&r).contains(SECRET), "control {user:?}: {}", text(&r));
+        for flags in [WW, RO] {
+            for attempt in [
+                format!("cat {through}"),
+                format!("cat {}/.ssh/*", sh_quote(&alias)),
+                format!("tar cf - -C {} .ssh | strings", sh_quote(&alias)),
+            ] {
+                let r = w.run(flags, &attempt);
+                assert!(!text(&r).contains(SECRET), "{user:?} {attempt}: {}", text(&r));
+            }
+        }
+        // The rest of the home stays readable through it.
+        let r = w.run(WW, &format!("head -1 {}/.gitconfig", sh_quote(&alias)));
+        assert!(text(&r).contains("[user]"), "{user:?}: {}", text(&r));
+    }
+}
+
+#[test]
+fn a_deny_read_file_leaves_its_directory_writable_and_itself_untouchable() {
+    for user in users() {
+        let w = World::new(&user);
+        let env = plant(&w, ".env", SECRET);
+        plant(&w, "notes.txt", "a\n");
+        let deny = env.display().to_string();
+        let flags = ["--sandbox", "workspace-write", "--deny-read", &deny];
+        let r = w.run(&flags, "echo new > new.txt && sed -i s/a/b/ notes.txt && mkdir d && mv new.txt d/ && cat notes.txt");
+        assert_eq!(outcome(&r), "success", "{user:?}: {}", text(&r));
+        assert_eq!(std::fs::read_to_string(w.workspace.join("notes.txt")).unwrap(), "b\n");
+        for attempt in [
+            "cat .env",
+            "echo x > .env",
+            "mv .env moved && cat moved",
+            "rm -f .env",
+            "ln .env h && cat h",
+        ] {
+            let r = w.run(&flags, attempt);
+            assert!(!text(&r).contains(SECRET), "{user:?} {attempt}: {}", text(&r));
+            assert_eq!(std::fs::read_to_string(&env).unwrap(), SECRET, "{user:?} {attempt}");
+        }
+    }
+}
+
+#[test]
+fn each_call_writes_only_its_own_temporary_directory() {
+    for user in users() {
+        let w = World::new(&user);
+        plant(&w, "mine.sh", "echo mine > \"$TMPDIR/f\" && echo \"$TMPDIR\"\n");
+        plant(
+            &w,
+            "plant.sh",
+            "for d in \"$TMPDIR\"/../*; do [ \"$d\" -ef \"$TMPDIR\" ] || { echo pwned > \"$d/f\" && echo WROTE; }; done\n\
+             ln -s /nonexistent \"$TMPDIR/../zz\"; mkdir \"$TMPDIR/../yy\"; touch \"$TMPDIR/../$(ls \"$TMPDIR/..\" | head -1)x\"\n\
+             echo ran\n",
+        );
+        let answers = serve(
+            &w,
+            WW,
+            &[
+                request(1, "exec", serde_json::json!({"command": "bash mine.sh", "session": "a"})),
+                request(2, "exec", serde_json::json!({"command": "bash plant.sh", "session": "b"})),
+                request(3, "exec", serde_json::json!({"command": "bash plant.sh"})),
+                request(4, "exec", serde_json::json!({"command": "cat \"$TMPDIR/f\"", "session": "a"})),
+                request(5, "exec", serde_json::json!({"command": "mktemp && echo fine"})),
+                request(6, "exec", serde_json::json!({"command": "echo fine", "session": "c"})),
+            ],
+        );
+        for id in [2, 3] {
+            let t = text(&answers[&id]["result"]);
+            assert!(t.contains("ran") && !t.contains("WROTE"), "{user:?} {id}: {t}");
+        }
+        assert_eq!(text(&answers[&4]["result"]), "mine\n", "{user:?}");
+        for id in [5, 6] {
+            let r = &answers[&id]["result"];
+            assert_eq!(outcome(r), "success", "{user:?} {id}: {}", text(r));
+        }
+        // The directory of a call is its own: 0700, and gone with the call.
+        let dir = text(&answers[&1]["result"]).lines().nth(0).unwrap_or_default().to_owned();
+        assert!(!Path::new(&dir).exists(), "{dir} outlived its session");
+    }
+}
+
+#[test]
+fn setuid_bits_and_file_capabilities_cannot_be_set() {
+    let has_capability = |path: &Path| {
+        let path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: getxattr with a null buffer asks only for the size.
+        unsafe {
+            libc::getxattr(path.as_ptr(), c"security.capability".as_ptr(), std::ptr::null_mut(), 0) >= 0
+        }
+    };
+    for user in users() {
+        let w = World::new(&user);
+        plant(
+            &w,
+            "suid.sh",
+            "cp /bin/true t1; chmod 4755 t1; chmod u+s t1\n\
+             cp /bin/true t2; chmod 2755 t2; chmod g+s t2\n\
+             install -m 4755 /bin/true t3\n\
+             python3 -c \"import os; os.close(os.open('t4', os.O_CREAT | os.O_WRONLY, 0o4755))\"\n\
+             python3 -c \"import os; open('t5', 'w').close(); os.chmod('t5', 0o6755)\"\n\
+             python3 -c \"import os; open('t6', 'w').close(); os.setxattr('t6', 'security.capability', bytes.fromhex('0100000200000000000000000000000000000000'))\"\n\
+             echo ran\n",
+        );
+        let r = w.run(WW, "bash suid.sh");
+        assert!(text(&r).contains("ran"), "{user:?}: {}", text(&r));
+        for name in ["t1", "t2", "t3", "t4", "t5", "t6"] {
+            let path = w.workspace.join(name);
+            if let Ok(meta) = std::fs::metadata(&path) {
+                assert_eq!(meta.permissions().mode() & 0o6000, 0, "{user:?} {name}");
+                assert!(!has_capability(&path), "{user:?} {name} has a capability");
+            }
+        }
+        // Control: unconfined, the same chmod makes a setuid file.
+        let r = w.run(&[], "cp /bin/true c && chmod 4755 c");
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+        let mode = std::fs::metadata(w.workspace.join("c")).unwrap().permissions().mode();
+        assert_ne!(mode & 0o4000, 0);
+    }
+}
+
+#[test]
+fn limits_count_the_whole_call() {
+    if !is_root() {
+        // The call-wide counters are cgroups only root can make here.
+        return;
+    }
+    let w = World::new(&users()[0]);
+    plant(
+        &w,
+        "burn.sh",
+        "for i in 1 2 3 4 5 6 7 8 9 10; do timeout 0.9 sh -c 'while :; do :; done'; done; echo done-all\n",
+    );
+    let r = w.run(&["--max-cpu", "2", "--timeout", "60"], "bash burn.sh");
+    assert_eq!(r["details"]["limit_hit"], "cpu", "{}", text(&r));
+    assert!(!text(&r).contains("done-all"), "{}", text(&r));
+    // Socket buffers count: 200 loopback connections with full buffers stay near the limit.
+    plant(
+        &w,
+        "hold.py",
+        "import socket, time, pathlib\n\
+         srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(256)\n\
+         conns = []\n\
+         for i in range(200):\n\
+         \x20   c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)\n\
+         \x20   c.connect(srv.getsockname()); a, _ = srv.accept(); c.setblocking(False)\n\
+         \x20   try:\n\
+         \x20       while True: c.send(b'x' * 65536)\n\
+         \x20   except BlockingIOError: pass\n\
+         \x20   conns.append((c, a))\n\
+         pathlib.Path('held').write_text('yes')\n\
+         time.sleep(30)\n",
+    );
+    let tcp_bytes_while_held = |flags: &[&str]| {
+        let _ = std::fs::remove_file(w.workspace.join("held"));
+        let mut cmd = w.run_command(flags, "python3 hold.py");
+        let mut child = cmd.stdout(Stdio::null()).spawn().unwrap();
+        let mut waited = 0;
+        while !w.workspace.join("held").exists() && waited < 600 {
+            std::thread::sleep(Duration::from_millis(50));
+            waited += 1;
+        }
+        let sockstat = std::fs::read_to_string("/proc/net/sockstat").unwrap();
+        let pages: u64 = sockstat
+            .lines()
+            .find(|l| l.starts_with("TCP:"))
+            .and_then(|l| l.split_whitespace().skip_while(|w| *w != "mem").nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        // SAFETY: kill of our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let _ = child.wait();
+        pages * 4096
+    };
+    let unlimited = tcp_bytes_while_held(&["--timeout", "60"]);
+    assert!(unlimited > 128 << 20, "control: {unlimited} bytes of TCP memory");
+    let limited = tcp_bytes_while_held(&["--max-memory", "32M", "--timeout", "60"]);
+    assert!(limited < 48 << 20, "{limited} bytes of TCP memory under --max-memory 32M");
 }

@@ -347,12 +347,14 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
     deny.extend(canonical_existing(&aliases));
     deny.sort();
     deny.dedup();
-    let read_only: Vec<PathBuf> = deny
-        .iter()
-        .cloned()
-        .chain(canonical_existing(&spec.read_only))
-        .collect();
+    // Under a writable root a deny-read path is hidden by a mount (`namespaces.rs`);
+    // elsewhere it is left out of Landlock's read rules.
+    let (masked, deny): (Vec<PathBuf>, Vec<PathBuf>) = deny
+        .into_iter()
+        .partition(|p| writable.iter().any(|root| p.starts_with(root)));
+    let read_only = canonical_existing(&spec.read_only);
     let git = gitdirs::find(&writable);
+    let (mask_file, mask_dir) = area.masks();
     let network_off = spec.network == NetworkMode::Off;
     let proxied = network_off && !spec.allow_hosts.is_empty();
     let inputs = namespaces::MountInputs {
@@ -360,6 +362,8 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
         tmp_area: &area.dir,
         read_only: &read_only,
         git: &git,
+        masked: &masked,
+        masks: (&mask_file, &mask_dir),
     };
     let plan = namespaces::NamespacePlan::new(&inputs, network_off, proxied);
     let mut namespaces = namespaces::make(&plan)?;

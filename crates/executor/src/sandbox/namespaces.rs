@@ -104,6 +104,10 @@ pub(super) struct MountInputs<'a> {
     pub(super) read_only: &'a [PathBuf],
     /// The git directories under the writable roots (`gitdirs.rs`).
     pub(super) git: &'a super::gitdirs::GitProtection,
+    /// Deny-read paths under the writable roots: each hidden under a read-only mount of an
+    /// empty file or directory with no permissions (`masks`: the file, the directory).
+    pub(super) masked: &'a [PathBuf],
+    pub(super) masks: (&'a Path, &'a Path),
 }
 
 /// Where the private `/dev/shm` goes.
@@ -196,6 +200,30 @@ fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
     for path in inputs.git.read_only.iter().chain(inputs.read_only) {
         if under_writable(path) {
             bind(&mut steps, path, read_only);
+        }
+    }
+    // A deny-read path in a writable root is hidden, not left out of Landlock's rules: "all
+    // but X" by rules would leave every entry made later in X's directory unreadable (a rule
+    // covers the entries that exist), and a mount point cannot be removed, renamed or
+    // replaced either.
+    for path in inputs.masked {
+        let mask = if path.is_dir() {
+            inputs.masks.1
+        } else {
+            inputs.masks.0
+        };
+        if let (Some(source), Some(target)) = (c(mask), c(path)) {
+            steps.push(MountStep::Mount {
+                source: Some(source),
+                target: target.clone(),
+                fs: None,
+                flags: libc::MS_BIND,
+            });
+            steps.push(MountStep::Attributes {
+                target,
+                set: MOUNT_ATTR_RDONLY,
+                clear: 0,
+            });
         }
     }
     // A private /dev/shm: POSIX shared memory and semaphores (Python's multiprocessing) work,

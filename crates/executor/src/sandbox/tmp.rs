@@ -6,7 +6,7 @@
 //! area belongs to one spec's namespaces (it is what they bind writable); within it, each call
 //! may write only its own directory (its Landlock layer, `rules.rs`).
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,6 +37,9 @@ fn process_dir() -> std::io::Result<&'static Path> {
     // Those of agent-exec processes that are gone.
     for entry in std::fs::read_dir(&parent)?.flatten() {
         if crate::sys::left_by_dead_process(&entry.file_name(), "") {
+            for area in std::fs::read_dir(entry.path()).into_iter().flatten().flatten() {
+                remove_area(&area.path());
+            }
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
@@ -62,7 +65,21 @@ impl Area {
     pub(super) fn new() -> std::io::Result<Area> {
         let dir = process_dir()?.join(format!("a{}", NEXT.fetch_add(1, Ordering::Relaxed)));
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        Ok(Area { dir })
+        let area = Area { dir };
+        let (file, masked_dir) = area.masks();
+        std::fs::DirBuilder::new().mode(0).create(masked_dir)?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0)
+            .open(file)?;
+        Ok(area)
+    }
+
+    /// What hides a deny-read path in a writable root (`namespaces.rs`): an empty file and an
+    /// empty directory, with no permissions (so a read fails, but for root, who reads nothing).
+    pub(super) fn masks(&self) -> (PathBuf, PathBuf) {
+        (self.dir.join(".mask-file"), self.dir.join(".mask-dir"))
     }
 
     /// A fresh directory for one call: made here (0700), with a name no process of another
@@ -94,6 +111,13 @@ pub(super) fn remove(dir: &Path) {
     }
 }
 
+/// Removes an area, its mask directory first (it has no permissions: a recursive removal
+/// cannot list it).
+fn remove_area(dir: &Path) {
+    let _ = std::fs::remove_dir(dir.join(".mask-dir"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// 128 random bits from the kernel, in hex.
 fn unguessable_name() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
@@ -117,6 +141,6 @@ fn unguessable_name() -> std::io::Result<String> {
 
 impl Drop for Area {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        remove_area(&self.dir);
     }
 }
