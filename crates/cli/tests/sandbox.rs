@@ -157,7 +157,7 @@ impl World {
 
     /// `agent-exec run --json FLAGS -- COMMAND` (see [`World::command`]).
     fn run(&self, flags: &[&str], command: &str) -> Value {
-        self.run_with(self.run_command(flags, command))
+        run_json(self.run_command(flags, command))
     }
 
     fn run_command(&self, flags: &[&str], command: &str) -> Command {
@@ -167,17 +167,16 @@ impl World {
         self.command(&args)
     }
 
-    /// Runs a prepared `agent-exec run --json` to its end: its result.
-    fn run_with(&self, cmd: Command) -> Value {
-        let out = bounded(cmd);
-        serde_json::from_slice(&out).unwrap_or_else(|e| {
-            panic!("not a JSON result ({e}): {}", String::from_utf8_lossy(&out))
-        })
-    }
-
     fn outside_file(&self) -> String {
         std::fs::read_to_string(self.outside.join("file")).unwrap()
     }
+}
+
+/// Runs a prepared `agent-exec run --json` to its end: its result.
+fn run_json(cmd: Command) -> Value {
+    let out = bounded(cmd);
+    serde_json::from_slice(&out)
+        .unwrap_or_else(|e| panic!("not a JSON result ({e}): {}", String::from_utf8_lossy(&out)))
 }
 
 /// Runs `cmd` to its end (bounded: a hang fails the test instead of stalling it).
@@ -1010,10 +1009,9 @@ fn plant(w: &World, name: &str, content: &str) -> PathBuf {
 /// `cmd` with `files` on its fds 3, 4, … and inheritable, as a careless parent leaves them.
 /// The returned descriptors are the parent's copies (dropped after the run).
 fn with_inherited(cmd: &mut Command, files: Vec<std::fs::File>) -> Vec<std::os::fd::OwnedFd> {
-    use std::os::fd::AsRawFd as _;
     use std::os::unix::process::CommandExt as _;
     let owned: Vec<std::os::fd::OwnedFd> = files.into_iter().map(Into::into).collect();
-    let raw: Vec<i32> = owned.iter().map(|f| f.as_raw_fd()).collect();
+    let raw: Vec<i32> = owned.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
     // SAFETY: only dup2 runs in the forked child.
     unsafe {
         cmd.pre_exec(move || {
@@ -1028,7 +1026,7 @@ fn with_inherited(cmd: &mut Command, files: Vec<std::fs::File>) -> Vec<std::os::
     owned
 }
 
-fn request(id: i64, method: &str, params: Value) -> Value {
+fn request(id: i64, method: &str, params: &Value) -> Value {
     serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
@@ -1052,19 +1050,39 @@ fn descriptors_the_caller_left_open_never_reach_a_command() {
         for flags in [WW, RO, &["--sandbox", "workspace-write", "--pty"][..]] {
             let mut cmd = w.run_command(flags, payload);
             let _held = with_inherited(&mut cmd, inherited());
-            let r = w.run_with(cmd);
-            assert!(!text(&r).contains(SECRET), "{user:?} {flags:?}: {}", text(&r));
-            assert!(text(&r).contains("Bad file descriptor"), "{user:?}: {}", text(&r));
+            let r = run_json(cmd);
+            assert!(
+                !text(&r).contains(SECRET),
+                "{user:?} {flags:?}: {}",
+                text(&r)
+            );
+            assert!(
+                text(&r).contains("Bad file descriptor"),
+                "{user:?}: {}",
+                text(&r)
+            );
         }
         let mut cmd = w.command(&["serve", "--sandbox", "workspace-write"]);
         let _held = with_inherited(&mut cmd, inherited());
         let answers = serve_with(
             cmd,
             &[
-                request(1, "exec", serde_json::json!({"command": payload})),
-                request(2, "exec", serde_json::json!({"command": payload, "session": "s"})),
-                request(3, "exec", serde_json::json!({"command": payload, "run_in_background": true})),
-                request(4, "job_output", serde_json::json!({"job_id": "1", "wait_ms": 10000})),
+                request(1, "exec", &serde_json::json!({"command": payload})),
+                request(
+                    2,
+                    "exec",
+                    &serde_json::json!({"command": payload, "session": "s"}),
+                ),
+                request(
+                    3,
+                    "exec",
+                    &serde_json::json!({"command": payload, "run_in_background": true}),
+                ),
+                request(
+                    4,
+                    "job_output",
+                    &serde_json::json!({"job_id": "1", "wait_ms": 10000}),
+                ),
             ],
         );
         for id in 1..=4 {
@@ -1170,8 +1188,12 @@ fn a_call_without_a_pty_has_no_controlling_terminal() {
             let (master, slave) = terminal_for(&user);
             let mut cmd = w.run_command(flags, payload);
             on_terminal(&mut cmd, &slave);
-            let r = w.run_with(cmd);
-            assert!(text(&r).contains("No such device or address"), "{user:?} {flags:?}: {}", text(&r));
+            let r = run_json(cmd);
+            assert!(
+                text(&r).contains("No such device or address"),
+                "{user:?} {flags:?}: {}",
+                text(&r)
+            );
             let seen = terminal_output(&master);
             assert!(!seen.contains("leaked"), "{user:?} {flags:?}: {seen}");
         }
@@ -1181,15 +1203,30 @@ fn a_call_without_a_pty_has_no_controlling_terminal() {
         let answers = serve_with(
             cmd,
             &[
-                request(1, "exec", serde_json::json!({"command": payload})),
-                request(2, "exec", serde_json::json!({"command": payload, "session": "s"})),
-                request(3, "exec", serde_json::json!({"command": payload, "run_in_background": true})),
-                request(4, "job_output", serde_json::json!({"job_id": "1", "wait_ms": 10000})),
+                request(1, "exec", &serde_json::json!({"command": payload})),
+                request(
+                    2,
+                    "exec",
+                    &serde_json::json!({"command": payload, "session": "s"}),
+                ),
+                request(
+                    3,
+                    "exec",
+                    &serde_json::json!({"command": payload, "run_in_background": true}),
+                ),
+                request(
+                    4,
+                    "job_output",
+                    &serde_json::json!({"job_id": "1", "wait_ms": 10000}),
+                ),
             ],
         );
         for id in [1, 2, 4] {
             let t = text(&answers[&id]["result"]);
-            assert!(t.contains("No such device or address"), "{user:?} request {id}: {t}");
+            assert!(
+                t.contains("No such device or address"),
+                "{user:?} request {id}: {t}"
+            );
         }
         let seen = terminal_output(&master);
         assert!(!seen.contains("leaked"), "{user:?} serve: {seen}");
@@ -1262,7 +1299,11 @@ fn the_hosts_ipc_is_out_of_reach_and_a_calls_own_goes_with_it() {
             .args(["-c", IPC_HOST, action, &key.to_string()])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     for user in users() {
@@ -1283,10 +1324,16 @@ fn the_hosts_ipc_is_out_of_reach_and_a_calls_own_goes_with_it() {
                 "netlink-audit refused",
                 "netlink-route made",
             ] {
-                assert!(t.lines().any(|l| l == line), "{user:?} {flags:?} {line}: {t}");
+                assert!(
+                    t.lines().any(|l| l == line),
+                    "{user:?} {flags:?} {line}: {t}"
+                );
             }
             let host = ipc_host("check", key);
-            assert_eq!(host, "shm original\nown gone\nmq gone\n", "{user:?} {flags:?}");
+            assert_eq!(
+                host, "shm original\nown gone\nmq gone\n",
+                "{user:?} {flags:?}"
+            );
         }
         // Control: unconfined, the same script reaches the host's objects.
         let r = w.run(&[], &command);
@@ -1400,7 +1447,7 @@ fn an_artifact_is_only_what_agent_exec_wrote() {
             cmd
         };
         // A spilled output: artifact 1, in a store under the writable root.
-        let r = w.run_with(with_store(w.run_command(WW, "seq 1 200000")));
+        let r = run_json(with_store(w.run_command(WW, "seq 1 200000")));
         assert_eq!(r["details"]["truncation"]["artifact_id"], "1", "{r}");
         let first = std::fs::read(store.join("1.log")).unwrap();
         let secret = sh_quote(&w.secret);
@@ -1411,9 +1458,13 @@ fn an_artifact_is_only_what_agent_exec_wrote() {
                 "rm -f .store/1.log; ln -sf {secret} .store/1.log; ln -s {secret} .store/9.log; ln {secret} .store/8.log; echo x > .store/7.log; echo ran"
             ),
         );
-        let r = w.run_with(with_store(w.run_command(WW, "bash plant.sh")));
+        let r = run_json(with_store(w.run_command(WW, "bash plant.sh")));
         assert!(text(&r).contains("ran"), "{user:?}: {}", text(&r));
-        assert_eq!(std::fs::read(store.join("1.log")).unwrap(), first, "{user:?}");
+        assert_eq!(
+            std::fs::read(store.join("1.log")).unwrap(),
+            first,
+            "{user:?}"
+        );
         for name in ["9.log", "8.log", "7.log"] {
             assert!(!store.join(name).exists(), "{user:?}: {name} planted");
         }
@@ -1432,22 +1483,39 @@ fn an_artifact_is_only_what_agent_exec_wrote() {
                 args.extend_from_slice(extra);
                 let out = bounded(w.command(&args));
                 let out = String::from_utf8_lossy(&out);
-                assert!(!out.contains(SECRET), "{user:?} artifact {id} {extra:?}: {out}");
+                assert!(
+                    !out.contains(SECRET),
+                    "{user:?} artifact {id} {extra:?}: {out}"
+                );
             }
         }
         let answers = serve_with(
             with_store(w.command(&["serve"])),
             &[
-                request(1, "artifact_read", serde_json::json!({"id": "6"})),
-                request(2, "artifact_read", serde_json::json!({"id": "5", "grep": "."})),
-                request(3, "artifact_read", serde_json::json!({"id": "1", "limit": 10})),
+                request(1, "artifact_read", &serde_json::json!({"id": "6"})),
+                request(
+                    2,
+                    "artifact_read",
+                    &serde_json::json!({"id": "5", "grep": "."}),
+                ),
+                request(
+                    3,
+                    "artifact_read",
+                    &serde_json::json!({"id": "1", "limit": 10}),
+                ),
             ],
         );
         for id in [1, 2] {
             let t = text(&answers[&id]["result"]);
-            assert!(!t.contains(SECRET) && t.contains("not read"), "{user:?} {id}: {t}");
+            assert!(
+                !t.contains(SECRET) && t.contains("not read"),
+                "{user:?} {id}: {t}"
+            );
         }
-        assert!(text(&answers[&3]["result"]).starts_with("1\n2\n3\n"), "{user:?}");
+        assert!(
+            text(&answers[&3]["result"]).starts_with("1\n2\n3\n"),
+            "{user:?}"
+        );
     }
 }
 
@@ -1469,9 +1537,15 @@ fn a_deny_read_path_stays_unreadable_through_another_mount() {
     }
     for user in users() {
         let w = World::new(&user);
-        let alias = std::env::temp_dir().join(format!("ae-alias-{}-{}", std::process::id(), user.uid));
+        let alias =
+            std::env::temp_dir().join(format!("ae-alias-{}-{}", std::process::id(), user.uid));
         std::fs::create_dir_all(&alias).unwrap();
-        let status = Command::new("mount").arg("--bind").arg(&w.home).arg(&alias).status().unwrap();
+        let status = Command::new("mount")
+            .arg("--bind")
+            .arg(&w.home)
+            .arg(&alias)
+            .status()
+            .unwrap();
         assert!(status.success(), "mount --bind");
         let _mount = BindMount(alias.clone());
         let through = sh_quote(&alias.join(".ssh/id_test"));
@@ -1484,7 +1558,11 @@ fn a_deny_read_path_stays_unreadable_through_another_mount() {
                 format!("tar cf - -C {} .ssh | strings", sh_quote(&alias)),
             ] {
                 let r = w.run(flags, &attempt);
-                assert!(!text(&r).contains(SECRET), "{user:?} {attempt}: {}", text(&r));
+                assert!(
+                    !text(&r).contains(SECRET),
+                    "{user:?} {attempt}: {}",
+                    text(&r)
+                );
             }
         }
         // The rest of the home stays readable through it.
@@ -1503,7 +1581,10 @@ fn a_deny_read_file_leaves_its_directory_writable_and_itself_untouchable() {
         let flags = ["--sandbox", "workspace-write", "--deny-read", &deny];
         let r = w.run(&flags, "echo new > new.txt && sed -i s/a/b/ notes.txt && mkdir d && mv new.txt d/ && cat notes.txt");
         assert_eq!(outcome(&r), "success", "{user:?}: {}", text(&r));
-        assert_eq!(std::fs::read_to_string(w.workspace.join("notes.txt")).unwrap(), "b\n");
+        assert_eq!(
+            std::fs::read_to_string(w.workspace.join("notes.txt")).unwrap(),
+            "b\n"
+        );
         for attempt in [
             "cat .env",
             "echo x > .env",
@@ -1512,8 +1593,16 @@ fn a_deny_read_file_leaves_its_directory_writable_and_itself_untouchable() {
             "ln .env h && cat h",
         ] {
             let r = w.run(&flags, attempt);
-            assert!(!text(&r).contains(SECRET), "{user:?} {attempt}: {}", text(&r));
-            assert_eq!(std::fs::read_to_string(&env).unwrap(), SECRET, "{user:?} {attempt}");
+            assert!(
+                !text(&r).contains(SECRET),
+                "{user:?} {attempt}: {}",
+                text(&r)
+            );
+            assert_eq!(
+                std::fs::read_to_string(&env).unwrap(),
+                SECRET,
+                "{user:?} {attempt}"
+            );
         }
     }
 }
@@ -1522,7 +1611,11 @@ fn a_deny_read_file_leaves_its_directory_writable_and_itself_untouchable() {
 fn each_call_writes_only_its_own_temporary_directory() {
     for user in users() {
         let w = World::new(&user);
-        plant(&w, "mine.sh", "echo mine > \"$TMPDIR/f\" && echo \"$TMPDIR\"\n");
+        plant(
+            &w,
+            "mine.sh",
+            "echo mine > \"$TMPDIR/f\" && echo \"$TMPDIR\"\n",
+        );
         plant(
             &w,
             "plant.sh",
@@ -1534,17 +1627,40 @@ fn each_call_writes_only_its_own_temporary_directory() {
             &w,
             WW,
             &[
-                request(1, "exec", serde_json::json!({"command": "bash mine.sh", "session": "a"})),
-                request(2, "exec", serde_json::json!({"command": "bash plant.sh", "session": "b"})),
-                request(3, "exec", serde_json::json!({"command": "bash plant.sh"})),
-                request(4, "exec", serde_json::json!({"command": "cat \"$TMPDIR/f\"", "session": "a"})),
-                request(5, "exec", serde_json::json!({"command": "mktemp && echo fine"})),
-                request(6, "exec", serde_json::json!({"command": "echo fine", "session": "c"})),
+                request(
+                    1,
+                    "exec",
+                    &serde_json::json!({"command": "bash mine.sh", "session": "a"}),
+                ),
+                request(
+                    2,
+                    "exec",
+                    &serde_json::json!({"command": "bash plant.sh", "session": "b"}),
+                ),
+                request(3, "exec", &serde_json::json!({"command": "bash plant.sh"})),
+                request(
+                    4,
+                    "exec",
+                    &serde_json::json!({"command": "cat \"$TMPDIR/f\"", "session": "a"}),
+                ),
+                request(
+                    5,
+                    "exec",
+                    &serde_json::json!({"command": "mktemp && echo fine"}),
+                ),
+                request(
+                    6,
+                    "exec",
+                    &serde_json::json!({"command": "echo fine", "session": "c"}),
+                ),
             ],
         );
         for id in [2, 3] {
             let t = text(&answers[&id]["result"]);
-            assert!(t.contains("ran") && !t.contains("WROTE"), "{user:?} {id}: {t}");
+            assert!(
+                t.contains("ran") && !t.contains("WROTE"),
+                "{user:?} {id}: {t}"
+            );
         }
         assert_eq!(text(&answers[&4]["result"]), "mine\n", "{user:?}");
         for id in [5, 6] {
@@ -1552,7 +1668,11 @@ fn each_call_writes_only_its_own_temporary_directory() {
             assert_eq!(outcome(r), "success", "{user:?} {id}: {}", text(r));
         }
         // The directory of a call is its own: 0700, and gone with the call.
-        let dir = text(&answers[&1]["result"]).lines().nth(0).unwrap_or_default().to_owned();
+        let dir = text(&answers[&1]["result"])
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         assert!(!Path::new(&dir).exists(), "{dir} outlived its session");
     }
 }
@@ -1563,7 +1683,12 @@ fn setuid_bits_and_file_capabilities_cannot_be_set() {
         let path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
         // SAFETY: getxattr with a null buffer asks only for the size.
         unsafe {
-            libc::getxattr(path.as_ptr(), c"security.capability".as_ptr(), std::ptr::null_mut(), 0) >= 0
+            libc::getxattr(
+                path.as_ptr(),
+                c"security.capability".as_ptr(),
+                std::ptr::null_mut(),
+                0,
+            ) >= 0
         }
     };
     for user in users() {
@@ -1591,7 +1716,10 @@ fn setuid_bits_and_file_capabilities_cannot_be_set() {
         // Control: unconfined, the same chmod makes a setuid file.
         let r = w.run(&[], "cp /bin/true c && chmod 4755 c");
         assert_eq!(outcome(&r), "success", "{}", text(&r));
-        let mode = std::fs::metadata(w.workspace.join("c")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(w.workspace.join("c"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_ne!(mode & 0o4000, 0);
     }
 }
@@ -1650,7 +1778,232 @@ fn limits_count_the_whole_call() {
         pages * 4096
     };
     let unlimited = tcp_bytes_while_held(&["--timeout", "60"]);
-    assert!(unlimited > 128 << 20, "control: {unlimited} bytes of TCP memory");
+    assert!(
+        unlimited > 128 << 20,
+        "control: {unlimited} bytes of TCP memory"
+    );
     let limited = tcp_bytes_while_held(&["--max-memory", "32M", "--timeout", "60"]);
-    assert!(limited < 48 << 20, "{limited} bytes of TCP memory under --max-memory 32M");
+    assert!(
+        limited < 48 << 20,
+        "{limited} bytes of TCP memory under --max-memory 32M"
+    );
+}
+
+/// Processes of `user` whose command line contains `needle`.
+fn alive_with(user: &User, needle: &str) -> Vec<String> {
+    let out = Command::new("pgrep")
+        .args(["-u", &user.uid.to_string(), "-a", "-f", needle])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.contains("pgrep"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A script that leaves two escapees behind — `setsid env -i sleep`, and a double fork that
+/// leaves the session and drops the environment — each sleeping `secs` (unique per case).
+fn escapees_script(secs: u32) -> String {
+    format!(
+        "setsid env -i sleep {secs} &\n\
+         python3 -c \"\nimport os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execve('/bin/sleep', ['sleep', '{secs}'], {{}})\n    os._exit(0)\n\"\n\
+         sleep 0.3; echo started\n"
+    )
+}
+
+#[test]
+fn no_process_survives_its_call_for_any_operator() {
+    for (i, user) in users().into_iter().enumerate() {
+        let w = World::new(&user);
+        let base = 7_100_000 + std::process::id() % 1000 * 100 + i as u32 * 10;
+        for (n, flags) in [&[][..], WW].into_iter().enumerate() {
+            let secs = base + n as u32;
+            plant(&w, "escape.sh", &escapees_script(secs));
+            let r = w.run(flags, "bash escape.sh");
+            assert!(text(&r).contains("started"), "{user:?}: {}", text(&r));
+            assert_eq!(
+                r["details"]["processes_stopped"], 2,
+                "{user:?} {flags:?}: {r}"
+            );
+            assert!(
+                alive_with(&user, &format!("sleep {secs}")).is_empty(),
+                "{user:?} {flags:?}: {:?}",
+                alive_with(&user, &format!("sleep {secs}"))
+            );
+            // Contained by a cgroup or a PID namespace: no warning that a process could leave.
+            assert!(
+                r["details"]["warnings"]
+                    .as_array()
+                    .is_none_or(Vec::is_empty),
+                "{user:?}: {r}"
+            );
+        }
+        // A server's sessions and jobs: their escapees end with the server.
+        for (n, flags) in [&[][..], WW].into_iter().enumerate() {
+            let secs = base + 5 + n as u32;
+            plant(&w, "escape.sh", &escapees_script(secs));
+            let answers = serve(
+                &w,
+                flags,
+                &[
+                    request(
+                        1,
+                        "exec",
+                        &serde_json::json!({"command": "bash escape.sh", "session": "s"}),
+                    ),
+                    request(
+                        2,
+                        "exec",
+                        &serde_json::json!({"command": "bash escape.sh; sleep 100", "run_in_background": true}),
+                    ),
+                    request(3, "exec", &serde_json::json!({"command": "bash escape.sh"})),
+                ],
+            );
+            assert_eq!(
+                answers[&3]["result"]["details"]["processes_stopped"], 2,
+                "{user:?}"
+            );
+            let left = alive_with(&user, &format!("sleep {secs}"));
+            assert!(left.is_empty(), "{user:?} {flags:?} after serve: {left:?}");
+        }
+    }
+}
+
+#[test]
+fn sandboxed_sessions_jobs_and_terminals_start_for_any_operator_in_any_order() {
+    for user in users() {
+        let w = World::new(&user);
+        let orders = [
+            vec![
+                serde_json::json!({"command": "echo s1", "session": "a"}),
+                serde_json::json!({"command": "echo j1", "run_in_background": true}),
+                serde_json::json!({"command": "echo s2", "session": "a"}),
+            ],
+            vec![
+                serde_json::json!({"command": "echo j1", "run_in_background": true}),
+                serde_json::json!({"command": "echo s1", "session": "b"}),
+                serde_json::json!({"command": "echo p1", "pty": true}),
+                serde_json::json!({"command": "echo o1"}),
+                serde_json::json!({"command": "echo o2"}),
+                serde_json::json!({"command": "echo s2", "session": "c"}),
+            ],
+            vec![
+                serde_json::json!({"command": "echo p1", "pty": true}),
+                serde_json::json!({"command": "echo s1", "session": "d"}),
+                serde_json::json!({"command": "echo p2", "pty": true, "run_in_background": true}),
+            ],
+        ];
+        for (mode, order) in [WW, RO]
+            .iter()
+            .flat_map(|m| orders.iter().map(move |o| (m, o)))
+        {
+            let requests: Vec<Value> = order
+                .iter()
+                .enumerate()
+                .map(|(i, params)| request(i as i64 + 1, "exec", params))
+                .collect();
+            let answers = serve(&w, mode, &requests);
+            for (i, params) in order.iter().enumerate() {
+                let r = &answers[&(i as i64 + 1)]["result"];
+                assert_eq!(
+                    outcome(r),
+                    "success",
+                    "{user:?} {mode:?} {params}: {}",
+                    text(r)
+                );
+                assert_ne!(r["details"]["sandbox"], Value::Null, "{user:?} {params}");
+            }
+        }
+    }
+}
+
+#[test]
+fn everyday_work_keeps_working_sandboxed() {
+    let wheel = r#"
+import base64, hashlib, zipfile
+files = {"hellopkg/__init__.py": b"def hi():\n    return 'hi from a wheel'\n",
+         "hellopkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: hellopkg\nVersion: 1.0\n",
+         "hellopkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+record = ""
+for name, data in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record += f"{name},sha256={digest},{len(data)}\n"
+record += "hellopkg-1.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile("hellopkg-1.0-py3-none-any.whl", "w") as z:
+    for name, data in files.items():
+        z.writestr(name, data)
+    z.writestr("hellopkg-1.0.dist-info/RECORD", record)
+"#;
+    let multiprocessing = "import multiprocessing as mp\n\
+         from multiprocessing import shared_memory\n\
+         def square(x):\n    return x * x\n\
+         if __name__ == '__main__':\n\
+         \x20   with mp.Pool(2) as p:\n        print(sum(p.map(square, range(10))))\n\
+         \x20   q = mp.Queue(); q.put('queued'); print(q.get())\n\
+         \x20   lock = mp.Lock()\n    with lock:\n        print('locked')\n\
+         \x20   s = shared_memory.SharedMemory(create=True, size=16); s.buf[0] = 7; print('shared', s.buf[0]); s.close(); s.unlink()\n";
+    let sqlite = "import sqlite3\n\
+         db = sqlite3.connect('app.db')\n\
+         db.execute('create table t (x)'); db.executemany('insert into t values (?)', [(i,) for i in range(100)]); db.commit()\n\
+         print('rows', db.execute('select count(*) from t').fetchone()[0])\n";
+    for user in users() {
+        let w = World::new(&user);
+        plant(&w, "wheel.py", wheel);
+        plant(&w, "mp.py", multiprocessing);
+        plant(&w, "db.py", sqlite);
+        plant(
+            &w,
+            "Makefile",
+            "all: a b c d\na b c d:\n\techo $@ > $@.out\n",
+        );
+        plant(
+            &w,
+            "package.json",
+            "{\"name\": \"app\", \"version\": \"1.0.0\", \"dependencies\": {\"localdep\": \"file:localdep\"}}\n",
+        );
+        std::fs::create_dir(w.workspace.join("localdep")).unwrap();
+        std::os::unix::fs::lchown(w.workspace.join("localdep"), Some(user.uid), Some(user.gid))
+            .unwrap();
+        plant(
+            &w,
+            "localdep/package.json",
+            "{\"name\": \"localdep\", \"version\": \"1.0.0\"}\n",
+        );
+        // The lock file, written unconfined (nothing fetched: the one dependency is local).
+        let r = w.run(
+            &[],
+            "npm_config_cache=$PWD/.npm-cache npm install --offline --no-audit --no-fund --loglevel=error && rm -rf node_modules",
+        );
+        assert_eq!(outcome(&r), "success", "{user:?} npm install: {}", text(&r));
+        for (command, expected) in [
+            ("python3 mp.py", "shared 7"),
+            ("python3 db.py", "rows 100"),
+            ("make -j4 -s && cat a.out d.out | tr '\\n' ' '", "a d "),
+            (
+                "git init -q . && git commit -q --allow-empty -m one && git worktree add -q ../ws-wt 2>&1; git worktree add -q wt && git -C wt log --format=%s",
+                "one",
+            ),
+            (
+                "ssh-keygen -q -t ed25519 -N '' -f ./deploy_key && head -1 deploy_key",
+                "-----BEGIN OPENSSH PRIVATE KEY-----",
+            ),
+            (
+                "python3 wheel.py && python3 -m venv venv && venv/bin/pip install -q --no-index ./hellopkg-1.0-py3-none-any.whl && venv/bin/python -c 'import hellopkg; print(hellopkg.hi())'",
+                "hi from a wheel",
+            ),
+            (
+                "npm_config_cache=$PWD/.npm-cache npm ci --offline --no-audit --no-fund --loglevel=error && test -e node_modules/localdep/package.json && echo installed",
+                "installed",
+            ),
+        ] {
+            let r = w.run(WW, command);
+            assert_eq!(outcome(&r), "success", "{user:?} {command}: {}", text(&r));
+            assert!(
+                text(&r).lines().any(|l| l == expected),
+                "{user:?} {command}: {}",
+                text(&r)
+            );
+        }
+    }
 }

@@ -37,7 +37,11 @@ fn process_dir() -> std::io::Result<&'static Path> {
     // Those of agent-exec processes that are gone.
     for entry in std::fs::read_dir(&parent)?.flatten() {
         if crate::sys::left_by_dead_process(&entry.file_name(), "") {
-            for area in std::fs::read_dir(entry.path()).into_iter().flatten().flatten() {
+            for area in std::fs::read_dir(entry.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
                 remove_area(&area.path());
             }
             let _ = std::fs::remove_dir_all(entry.path());
@@ -67,11 +71,11 @@ impl Area {
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
         let area = Area { dir };
         let (file, masked_dir) = area.masks();
-        std::fs::DirBuilder::new().mode(0).create(masked_dir)?;
+        std::fs::DirBuilder::new().mode(0o000).create(masked_dir)?;
         std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0)
+            .mode(0o000)
             .open(file)?;
         Ok(area)
     }
