@@ -61,10 +61,13 @@ fn one_call(c: &mut Criterion) {
     group.finish();
 
     // The containment group's own cost (a pooled cgroup: joined before exec, read, killed):
-    // the same call with the process-group fallback only, side by side.
+    // the same call with the process-group fallback only, side by side; and the fallback of
+    // an operator without a cgroup, a PID namespace per call (a user namespace, a helper and
+    // an init more per call).
     let mut group = c.benchmark_group("containment_true");
     for (name, containment) in [
         ("process_group", Containment::ProcessGroup),
+        ("pid_namespace", Containment::PidNamespace),
         ("default_group", Containment::Auto),
     ] {
         let mut spec = ExecSpec::shell("true", std::env::temp_dir());

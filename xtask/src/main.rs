@@ -137,6 +137,14 @@ fn print_ratios() {
             "<= 1.05",
         ),
         (
+            "library `run` of `true`: a PID namespace per call (the non-root fallback) / process group only",
+            r(
+                ("containment_true", "pid_namespace"),
+                ("containment_true", "process_group"),
+            ),
+            "(measured)",
+        ),
+        (
             "library `run` of `true`: sandboxed (workspace-write) / unsandboxed",
             r(("sandbox_true", "workspace_write"), ("sandbox_true", "off")),
             "<= 1.3",

@@ -1867,6 +1867,66 @@ fn no_process_survives_its_call_for_any_operator() {
             let left = alive_with(&user, &format!("sleep {secs}"));
             assert!(left.is_empty(), "{user:?} {flags:?} after serve: {left:?}");
         }
+        // The server killed with SIGKILL: its watchdog ends what it left, escapees included.
+        let secs = base + 9;
+        plant(&w, "escape.sh", &escapees_script(secs));
+        let mut server = w
+            .command(&["serve"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = server.stdin.take().unwrap();
+        let session = request(
+            1,
+            "exec",
+            &serde_json::json!({"command": "bash escape.sh; sleep 100", "run_in_background": true}),
+        );
+        writeln!(stdin, "{session}").unwrap();
+        let mut answer = String::new();
+        // Kept open: a server whose client closed its output ends everything itself.
+        let mut output = std::io::BufReader::new(server.stdout.take().unwrap());
+        std::io::BufRead::read_line(&mut output, &mut answer).unwrap();
+        assert!(
+            answer.contains("Started background job"),
+            "{user:?}: {answer}"
+        );
+        // Under runuser, the server is runuser's child.
+        let pid = server.id() as i32;
+        let serve_pid = match user.name {
+            Some(_) => std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap(),
+            None => pid,
+        };
+        for _ in 0..400 {
+            if alive_with(&user, &format!("sleep {secs}")).len() == 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(
+            alive_with(&user, &format!("sleep {secs}")).len(),
+            2,
+            "{user:?}"
+        );
+        // SAFETY: kill of the server we started.
+        unsafe { libc::kill(serve_pid, libc::SIGKILL) };
+        let _ = server.wait();
+        let mut left = alive_with(&user, &format!("sleep {secs}"));
+        for _ in 0..400 {
+            if left.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            left = alive_with(&user, &format!("sleep {secs}"));
+        }
+        assert!(left.is_empty(), "{user:?} after kill -9 of serve: {left:?}");
+        drop((stdin, output));
     }
 }
 
