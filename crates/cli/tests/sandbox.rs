@@ -1369,10 +1369,15 @@ fn every_git_directory_under_a_writable_root_stays_what_the_host_git_obeys() {
     for user in users() {
         let w = World::new(&user);
         let setup = "git init -q . && git init -q sub/lib && git init -q --bare store.git \
-            && mkdir meta && git init -q --separate-git-dir meta/real sep && mkdir myhooks \
-            && git config core.hooksPath myhooks && git commit -q --allow-empty -m one \
+            && mkdir meta && git init -q --separate-git-dir meta/real sep \
+            && git config core.hooksPath myhooks && git config extensions.worktreeConfig true \
+            && git commit -q --allow-empty -m one \
             && git worktree add -q wt && git -C sub/lib commit -q --allow-empty -m one";
         let r = w.run(&[], setup);
+        assert_eq!(outcome(&r), "success", "{user:?}: {}", text(&r));
+        // What git would obey once made (the hooks path, config.worktree with
+        // worktreeConfig on) is made empty by the sandbox, so it can be held read-only.
+        let r = w.run(WW, "true");
         assert_eq!(outcome(&r), "success", "{user:?}: {}", text(&r));
         let watched = [
             "sub/lib/.git/config",
@@ -1386,6 +1391,8 @@ fn every_git_directory_under_a_writable_root_stays_what_the_host_git_obeys() {
             ".git/worktrees/wt/gitdir",
             ".git/worktrees/wt/commondir",
             "myhooks",
+            ".git/config.worktree",
+            ".git/worktrees/wt/config.worktree",
         ];
         let before: Vec<_> = watched
             .iter()
@@ -1399,7 +1406,7 @@ fn every_git_directory_under_a_writable_root_stays_what_the_host_git_obeys() {
             })
             .collect();
         let attack = "\
-for c in sub/lib/.git/config store.git/config meta/real/config; do
+for c in sub/lib/.git/config store.git/config meta/real/config .git/config.worktree .git/worktrees/wt/config.worktree; do
   printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> $c; done
 for h in sub/lib/.git/hooks store.git/hooks meta/real/hooks myhooks; do
   printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > $h/post-checkout; chmod +x $h/post-checkout; done
@@ -1666,6 +1673,22 @@ fn each_call_writes_only_its_own_temporary_directory() {
         for id in [5, 6] {
             let r = &answers[&id]["result"];
             assert_eq!(outcome(r), "success", "{user:?} {id}: {}", text(r));
+        }
+        // Another user who made our temporary area's directory first stops nothing.
+        if is_root() {
+            let shared_tmp = tempfile::tempdir().unwrap();
+            std::fs::set_permissions(shared_tmp.path(), std::fs::Permissions::from_mode(0o1777))
+                .unwrap();
+            let squatted = shared_tmp
+                .path()
+                .join(format!("agent-exec-sandbox-{}", user.uid));
+            std::fs::create_dir(&squatted).unwrap();
+            let squatter = if user.uid == 0 { 65534 } else { 0 };
+            std::os::unix::fs::chown(&squatted, Some(squatter), Some(squatter)).unwrap();
+            let mut cmd = w.run_command(WW, "mktemp && echo fine");
+            cmd.env("TMPDIR", shared_tmp.path());
+            let r = run_json(cmd);
+            assert_eq!(outcome(&r), "success", "{user:?} squatted: {}", text(&r));
         }
         // The directory of a call is its own: 0700, and gone with the call.
         let dir = text(&answers[&1]["result"])

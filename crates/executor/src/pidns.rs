@@ -78,17 +78,56 @@ const FAILED_IDS: i32 = 2;
 const FAILED_PID: i32 = 3;
 const FAILED_INIT: i32 = 4;
 
-/// Whether calls can be contained this way here (probed once: a user namespace and a PID
-/// namespace made by a throwaway child).
+/// Set when making a PID namespace failed after the probe said it would work.
+static UNAVAILABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether calls can be contained this way here: probed once, by a throwaway child making a
+/// user namespace and a PID namespace (sysctls do not tell everything: a container's seccomp
+/// profile refuses `unshare` whatever they say).
 pub(crate) fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        crate::sandbox::support().user_namespaces
-            && std::fs::read_to_string("/proc/sys/user/max_pid_namespaces")
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok())
-                .is_none_or(|n| n > 0)
-    })
+    !UNAVAILABLE.load(Ordering::Relaxed) && *AVAILABLE.get_or_init(probe)
+}
+
+/// Making a PID namespace failed: from now on calls use the process group.
+pub(crate) fn mark_unavailable() {
+    UNAVAILABLE.store(true, Ordering::Relaxed);
+}
+
+fn probe() -> bool {
+    let spawning = crate::containment::SPAWNING
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Signals blocked across the fork, so no handler of ours runs in the child.
+    // SAFETY: sigset operations on local data.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&raw mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut old);
+    }
+    // SAFETY: the child only makes two system calls and exits (a fork of a threaded process
+    // must not touch locks or memory others may hold).
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: as above.
+        unsafe {
+            let made = libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) == 0;
+            libc::_exit(i32::from(!made));
+        }
+    }
+    // SAFETY: restoring our own mask.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &raw const old, std::ptr::null_mut()) };
+    if pid < 0 {
+        return false;
+    }
+    crate::containment::supervise_pid(pid);
+    drop(spawning);
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) } == pid;
+    crate::containment::release_pid(pid);
+    waited && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
 }
 
 /// The stack top of a buffer (16-byte aligned, as the ABI wants at a call).

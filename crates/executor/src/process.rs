@@ -65,6 +65,8 @@ pub(crate) enum Step {
     Exec = 6,
     Limits = 7,
     Sandbox = 8,
+    /// Making the call's PID namespace (`pidns.rs`).
+    Namespace = 9,
 }
 
 /// A started child: its pid, and its exit status once waited for.
@@ -198,7 +200,7 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
             );
             drop(stack);
             return match started {
-                Err(e) => Err((e, Step::Group)),
+                Err(e) => Err((e, Step::Namespace)),
                 Ok((init, command)) => {
                     let failure = child_failure(&shared);
                     match (command, failure) {

@@ -271,6 +271,12 @@ pub(crate) fn spawn(launch: &Launch<'_>, group: &mut CallGroup) -> Result<Spawne
             group.abandon_cgroup();
             spawn_in(launch, group, sandbox.as_ref()).map_err(|(e, _)| e)
         }
+        // User or PID namespaces refused after all (a container's seccomp profile): this
+        // call, and every later one, falls back to the process group.
+        Err((_, Some(Step::Namespace))) => {
+            group.abandon_pid_namespace();
+            spawn_in(launch, group, sandbox.as_ref()).map_err(|(e, _)| e)
+        }
         other => other.map_err(|(e, _)| e),
     }?;
     spawned.sandbox = sandbox;
@@ -549,6 +555,10 @@ fn spawn_error(program: &Program, cwd: &Path, e: &std::io::Error, step: Step) ->
         },
         Step::Limits => SpawnError::Limits {
             reason: format!("joining the limit cgroups or setting rlimits: {}", reason()),
+        },
+        Step::Namespace => SpawnError::Setup {
+            step: "a PID namespace of its own",
+            reason: reason(),
         },
         Step::Sandbox => SpawnError::Sandbox {
             reason: format!(

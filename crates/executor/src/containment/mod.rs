@@ -258,6 +258,13 @@ impl CallGroup {
         }
     }
 
+    /// A PID namespace could not be made after all: this call, and every later one, uses the
+    /// process group.
+    pub(crate) fn abandon_pid_namespace(&mut self) {
+        crate::pidns::mark_unavailable();
+        self.pid_namespace = false;
+    }
+
     /// Whether its processes start in a PID namespace of their own (`pidns.rs`).
     pub(crate) fn wants_pid_namespace(&self) -> bool {
         self.pid_namespace

@@ -12,9 +12,12 @@
 //! read-only: see [`SETTINGS`]. Objects, refs, the index and logs stay writable: `git commit`
 //! works.
 //!
-//! Not covered (the threat model says so): a git directory made after the namespaces were built
-//! (they are rebuilt every few seconds), and an entry of [`SETTINGS`] that did not exist then
-//! (a new `commondir`, or `config.worktree` where `extensions.worktreeConfig` is on).
+//! An entry git would obey that does not exist yet cannot be bound: where git itself would make
+//! an empty one harmlessly, it is made (empty) first — `hooks/`, the `core.hooksPath`
+//! directory, and `config.worktree` where `extensions.worktreeConfig` is on (git reads it only
+//! then). Not covered (the threat model says so): a git directory made after the namespaces
+//! were built (they are rebuilt every few seconds), and a new `commondir` (an empty one would
+//! break the repository).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -62,14 +65,14 @@ pub(super) fn find(writable: &[PathBuf]) -> GitProtection {
         // own directories (objects/ has 256) are not walked.
         let has = |name: &str| entries.iter().any(|(n, _)| n == name);
         if has("HEAD") && has("objects") && has("refs") {
-            found.git_dir(&dir, 0);
+            found.git_dir(&dir, 0, false);
             continue;
         }
         for (name, kind) in entries {
             let path = dir.join(&name);
             if name == ".git" {
                 if kind.is_dir() {
-                    found.git_dir(&path, 0);
+                    found.git_dir(&path, 0, false);
                 } else if kind.is_file() {
                     found.gitfile(&path, &dir);
                 }
@@ -98,19 +101,33 @@ impl Found<'_> {
     }
 
     /// Protects the git directory `dir`, its submodules' and worktrees' (nested at most a few
-    /// levels: `modules/a/modules/b/…`), and a hooks path its config names.
-    fn git_dir(&mut self, dir: &Path, depth: usize) {
+    /// levels: `modules/a/modules/b/…`), and a hooks path its config names. `worktree_config`:
+    /// the repository's common config turns `extensions.worktreeConfig` on (a worktree's).
+    fn git_dir(&mut self, dir: &Path, depth: usize, worktree_config: bool) {
         let Ok(dir) = std::fs::canonicalize(dir) else {
             return;
         };
         if depth > 6 || !self.under_writable(&dir) || !self.seen.insert(dir.clone()) {
             return;
         }
+        let config = Config::read(&dir);
+        let worktree_config = worktree_config || config.worktree_config;
+        // What git would obey once made, made empty now so that it can be bound read-only.
+        let _ = std::fs::create_dir(dir.join("hooks"));
+        if worktree_config {
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(dir.join("config.worktree"));
+        }
         self.out.pinned.push(dir.clone());
         for name in SETTINGS {
             self.protect(&dir.join(name));
         }
-        if let Some(hooks) = hooks_path(&dir) {
+        if let Some(hooks) = config.hooks_path(&dir)
+            && self.under_writable(&hooks)
+        {
+            let _ = std::fs::create_dir_all(&hooks);
             self.protect(&hooks);
         }
         for sub in ["modules", "worktrees"] {
@@ -119,7 +136,11 @@ impl Found<'_> {
             };
             for entry in entries.flatten() {
                 if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    self.git_dir(&entry.path(), depth + 1);
+                    self.git_dir(
+                        &entry.path(),
+                        depth + 1,
+                        worktree_config && sub == "worktrees",
+                    );
                 }
             }
         }
@@ -133,7 +154,7 @@ impl Found<'_> {
             return;
         };
         if let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) {
-            self.git_dir(&work_tree.join(target.trim()), 0);
+            self.git_dir(&work_tree.join(target.trim()), 0, false);
         }
     }
 
@@ -148,38 +169,64 @@ impl Found<'_> {
     }
 }
 
-/// `core.hooksPath` of a git directory's config, made absolute (a relative one is relative to
-/// the work tree, the git directory's parent for `.git`, the directory itself when bare).
-fn hooks_path(git_dir: &Path) -> Option<PathBuf> {
-    let config = std::fs::read_to_string(git_dir.join("config")).ok()?;
-    let mut in_core = false;
-    let mut found = None;
-    for line in config.lines() {
-        let line = line.trim();
-        if let Some(section) = line.strip_prefix('[') {
-            in_core = section
-                .trim_end_matches(']')
-                .trim()
-                .eq_ignore_ascii_case("core");
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
+/// What of a git directory's `config` the walk needs.
+#[derive(Debug, Default)]
+struct Config {
+    /// `core.hooksPath`, as written.
+    hooks_path: Option<String>,
+    /// `extensions.worktreeConfig` is on.
+    worktree_config: bool,
+}
+
+impl Config {
+    /// Reads `git_dir/config` (`[section]` and `key = value` lines; what else git's format
+    /// allows — includes, subsections — only makes it miss a key, never misread one).
+    fn read(git_dir: &Path) -> Config {
+        let mut out = Config::default();
+        let Ok(text) = std::fs::read_to_string(git_dir.join("config")) else {
+            return out;
         };
-        if in_core && key.trim().eq_ignore_ascii_case("hookspath") {
-            found = Some(value.trim().trim_matches('"').to_owned());
+        let mut section = String::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(name) = line.strip_prefix('[') {
+                section = name.trim_end_matches(']').trim().to_ascii_lowercase();
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            let (key, value) = (key.trim(), value.trim().trim_matches('"'));
+            match section.as_str() {
+                "core" if key.eq_ignore_ascii_case("hookspath") => {
+                    out.hooks_path = Some(value.to_owned());
+                }
+                "extensions" if key.eq_ignore_ascii_case("worktreeconfig") => {
+                    out.worktree_config = matches!(
+                        value.to_ascii_lowercase().as_str(),
+                        "true" | "yes" | "on" | "1"
+                    );
+                }
+                _ => {}
+            }
         }
+        out
     }
-    let path = PathBuf::from(found?);
-    if path.is_absolute() {
-        return Some(path);
+
+    /// `core.hooksPath` made absolute (a relative one is relative to the work tree: the git
+    /// directory's parent for `.git`, the directory itself when bare).
+    fn hooks_path(&self, git_dir: &Path) -> Option<PathBuf> {
+        let path = PathBuf::from(self.hooks_path.as_ref()?);
+        if path.is_absolute() {
+            return Some(path);
+        }
+        let base = if git_dir.file_name().is_some_and(|n| n == ".git") {
+            git_dir.parent()?
+        } else {
+            git_dir
+        };
+        Some(base.join(path))
     }
-    let base = if git_dir.file_name().is_some_and(|n| n == ".git") {
-        git_dir.parent()?
-    } else {
-        git_dir
-    };
-    Some(base.join(path))
 }
 
 #[cfg(test)]
@@ -213,8 +260,8 @@ mod tests {
             &ws,
             &["init", "-q", "--separate-git-dir", "meta/real", "sep"],
         );
-        std::fs::create_dir_all(ws.join("myhooks")).unwrap();
         git(&ws, &["config", "core.hooksPath", "myhooks"]);
+        git(&ws, &["config", "extensions.worktreeConfig", "true"]);
         git(
             &ws,
             &[
@@ -260,6 +307,8 @@ mod tests {
             ws.join(".git/worktrees/wt/gitdir"),
             ws.join(".git/worktrees/wt/commondir"),
             ws.join("myhooks"),
+            ws.join(".git/config.worktree"),
+            ws.join(".git/worktrees/wt/config.worktree"),
         ] {
             assert!(
                 found.read_only.contains(&path),

@@ -27,12 +27,12 @@ fn process_dir() -> std::io::Result<&'static Path> {
     }
     let meta = std::fs::symlink_metadata(&parent)?;
     if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
-        return Err(std::io::Error::other(format!(
-            "{} is not a private directory of this user (owner {}, mode {:o}); remove it",
-            parent.display(),
-            meta.uid(),
-            meta.permissions().mode() & 0o7777
-        )));
+        // Squatted (another user made it first, or a link): a directory of our own with a
+        // name nobody can guess takes its place, so no one can stop our calls this way.
+        let dir =
+            std::env::temp_dir().join(format!("agent-exec-sandbox-{uid}-{}", unguessable_name()?));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        return Ok(DIR.get_or_init(|| dir));
     }
     // Those of agent-exec processes that are gone.
     for entry in std::fs::read_dir(&parent)?.flatten() {
