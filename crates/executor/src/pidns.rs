@@ -498,6 +498,23 @@ impl Namespace {
             .collect()
     }
 
+    /// The CPU time of everything the namespace ran, ended processes included: each live
+    /// process's own and its waited-for children's, and the init's waited-for children's (it
+    /// waits for every orphan) — every ended process is counted once, by whoever reaped it.
+    pub(crate) fn cpu_time(&self) -> std::time::Duration {
+        let stat = |pid| crate::sys::proc_stat(pid);
+        let init = stat(self.init).map_or(0, |s| s.cpu_ticks + s.children_cpu_ticks);
+        let members: u64 = self
+            .members()
+            .into_iter()
+            .filter_map(stat)
+            .map(|s| s.cpu_ticks + s.children_cpu_ticks)
+            .sum();
+        // SAFETY: sysconf is a plain getter.
+        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        std::time::Duration::from_nanos((init + members) * 1_000_000_000 / per_second)
+    }
+
     /// Kills the init, and with it every process of the namespace (the kernel's doing).
     pub(crate) fn kill_all(&self) {
         if let Some(pidfd) = &self.pidfd {

@@ -279,7 +279,11 @@ pub(crate) fn spawn(launch: &Launch<'_>, group: &mut CallGroup) -> Result<Spawne
         }
         other => other.map_err(|(e, _)| e),
     }?;
-    spawned.sandbox = sandbox;
+    spawned.sandbox = sandbox.map(|mut prepared| {
+        // Known only now: a failed cgroup join may have left the process group.
+        prepared.contained_exactly = group.kind() != crate::containment::GroupKind::ProcessGroup;
+        prepared
+    });
     Ok(spawned)
 }
 

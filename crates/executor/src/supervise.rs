@@ -73,7 +73,7 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
     // Ask for the exit status only when the pidfd says the process ended (or there is no
     // pidfd): a flood of output then costs no wait4 per wakeup.
     let mut check_exit = true;
-    let watcher = w.group.limits.watcher();
+    let watcher = w.group.watcher();
     let mut next_watch = Instant::now() + crate::containment::WATCH_EVERY;
     loop {
         if check_exit {

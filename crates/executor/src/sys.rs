@@ -167,6 +167,10 @@ pub(crate) struct ProcStat {
     pub(crate) ppid: i32,
     pub(crate) pgid: i32,
     pub(crate) zombie: bool,
+    /// CPU time in clock ticks: its own (user + system), and that of the children it waited
+    /// for (theirs, and their waited-for children's).
+    pub(crate) cpu_ticks: u64,
+    pub(crate) children_cpu_ticks: u64,
 }
 
 pub(crate) fn proc_stat(pid: i32) -> Option<ProcStat> {
@@ -177,11 +181,20 @@ pub(crate) fn proc_stat(pid: i32) -> Option<ProcStat> {
     let state = fields.next()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgid = fields.next()?.parse().ok()?;
+    // Fields 14–17 (utime, stime, cutime, cstime); 6 fields are read by now (3..=5 above).
+    let mut ticks = fields
+        .skip(8)
+        .take(4)
+        .map(|f| f.parse::<u64>().unwrap_or(0));
+    let own = ticks.next()? + ticks.next()?;
+    let children = ticks.next()? + ticks.next()?;
     Some(ProcStat {
         pid,
         ppid,
         pgid,
         zombie: state == "Z" || state == "X",
+        cpu_ticks: own,
+        children_cpu_ticks: children,
     })
 }
 

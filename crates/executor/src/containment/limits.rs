@@ -212,8 +212,10 @@ fn make_cgroup(controller: &'static str, settings: &[(&str, u64)]) -> Option<Lim
 }
 
 impl LimitGroup {
-    /// Prepares `limits`; an error names a limit this machine cannot enforce.
-    pub(crate) fn new(limits: &Limits) -> Result<LimitGroup, String> {
+    /// Prepares `limits`; an error names a limit this machine cannot enforce. `in_namespace`:
+    /// the call runs in a PID namespace of its own, whose CPU time the watcher can sum without
+    /// a cgroup.
+    pub(crate) fn new(limits: &Limits, in_namespace: bool) -> Result<LimitGroup, String> {
         let mut group = LimitGroup {
             limits: *limits,
             ..LimitGroup::default()
@@ -263,6 +265,7 @@ impl LimitGroup {
             // limit ends at once) each process's, by the kernel.
             match make_cgroup("cpuacct", &[]) {
                 Some(cg) => group.cgroups.push(cg),
+                None if in_namespace => {}
                 None => group.fallbacks.push(
                     "--max-cpu limits each process's CPU time here (RLIMIT_CPU), not the call's: no cgroup cpuacct controller could be used".to_owned(),
                 ),
@@ -290,8 +293,12 @@ impl LimitGroup {
     }
 
     /// The watched limits of one call (or one session command), counted from now; `None` when
-    /// no limit is watched.
-    pub(crate) fn watcher(&self) -> Option<Watcher<'_>> {
+    /// no limit is watched. `namespaces`: the call's PID namespaces, whose CPU time counts
+    /// where no `cpuacct` cgroup could be made.
+    pub(crate) fn watcher<'a>(
+        &'a self,
+        namespaces: Option<&'a std::sync::Mutex<Vec<crate::pidns::Namespace>>>,
+    ) -> Option<Watcher<'a>> {
         let file = |controller: &str, name: &str| {
             self.cgroups
                 .iter()
@@ -311,10 +318,17 @@ impl LimitGroup {
             let start = read_number(&failcnt).unwrap_or(0);
             (failcnt, start)
         });
-        (cpu.is_some() || tcp.is_some()).then_some(Watcher {
+        let namespace_cpu = match (cpu.is_none(), self.limits.cpu, namespaces) {
+            (true, Some(limit), Some(namespaces)) => {
+                Some((namespaces, namespace_cpu(namespaces), limit))
+            }
+            _ => None,
+        };
+        (cpu.is_some() || tcp.is_some() || namespace_cpu.is_some()).then_some(Watcher {
             group: self,
             cpu,
             tcp,
+            namespace_cpu,
         })
     }
 
@@ -372,6 +386,16 @@ impl LimitGroup {
     }
 }
 
+/// The CPU time of every process the namespaces ran.
+fn namespace_cpu(namespaces: &std::sync::Mutex<Vec<crate::pidns::Namespace>>) -> Duration {
+    namespaces
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .map(crate::pidns::Namespace::cpu_time)
+        .sum()
+}
+
 fn read_number(path: &Path) -> Option<u64> {
     fs::read_to_string(path).ok()?.trim().parse().ok()
 }
@@ -384,6 +408,13 @@ pub(crate) struct Watcher<'a> {
     cpu: Option<(PathBuf, u64, Duration)>,
     /// `memory.kmem.tcp.failcnt`, and its value when the call began.
     tcp: Option<(PathBuf, u64)>,
+    /// Without a `cpuacct` cgroup: the call's PID namespaces, their CPU time when the call
+    /// began, and the limit.
+    namespace_cpu: Option<(
+        &'a std::sync::Mutex<Vec<crate::pidns::Namespace>>,
+        Duration,
+        Duration,
+    )>,
 }
 
 impl Watcher<'_> {
@@ -392,7 +423,11 @@ impl Watcher<'_> {
         let over_cpu = self.cpu.as_ref().is_some_and(|(usage, start, limit)| {
             read_number(usage)
                 .is_some_and(|now| now.saturating_sub(*start) >= limit.as_nanos() as u64)
-        });
+        }) || self
+            .namespace_cpu
+            .is_some_and(|(namespaces, start, limit)| {
+                namespace_cpu(namespaces).saturating_sub(start) >= limit
+            });
         let over_tcp = self
             .tcp
             .as_ref()

@@ -225,7 +225,7 @@ impl CallGroup {
     /// limit this machine cannot enforce.
     pub(crate) fn set_limits(&mut self, limits: &Limits) -> Result<(), String> {
         if limits.any() {
-            self.limits = LimitGroup::new(limits)?;
+            self.limits = LimitGroup::new(limits, self.pid_namespace)?;
         }
         Ok(())
     }
@@ -263,6 +263,12 @@ impl CallGroup {
     pub(crate) fn abandon_pid_namespace(&mut self) {
         crate::pidns::mark_unavailable();
         self.pid_namespace = false;
+    }
+
+    /// The call's watched limits (`limits::Watcher`), counted from now.
+    pub(crate) fn watcher(&self) -> Option<Watcher<'_>> {
+        self.limits
+            .watcher(self.pid_namespace.then_some(&self.namespaces))
     }
 
     /// Whether its processes start in a PID namespace of their own (`pidns.rs`).

@@ -257,13 +257,18 @@ pub(crate) struct Prepared {
     tmp: PathBuf,
     /// The call's own Landlock layer: its `TMPDIR` and no other call's.
     call_layer: OwnedFd,
+    /// The call's containment ends every process it starts (a cgroup, a PID namespace): its
+    /// temporary directory may serve a later call. Set once it is started.
+    pub(crate) contained_exactly: bool,
     /// Variables the confined process gets (`TMPDIR`, the proxy's).
     pub(crate) env: Vec<(OsString, OsString)>,
 }
 
 impl Drop for Prepared {
     fn drop(&mut self) {
-        tmp::remove(&self.tmp);
+        self.shared
+            .area
+            .give_back(std::mem::take(&mut self.tmp), self.contained_exactly);
     }
 }
 
@@ -318,6 +323,7 @@ pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
         shared,
         tmp,
         call_layer,
+        contained_exactly: false,
         env,
     })
 }
