@@ -1440,6 +1440,27 @@ echo ran";
             "git -C sub/lib commit -q --allow-empty -m two && git -C wt commit -q --allow-empty -m two && git -C sep status --short && echo fine",
         );
         assert!(text(&r).contains("fine"), "{user:?}: {}", text(&r));
+        // A call makes the directory holding a repository unlistable, so that the next call's
+        // walk cannot find it; the next call gives it its permissions back and plants a monitor.
+        let config = std::fs::read(w.workspace.join("sub/lib/.git/config")).unwrap();
+        w.run(WW, "chmod 000 sub");
+        plant(
+            &w,
+            "again.sh",
+            "chmod 755 sub; printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> sub/lib/.git/config; mv sub sub-moved; echo ran\n",
+        );
+        let r = w.run(WW, "bash again.sh");
+        assert!(text(&r).contains("ran"), "{user:?}: {}", text(&r));
+        std::fs::set_permissions(
+            w.workspace.join("sub"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read(w.workspace.join("sub/lib/.git/config")).unwrap(),
+            config,
+            "{user:?}"
+        );
     }
 }
 
@@ -1609,6 +1630,32 @@ fn a_deny_read_file_leaves_its_directory_writable_and_itself_untouchable() {
                 std::fs::read_to_string(&env).unwrap(),
                 SECRET,
                 "{user:?} {attempt}"
+            );
+        }
+        // Deeper down, and its directory moved away or made unreadable by one call, so that the
+        // next call's sandbox would not find it to hide it: each `run` builds its sandbox anew.
+        std::fs::create_dir(w.workspace.join("conf")).unwrap();
+        std::os::unix::fs::lchown(w.workspace.join("conf"), Some(user.uid), Some(user.gid))
+            .unwrap();
+        let deep = plant(&w, "conf/.env", SECRET);
+        let deep_flag = deep.display().to_string();
+        let flags = ["--sandbox", "workspace-write", "--deny-read", &deep_flag];
+        for (first, then) in [
+            ("mv conf moved", "cat moved/.env conf/.env"),
+            ("chmod 000 conf", "chmod 755 conf; cat conf/.env"),
+        ] {
+            w.run(&flags, first);
+            let r = w.run(&flags, then);
+            assert!(!text(&r).contains(SECRET), "{user:?} {first}: {}", text(&r));
+            std::fs::set_permissions(
+                w.workspace.join("conf"),
+                std::fs::Permissions::from_mode(0o755),
+            )
+            .unwrap();
+            assert_eq!(
+                std::fs::read_to_string(&deep).unwrap(),
+                SECRET,
+                "{user:?} {first}"
             );
         }
     }

@@ -44,7 +44,7 @@ pub(crate) struct Init {
     /// The command's wait status arrives here (4 bytes), once.
     status: OwnedFd,
     /// Its stack, in our memory, while it runs.
-    _stack: Vec<u8>,
+    stack: Vec<u8>,
     reaped: bool,
 }
 
@@ -64,6 +64,8 @@ pub(crate) struct Launch {
     /// Our word to the init once we know the command's pid here: until then it reaps nothing,
     /// so the command is still among its children even if it has already exited.
     go: RawFd,
+    /// One past the highest descriptor the init may have inherited.
+    fd_limit: u32,
     /// The status pipe's write end (the init's) and read end (ours).
     status_write: RawFd,
     /// The step that failed (`FAILED_*`) and its errno, or the command's pid inside.
@@ -87,6 +89,15 @@ static UNAVAILABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 pub(crate) fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     !UNAVAILABLE.load(Ordering::Relaxed) && *AVAILABLE.get_or_init(probe)
+}
+
+/// Whether `e` (from [`spawn`]) says the kernel refuses these namespaces here, rather than
+/// a passing shortage.
+pub(crate) fn refused(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EACCES | libc::EINVAL | libc::ENOSYS)
+    )
 }
 
 /// Making a PID namespace failed: from now on calls use the process group.
@@ -145,6 +156,7 @@ fn top_of(stack: &mut [u8]) -> *mut u8 {
 /// its exec: its own record says why).
 pub(crate) fn spawn(
     user: Option<RawFd>,
+    fd_limit: u32,
     child: extern "C" fn(*mut c_void) -> c_int,
     child_top: *mut u8,
     child_arg: *mut c_void,
@@ -170,6 +182,7 @@ pub(crate) fn spawn(
         child_arg,
         ready: (ready_r.as_raw_fd(), ready_w.as_raw_fd()),
         go: go_r.as_raw_fd(),
+        fd_limit,
         status_write: status_w.as_raw_fd(),
         failed: AtomicI32::new(0),
         errno: AtomicI32::new(0),
@@ -202,20 +215,16 @@ pub(crate) fn spawn(
         pid: init_pid,
         namespace: namespace_of(init_pid).unwrap_or((0, 0)),
         status: status_r,
-        _stack: init_stack,
+        stack: init_stack,
         reaped: false,
     });
     if failed != 0 {
         drop(init); // kills and reaps it
-        let errno = launch.errno.load(Ordering::SeqCst).max(1);
-        let what = match failed {
-            FAILED_USER => "entering a user namespace",
-            FAILED_IDS => "mapping our ids in a user namespace",
-            FAILED_PID => "making a PID namespace",
-            _ => "starting the PID namespace's init",
-        };
-        let e = io::Error::from_raw_os_error(errno);
-        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
+        // The errno as it is ([`refused`] reads it); the step's name goes to the caller's
+        // message ("a PID namespace of its own").
+        return Err(io::Error::from_raw_os_error(
+            launch.errno.load(Ordering::SeqCst).max(1),
+        ));
     }
     let init = init.ok_or_else(|| io::Error::other("the PID namespace's init did not start"))?;
     // The command is the init's first child (still there: the init reaps nothing before our
@@ -294,6 +303,7 @@ extern "C" fn init_main(arg: *mut c_void) -> c_int {
     // SAFETY: `arg` is the supervisor's `Launch`; the fields read after "ready" are copied first.
     let launch = unsafe { &*arg.cast::<Launch>() };
     let (ready_w, status_w, go) = (launch.ready.1, launch.status_write, launch.go);
+    let fd_limit = launch.fd_limit;
     // SAFETY: the command's clone, as process.rs makes every spawn (we are suspended until it
     // execs or exits).
     let command = unsafe {
@@ -320,13 +330,14 @@ extern "C" fn init_main(arg: *mut c_void) -> c_int {
     }
     // Hold nothing of the supervisor's (another call's pipe kept open here would never close).
     let (low, high) = (status_w.min(go) as u32, status_w.max(go) as u32);
-    if low > 0 {
-        raw::close_range(0, low - 1);
+    for (first, last) in [(0, low), (low + 1, high), (high + 1, u32::MAX)] {
+        // Before Linux 5.9 (or where a filter refuses it): one by one, up to the limit.
+        if first < last && raw::close_range(first, last - 1) < 0 {
+            for fd in first..last.min(fd_limit) {
+                raw::close(fd);
+            }
+        }
     }
-    if high > low + 1 {
-        raw::close_range(low + 1, high - 1);
-    }
-    raw::close_range(high + 1, u32::MAX);
     let mut byte = 0u8;
     raw::read(go, (&raw mut byte).cast(), 1);
     raw::close_range(go as u32, go as u32);
@@ -387,6 +398,10 @@ mod raw {
         call4(libc::SYS_read, fd as u64, buf as u64, len as u64, 0)
     }
 
+    pub(super) fn close(fd: u32) -> i64 {
+        call4(libc::SYS_close, u64::from(fd), 0, 0, 0)
+    }
+
     pub(super) fn close_range(first: u32, last: u32) -> i64 {
         call4(
             libc::SYS_close_range,
@@ -430,6 +445,13 @@ fn pid_inside(pid: i32) -> Option<i32> {
 }
 
 impl Init {
+    /// A descriptor that becomes readable when the command has ended (its status written, or
+    /// the init gone): what a supervise loop polls instead of the command's pidfd — the
+    /// command is the init's child, reaped there, so its pid may be another process's by then.
+    pub(crate) fn exit_watch(&self) -> Option<OwnedFd> {
+        self.status.try_clone().ok()
+    }
+
     /// The command's exit status, once the init has written it.
     pub(crate) fn try_status(&self, block: bool) -> io::Result<Option<ExitStatus>> {
         if !block
@@ -534,14 +556,31 @@ impl Namespace {
 
 impl Drop for Init {
     fn drop(&mut self) {
+        // Before it is reaped, while its pid is still ours: the watchdog must never kill a
+        // recycled pid.
+        crate::containment::forget_init(self.pid);
         if !self.reaped {
             // SAFETY: kill(2) of our own, unreaped child.
             unsafe { libc::kill(self.pid, libc::SIGKILL) };
         }
+        // The kernel ends the namespace's processes before the init can be reaped; one stuck
+        // in uninterruptible sleep (a dead network file system) would hold it: bounded, and
+        // past the bound the orphan sweep reaps it later (its stack is never freed: a killed
+        // init never runs again, but its memory must stay ours until it is gone).
         let mut status = 0;
-        // SAFETY: waiting for our own child, just killed (the kernel ends its namespace first).
-        unsafe { libc::waitpid(self.pid, &raw mut status, libc::__WALL) };
-        self.reaped = true;
+        for _ in 0..2000 {
+            // SAFETY: waiting for our own child.
+            let r =
+                unsafe { libc::waitpid(self.pid, &raw mut status, libc::__WALL | libc::WNOHANG) };
+            if r != 0 {
+                self.reaped = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        if !self.reaped {
+            std::mem::forget(std::mem::take(&mut self.stack));
+        }
         crate::containment::release_pid(self.pid);
     }
 }

@@ -150,6 +150,8 @@ struct Shared<'a> {
     created_inside: bool,
     /// The child starts in the sandbox's user namespace already (`pidns.rs` entered it).
     user_entered: bool,
+    /// [`crate::sys::descriptor_limit`], read before the clone.
+    fd_limit: u32,
 }
 
 /// The vfork child's stack. 64 KiB is far more than the system calls below need.
@@ -173,6 +175,7 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         step: AtomicI32::new(0),
         created_inside: false,
         user_entered: false,
+        fd_limit: crate::sys::descriptor_limit(),
     };
     let mut stack = vec![0u8; STACK];
     // SAFETY: the stack grows down from its 16-byte-aligned top; it outlives the child's use
@@ -192,7 +195,8 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         if plan.pid_namespace {
             let user = plan.sandbox.map(crate::sandbox::Prepared::user_namespace);
             shared.user_entered = user.is_some();
-            let started = crate::pidns::spawn(user, child, top, (&raw mut shared).cast());
+            let started =
+                crate::pidns::spawn(user, shared.fd_limit, child, top, (&raw mut shared).cast());
             libc::pthread_sigmask(
                 libc::SIG_SETMASK,
                 &raw const shared.mask,
@@ -200,7 +204,12 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
             );
             drop(stack);
             return match started {
-                Err(e) => Err((e, Step::Namespace)),
+                // Refused (a container's filter, namespaces off): the call falls back to
+                // the process group. Anything else (out of descriptors, processes, the
+                // user namespace quota) fails the call: falling back would let a command
+                // that exhausts a quota escape every later call's containment.
+                Err(e) if crate::pidns::refused(&e) => Err((e, Step::Namespace)),
+                Err(e) => Err((e, Step::Group)),
                 Ok((init, command)) => {
                     let failure = child_failure(&shared);
                     match (command, failure) {
@@ -346,11 +355,9 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             CLOSE_RANGE_CLOEXEC,
         ) < 0
         {
-            if *libc::__errno_location() != libc::ENOSYS {
-                return fail(Step::Fds);
-            }
-            // Before Linux 5.11: one by one, as far as descriptors usually go.
-            for fd in count as RawFd..65_536 {
+            // Before Linux 5.11 (no CLOSE_RANGE_CLOEXEC: EINVAL; none at all before 5.9:
+            // ENOSYS; or refused by a container's filter): one by one, up to the limit.
+            for fd in count as RawFd..shared.fd_limit as RawFd {
                 libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
             }
         }

@@ -56,7 +56,10 @@ pub(crate) struct Supervised {
 
 /// Opens a pidfd for the child: readable once it exits.
 pub(crate) fn pidfd(child: &Process) -> Option<OwnedFd> {
-    sys::pidfd_open(child.id() as i32)
+    match child.init() {
+        Some(init) => init.exit_watch(),
+        None => sys::pidfd_open(child.id() as i32),
+    }
 }
 
 /// Runs until the main process exits or `report` says its record is complete. Stops the call

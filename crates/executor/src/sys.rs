@@ -39,6 +39,17 @@ pub(crate) fn above_child_fds(fd: OwnedFd) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(copy) })
 }
 
+/// One past the highest descriptor this process may hold (`RLIMIT_NOFILE`'s soft limit,
+/// bounded): how far a descriptor-by-descriptor sweep must go where `close_range` fails.
+pub(crate) fn descriptor_limit() -> u32 {
+    // SAFETY: getrlimit fills a local struct.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) } < 0 {
+        return 1 << 16;
+    }
+    limit.rlim_cur.min(1 << 20) as u32
+}
+
 /// Makes a descriptor non-blocking.
 pub(crate) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor we hold; flags are read then written back.

@@ -102,6 +102,11 @@ pub(crate) fn supervise_pid(pid: i32) {
     supervised().insert(pid);
 }
 
+/// The init of a PID namespace is about to be reaped: the watchdog no longer kills it.
+pub(crate) fn forget_init(pid: i32) {
+    watchdog::unregister_process(pid);
+}
+
 /// The owner has waited for `pid`.
 pub(crate) fn release_pid(pid: i32) {
     supervised().remove(&pid);
@@ -309,7 +314,8 @@ impl CallGroup {
     /// Records the process group the call's first process leads.
     pub(crate) fn set_leader(&self, pgid: i32) {
         self.leader.store(pgid, Ordering::SeqCst);
-        if self.cgroup.is_none() {
+        // In a PID namespace the watchdog kills its init instead (`add_namespace`).
+        if self.cgroup.is_none() && !self.pid_namespace {
             watchdog::register_group(pgid);
         }
     }
@@ -340,7 +346,10 @@ impl CallGroup {
     /// Sends `signal` to every process of the call but `spare` (and SIGCONT after it, so a
     /// stopped process can act on it).
     pub(crate) fn signal(&self, signal: Signal, spare: Option<i32>) {
+        // Not in a PID namespace: the leader was reaped by the namespace's init, so its pid
+        // (and group id) may be another process's by now; its members are found by namespace.
         if self.cgroup.is_none()
+            && !self.pid_namespace
             && spare.is_none()
             && let Some(pgid) = self.leader()
         {
@@ -371,7 +380,7 @@ impl Drop for CallGroup {
         match self.cgroup.take() {
             Some(cg) => cg.give_back(),
             None => {
-                if let Some(pgid) = self.leader() {
+                if let Some(pgid) = self.leader().filter(|_| !self.pid_namespace) {
                     watchdog::unregister_group(pgid);
                 }
                 for namespace in self.namespaces().drain(..) {

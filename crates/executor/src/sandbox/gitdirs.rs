@@ -39,9 +39,16 @@ pub(super) struct GitProtection {
     pub(super) read_only: Vec<PathBuf>,
 }
 
+/// Every git directory found by an earlier walk of this process: held again by every later
+/// rebuild while it exists, even where the walk no longer reaches it (a call made its parent
+/// unreadable, or filled the walk's bound with directories).
+static KNOWN: std::sync::Mutex<std::collections::BTreeSet<PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
 /// Walks the writable roots (breadth first, at most [`WALK_BOUND`] directories, symbolic links
-/// not followed) for the git directories to protect.
-pub(super) fn find(writable: &[PathBuf]) -> GitProtection {
+/// not followed) for the git directories to protect. An error names a git directory found
+/// before that can no longer be looked at (fail closed: it could not be held).
+pub(super) fn find(writable: &[PathBuf]) -> Result<GitProtection, String> {
     let mut found = Found {
         writable,
         seen: HashSet::new(),
@@ -54,8 +61,16 @@ pub(super) fn find(writable: &[PathBuf]) -> GitProtection {
             break;
         }
         listed += 1;
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            // Unlistable (`chmod 000` by an earlier call, say): what it holds cannot be looked
+            // at, so it is held read-only whole — a call cannot give it its permissions back
+            // and reach a repository inside.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                found.out.read_only.push(dir);
+                continue;
+            }
+            Err(_) => continue,
         };
         let entries: Vec<_> = entries
             .flatten()
@@ -81,12 +96,34 @@ pub(super) fn find(writable: &[PathBuf]) -> GitProtection {
             }
         }
     }
+    let mut known = KNOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let again: Vec<PathBuf> = known
+        .iter()
+        .filter(|d| writable.iter().any(|root| d.starts_with(root)))
+        .cloned()
+        .collect();
+    for dir in &again {
+        match std::fs::symlink_metadata(dir) {
+            Ok(meta) if meta.is_dir() => found.git_dir(dir, 0, false),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(format!(
+                    "the git directory {} cannot be looked at any more ({e}), so the sandbox cannot keep its hooks and config read-only; restore the permissions of the directories above it",
+                    dir.display()
+                ));
+            }
+        }
+    }
     let mut out = found.out;
+    known.extend(out.pinned.iter().cloned());
     for list in [&mut out.pinned, &mut out.read_only] {
         list.sort();
         list.dedup();
     }
-    out
+    Ok(out)
 }
 
 struct Found<'a> {
@@ -281,7 +318,7 @@ mod tests {
         std::fs::create_dir_all(root.join("elsewhere")).unwrap();
         git(&root.join("elsewhere"), &["init", "-q"]);
 
-        let found = find(std::slice::from_ref(&ws));
+        let found = find(std::slice::from_ref(&ws)).unwrap();
         for dir in [
             ws.join(".git"),
             ws.join("sub/lib/.git"),
@@ -335,7 +372,7 @@ mod tests {
         }
         std::fs::create_dir(root.join("d00000/deep")).unwrap();
         git(&root.join("d00000/deep"), &["init", "-q"]);
-        let found = find(std::slice::from_ref(&root));
+        let found = find(std::slice::from_ref(&root)).unwrap();
         assert!(found.pinned.is_empty(), "{found:?}");
     }
 }

@@ -348,7 +348,7 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
     }
     let area = tmp::Area::new().map_err(|e| fail("the private temporary directory", e))?;
     let writable = canonical_existing(&spec.writable_roots());
-    let mut deny = canonical_existing(&spec.deny_read);
+    let mut deny = protected_paths(&spec.deny_read, &writable, &spec.writable_roots())?;
     let aliases = mounts::aliases(&deny).map_err(PrepareError)?;
     deny.extend(canonical_existing(&aliases));
     deny.sort();
@@ -358,8 +358,8 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
     let (masked, deny): (Vec<PathBuf>, Vec<PathBuf>) = deny
         .into_iter()
         .partition(|p| writable.iter().any(|root| p.starts_with(root)));
-    let read_only = canonical_existing(&spec.read_only);
-    let git = gitdirs::find(&writable);
+    let read_only = protected_paths(&spec.read_only, &writable, &spec.writable_roots())?;
+    let git = gitdirs::find(&writable).map_err(PrepareError)?;
     let (mask_file, mask_dir) = area.masks();
     let network_off = spec.network == NetworkMode::Off;
     let proxied = network_off && !spec.allow_hosts.is_empty();
@@ -393,6 +393,40 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
     cache.retain(|_, (made, _)| made.elapsed() < REUSE);
     cache.insert(spec.clone(), (Instant::now(), shared.clone()));
     Ok(shared)
+}
+
+/// The canonical forms of paths the sandbox keeps from its calls (deny-read, read-only). One
+/// that does not exist is skipped; one under a writable root that cannot be resolved fails
+/// closed: there only a mount hides or holds it, and a call that made an ancestor unreadable
+/// (`chmod 000`) would otherwise have it left bare by the next rebuild. (Ancestors are pinned,
+/// so none can be renamed away: `namespaces.rs`.)
+fn protected_paths(
+    paths: &[PathBuf],
+    writable: &[PathBuf],
+    writable_as_given: &[PathBuf],
+) -> Result<Vec<PathBuf>, PrepareError> {
+    let mut out = Vec::new();
+    for path in paths {
+        match std::fs::canonicalize(path) {
+            Ok(real) => out.push(real),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                let under_writable = writable
+                    .iter()
+                    .chain(writable_as_given)
+                    .any(|root| path.starts_with(root));
+                if under_writable {
+                    return Err(PrepareError(format!(
+                        "{} cannot be resolved ({e}), so the sandbox cannot keep it from the command; restore the permissions of the directories above it",
+                        path.display()
+                    )));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
 }
 
 fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {

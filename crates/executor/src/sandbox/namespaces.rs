@@ -192,11 +192,39 @@ fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
     {
         bind(&mut steps, dir, writable);
     }
+    // Every directory between a writable root and what is held below it is pinned too: a
+    // directory holding a mount point can still be renamed, and a rebuild would then not find
+    // the path to hold again.
+    let under_writable = |p: &Path| inputs.writable.iter().any(|root| p.starts_with(root));
+    let held = inputs
+        .git
+        .pinned
+        .iter()
+        .chain(&inputs.git.read_only)
+        .chain(inputs.read_only)
+        .chain(inputs.masked);
+    let mut ancestors = std::collections::BTreeSet::new();
+    for path in held {
+        for ancestor in path.ancestors().skip(1) {
+            if inputs
+                .writable
+                .iter()
+                .any(|root| ancestor == root.as_path())
+                || !under_writable(ancestor)
+            {
+                break;
+            }
+            ancestors.insert(ancestor.to_path_buf());
+        }
+    }
+    // Shallow first (a BTreeSet of paths sorts a parent before its children).
+    for ancestor in &ancestors {
+        bind(&mut steps, ancestor, None);
+    }
     // Pinned: a git directory cannot be renamed away and replaced by a fresh one.
     for git_dir in &inputs.git.pinned {
         bind(&mut steps, git_dir, None);
     }
-    let under_writable = |p: &Path| inputs.writable.iter().any(|root| p.starts_with(root));
     for path in inputs.git.read_only.iter().chain(inputs.read_only) {
         if under_writable(path) {
             bind(&mut steps, path, read_only);
