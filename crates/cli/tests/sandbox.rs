@@ -1030,6 +1030,29 @@ fn request(id: i64, method: &str, params: &Value) -> Value {
     serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
+/// `payload` as a server runs it: a one-shot (1), in a session (2), as a job (3) whose output
+/// is answer 4.
+fn in_every_server_mode(payload: &str) -> [Value; 4] {
+    [
+        request(1, "exec", &serde_json::json!({"command": payload})),
+        request(
+            2,
+            "exec",
+            &serde_json::json!({"command": payload, "session": "s"}),
+        ),
+        request(
+            3,
+            "exec",
+            &serde_json::json!({"command": payload, "run_in_background": true}),
+        ),
+        request(
+            4,
+            "job_output",
+            &serde_json::json!({"job_id": "1", "wait_ms": 10000}),
+        ),
+    ]
+}
+
 #[test]
 fn descriptors_the_caller_left_open_never_reach_a_command() {
     for user in users() {
@@ -1064,27 +1087,7 @@ fn descriptors_the_caller_left_open_never_reach_a_command() {
         }
         let mut cmd = w.command(&["serve", "--sandbox", "workspace-write"]);
         let _held = with_inherited(&mut cmd, inherited());
-        let answers = serve_with(
-            cmd,
-            &[
-                request(1, "exec", &serde_json::json!({"command": payload})),
-                request(
-                    2,
-                    "exec",
-                    &serde_json::json!({"command": payload, "session": "s"}),
-                ),
-                request(
-                    3,
-                    "exec",
-                    &serde_json::json!({"command": payload, "run_in_background": true}),
-                ),
-                request(
-                    4,
-                    "job_output",
-                    &serde_json::json!({"job_id": "1", "wait_ms": 10000}),
-                ),
-            ],
-        );
+        let answers = serve_with(cmd, &in_every_server_mode(payload));
         for id in 1..=4 {
             let t = text(&answers[&id]["result"]);
             assert!(!t.contains(SECRET), "{user:?} request {id}: {t}");
@@ -1200,27 +1203,7 @@ fn a_call_without_a_pty_has_no_controlling_terminal() {
         let (master, slave) = terminal_for(&user);
         let mut cmd = w.command(&["serve"]);
         on_terminal(&mut cmd, &slave);
-        let answers = serve_with(
-            cmd,
-            &[
-                request(1, "exec", &serde_json::json!({"command": payload})),
-                request(
-                    2,
-                    "exec",
-                    &serde_json::json!({"command": payload, "session": "s"}),
-                ),
-                request(
-                    3,
-                    "exec",
-                    &serde_json::json!({"command": payload, "run_in_background": true}),
-                ),
-                request(
-                    4,
-                    "job_output",
-                    &serde_json::json!({"job_id": "1", "wait_ms": 10000}),
-                ),
-            ],
-        );
+        let answers = serve_with(cmd, &in_every_server_mode(payload));
         for id in [1, 2, 4] {
             let t = text(&answers[&id]["result"]);
             assert!(

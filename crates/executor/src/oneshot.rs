@@ -130,6 +130,20 @@ pub enum ExitStatus {
     Signaled(i32),
 }
 
+impl ExitStatus {
+    /// A `wait(2)` status: `None` for one that is neither an exit nor a death by signal
+    /// (stopped, continued).
+    pub(crate) fn from_wait(raw: i32) -> Option<ExitStatus> {
+        if libc::WIFEXITED(raw) {
+            Some(ExitStatus::Exited(libc::WEXITSTATUS(raw)))
+        } else if libc::WIFSIGNALED(raw) {
+            Some(ExitStatus::Signaled(libc::WTERMSIG(raw)))
+        } else {
+            None
+        }
+    }
+}
+
 /// Why agent-exec ended a call before its process ended by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

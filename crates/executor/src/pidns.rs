@@ -106,39 +106,21 @@ pub(crate) fn mark_unavailable() {
 }
 
 fn probe() -> bool {
-    let spawning = crate::containment::SPAWNING
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // Signals blocked across the fork, so no handler of ours runs in the child.
-    // SAFETY: sigset operations on local data.
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&raw mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut old);
-    }
-    // SAFETY: the child only makes two system calls and exits (a fork of a threaded process
-    // must not touch locks or memory others may hold).
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: as above.
+    let child = crate::containment::fork_supervised(|| {
+        // SAFETY: two system calls, then exit.
         unsafe {
             let made = libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) == 0;
-            libc::_exit(i32::from(!made));
+            libc::_exit(i32::from(!made))
         }
-    }
-    // SAFETY: restoring our own mask.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &raw const old, std::ptr::null_mut()) };
-    if pid < 0 {
+    });
+    let Ok(pid) = child else {
         return false;
-    }
-    crate::containment::supervise_pid(pid);
-    drop(spawning);
+    };
     let mut status = 0;
     // SAFETY: waiting for our own child.
     let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) } == pid;
     crate::containment::release_pid(pid);
-    waited && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+    waited && ExitStatus::from_wait(status) == Some(ExitStatus::Exited(0))
 }
 
 /// The stack top of a buffer (16-byte aligned, as the ABI wants at a call).
@@ -466,11 +448,7 @@ impl Init {
         // SAFETY: read(2) into a local i32.
         let n = unsafe { libc::read(self.status.as_raw_fd(), (&raw mut raw).cast(), 4) };
         if n == 4 {
-            return Ok(Some(if libc::WIFSIGNALED(raw) {
-                ExitStatus::Signaled(libc::WTERMSIG(raw))
-            } else {
-                ExitStatus::Exited(libc::WEXITSTATUS(raw))
-            }));
+            return Ok(ExitStatus::from_wait(raw));
         }
         if n < 0 {
             let e = io::Error::last_os_error();

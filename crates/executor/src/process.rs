@@ -124,15 +124,8 @@ impl Process {
         if r == 0 {
             return Ok(None);
         }
-        let status = if libc::WIFEXITED(raw) {
-            ExitStatus::Exited(libc::WEXITSTATUS(raw))
-        } else if libc::WIFSIGNALED(raw) {
-            ExitStatus::Signaled(libc::WTERMSIG(raw))
-        } else {
-            return Ok(None);
-        };
-        self.status = Some(status);
-        Ok(Some(status))
+        self.status = ExitStatus::from_wait(raw);
+        Ok(self.status)
     }
 }
 

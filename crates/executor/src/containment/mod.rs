@@ -102,6 +102,38 @@ pub(crate) fn supervise_pid(pid: i32) {
     supervised().insert(pid);
 }
 
+/// Forks a child that runs `in_child` (system calls only: a fork of a threaded process must
+/// not touch locks or memory others may hold; it must `_exit`), with every signal blocked
+/// across the fork so no handler of ours runs in it, and registered as supervised before an
+/// orphan sweep can take its status. The caller waits for it and calls [`release_pid`].
+pub(crate) fn fork_supervised(in_child: impl FnOnce()) -> std::io::Result<i32> {
+    let spawning = SPAWNING
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // SAFETY: sigset operations on local data.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&raw mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut old);
+    }
+    // SAFETY: the child runs only `in_child`, which makes system calls and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        in_child();
+        // SAFETY: leaving the child, should `in_child` return.
+        unsafe { libc::_exit(127) };
+    }
+    // SAFETY: restoring our own mask.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &raw const old, std::ptr::null_mut()) };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    supervise_pid(pid);
+    drop(spawning);
+    Ok(pid)
+}
+
 /// The init of a PID namespace is about to be reaped: the watchdog no longer kills it.
 pub(crate) fn forget_init(pid: i32) {
     watchdog::unregister_process(pid);

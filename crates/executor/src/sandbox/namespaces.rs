@@ -20,7 +20,6 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::PoisonError;
 
 use super::{PrepareError, fail};
 
@@ -382,23 +381,10 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
     let err = |e: std::io::Error| fail("making the sandbox's namespaces", e);
     let (ready_r, ready_w) = crate::sys::pipe().map_err(err)?;
     let (release_r, release_w) = crate::sys::pipe().map_err(err)?;
-    let spawning = crate::containment::SPAWNING
-        .read()
-        .unwrap_or_else(PoisonError::into_inner);
-    // Signals blocked across the fork, so no handler of ours runs in the child; the child
-    // never unblocks them (it only waits to be released, then exits).
-    // SAFETY: sigset operations on local data.
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&raw mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut old);
-    }
-    // SAFETY: the child makes only system calls on data prepared above, then `_exit`s; it
-    // never returns into Rust code (a fork of a threaded process may hold others' locks).
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: as above.
+    // The child makes only system calls on data prepared above, then `_exit`s (its signals
+    // stay blocked: it only waits to be released).
+    let pid = crate::containment::fork_supervised(|| {
+        // SAFETY: system calls on prepared data, then exit.
         unsafe {
             libc::close(release_w.as_raw_fd());
             let report: [i32; 4] = match plan.build() {
@@ -408,16 +394,10 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
             libc::write(ready_w.as_raw_fd(), report.as_ptr().cast(), 16);
             let mut byte = 0u8;
             libc::read(release_r.as_raw_fd(), (&raw mut byte).cast(), 1);
-            libc::_exit(0);
+            libc::_exit(0)
         }
-    }
-    // SAFETY: restoring our own mask.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &raw const old, std::ptr::null_mut()) };
-    if pid < 0 {
-        return Err(err(std::io::Error::last_os_error()));
-    }
-    crate::containment::supervise_pid(pid);
-    drop(spawning);
+    })
+    .map_err(err)?;
     drop(ready_w);
     drop(release_r);
     let mut report = [0i32; 4];
