@@ -1,11 +1,12 @@
-//! The operator's containment (contract §8): the sandbox and limit flags of `run`, `serve`
-//! and `mcp`, and the `[sandbox]` / `[limits]` tables of `--config`. Flags win over the file;
-//! deny-read paths from either are added to the defaults (never fewer than those).
+//! The operator's containment (contract §5, §8): the sandbox, limit and secret flags of `run`,
+//! `serve` and `mcp`, and the `[sandbox]` / `[limits]` / `[env]` tables of `--config`. Flags win
+//! over the file; deny-read paths and withheld names from either are added to the defaults
+//! (never fewer than those).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent_exec_core::{Config, NetworkMode, SandboxMode};
+use agent_exec_core::{Config, NetworkMode, SandboxMode, SandboxProfile};
 use clap::Args;
 use serde::Deserialize;
 
@@ -13,16 +14,25 @@ use crate::parse_size;
 
 #[derive(Debug, Args, Clone, Default)]
 pub(crate) struct ContainmentArgs {
-    /// Sandbox of every command: off (default), read-only, workspace-write (`sandbox.mode`).
+    /// Sandbox of every command: workspace-write, read-only or off (`sandbox.mode`). Default:
+    /// workspace-write with the network on, wherever this kernel can enforce it (else off, with
+    /// a warning); a mode named here fails closed instead, and has the network off unless
+    /// --network on.
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     sandbox: Option<SandboxMode>,
+    /// What workspace-write lets builds and installs write besides the workspace: dev (the
+    /// default: ~/.cache, cargo's registry, npm, pnpm, Yarn, Maven, Gradle and Go caches, the
+    /// pip --user site) or none (`sandbox.profile`).
+    #[arg(long, value_name = "NAME", value_parser = parse_profile)]
+    sandbox_profile: Option<SandboxProfile>,
     /// The workspace root, writable in workspace-write (default: the working directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// Another writable root in workspace-write, e.g. ~/.cache (repeatable).
     #[arg(long, value_name = "DIR")]
     writable: Vec<PathBuf>,
-    /// Network of sandboxed commands: off (default) or on.
+    /// Network of sandboxed commands: on or off. Default: on, but off when --sandbox names a
+    /// mode or --allow-host is given.
     #[arg(long, value_name = "MODE", value_parser = parse_network)]
     network: Option<NetworkMode>,
     /// With the network off, a host sandboxed commands may still reach over HTTP/HTTPS through
@@ -44,12 +54,22 @@ pub(crate) struct ContainmentArgs {
     /// The largest file a call may write (10M, 1G).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_file_size: Option<u64>,
+    /// Pass this inherited variable to commands although its name looks like a credential
+    /// (*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, … are withheld by default); `*` wildcards, `*`
+    /// alone passes every one (repeatable; `env.pass`).
+    #[arg(long, value_name = "NAME")]
+    pass_env: Vec<String>,
 }
 
 fn parse_mode(text: &str) -> Result<SandboxMode, String> {
     SandboxMode::parse(text).ok_or_else(|| {
         format!("{text:?} is not a sandbox mode: use off, read-only or workspace-write")
     })
+}
+
+fn parse_profile(text: &str) -> Result<SandboxProfile, String> {
+    SandboxProfile::parse(text)
+        .ok_or_else(|| format!("{text:?} is not a sandbox profile: use dev or none"))
 }
 
 fn parse_network(text: &str) -> Result<NetworkMode, String> {
@@ -65,11 +85,24 @@ fn parse_network(text: &str) -> Result<NetworkMode, String> {
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct SandboxTable {
     mode: Option<String>,
+    profile: Option<String>,
     workspace: Option<PathBuf>,
     writable: Vec<PathBuf>,
     network: Option<String>,
     allow_hosts: Vec<String>,
     deny_read: Vec<PathBuf>,
+}
+
+/// `[env]` of the config file: which inherited variables commands get.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub(crate) struct EnvTable {
+    /// Names passed although they look like credentials (`*` wildcards).
+    pass: Vec<String>,
+    /// More names to withhold (`*` wildcards, case-insensitive), besides the defaults.
+    withhold: Vec<String>,
+    /// `false` turns the rule off: every inherited variable reaches commands.
+    withhold_secrets: Option<bool>,
 }
 
 /// `[limits]` of the config file.
@@ -114,12 +147,31 @@ impl ContainmentArgs {
         &self,
         sandbox: &SandboxTable,
         limits: &LimitsTable,
+        env: &EnvTable,
         config: &mut Config,
     ) -> anyhow::Result<()> {
+        let secrets = &mut config.env.secrets;
+        if env.withhold_secrets == Some(false) {
+            secrets.withhold.clear();
+        }
+        secrets.withhold.extend(env.withhold.iter().cloned());
+        secrets
+            .pass
+            .extend(env.pass.iter().chain(&self.pass_env).cloned());
+        for name in &secrets.pass {
+            anyhow::ensure!(
+                !name.is_empty() && !name.contains('='),
+                "--pass-env {name:?}: give a variable's name (or a pattern with *), not a value"
+            );
+        }
         let base = config.workdir.clone();
         let s = &mut config.sandbox;
         if let Some(mode) = &sandbox.mode {
-            s.mode = parse_mode(mode).map_err(|e| anyhow::anyhow!("sandbox.mode: {e}"))?;
+            s.mode = Some(parse_mode(mode).map_err(|e| anyhow::anyhow!("sandbox.mode: {e}"))?);
+        }
+        if let Some(profile) = &sandbox.profile {
+            s.profile =
+                parse_profile(profile).map_err(|e| anyhow::anyhow!("sandbox.profile: {e}"))?;
         }
         if let Some(network) = &sandbox.network {
             s.network =
@@ -150,7 +202,10 @@ impl ContainmentArgs {
                 .map(|p| expand(p, &base)),
         );
         if let Some(mode) = self.sandbox {
-            s.mode = mode;
+            s.mode = Some(mode);
+        }
+        if let Some(profile) = self.sandbox_profile {
+            s.profile = profile;
         }
         if let Some(network) = self.network {
             s.network = Some(network);
@@ -186,14 +241,17 @@ impl ContainmentArgs {
     }
 }
 
-/// The sandbox line of `agent-exec --version`.
+/// The sandbox line of `agent-exec --version`: whether the default sandbox is on here.
 pub(crate) fn version_line() -> String {
     let support = agent_exec_core::sandbox::support();
     match support.missing() {
         None => format!(
-            "sandbox: available ({}; modes read-only, workspace-write)",
+            "sandbox: available ({}; modes read-only, workspace-write); default: workspace-write, profile dev, network on (--sandbox off opts out)",
             support.describe()
         ),
-        Some(why) => format!("sandbox: not available ({}): {why}", support.describe()),
+        Some(why) => format!(
+            "sandbox: not available ({}): {why}; default: off here, so commands run unconfined",
+            support.describe()
+        ),
     }
 }

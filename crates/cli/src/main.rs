@@ -17,7 +17,7 @@ use agent_exec_core::{
 use agent_exec_sink::ArtifactStore;
 use anyhow::Context as _;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use containment::{ContainmentArgs, LimitsTable, SandboxTable};
+use containment::{ContainmentArgs, EnvTable, LimitsTable, SandboxTable};
 use remote::RemoteArgs;
 use serde::Deserialize as _;
 use terminal::{TerminalArgs, TerminalTable};
@@ -450,7 +450,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<i32> {
     }
 }
 
-/// The `--config` file: the policy's keys, plus the `[artifacts]`, `[sandbox]`, `[limits]`,
+/// The `--config` file: the policy's keys, plus the `[artifacts]`, `[sandbox]`, `[limits]`, `[env]`,
 /// `[terminal]` and `[window]` tables.
 #[derive(Debug, Default)]
 struct FileConfig {
@@ -458,6 +458,7 @@ struct FileConfig {
     artifacts: ArtifactsTable,
     sandbox: SandboxTable,
     limits: LimitsTable,
+    env: EnvTable,
     terminal: TerminalTable,
     window: WindowTable,
 }
@@ -526,6 +527,12 @@ fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<FileConfig> {
             .with_context(in_file)?,
         None => SandboxTable::default(),
     };
+    let env = match table.remove("env") {
+        Some(v) => EnvTable::deserialize(v)
+            .map_err(|e| anyhow::anyhow!("[env]: {e}"))
+            .with_context(in_file)?,
+        None => EnvTable::default(),
+    };
     let limits = match table.remove("limits") {
         Some(v) => LimitsTable::deserialize(v)
             .map_err(|e| anyhow::anyhow!("[limits]: {e}"))
@@ -552,6 +559,7 @@ fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<FileConfig> {
         artifacts,
         sandbox,
         limits,
+        env,
         terminal,
         window,
     })
@@ -619,7 +627,7 @@ fn build_tool(
         ..Config::default()
     };
     adjust(&mut config)?;
-    containment.apply(&file.sandbox, &file.limits, &mut config)?;
+    containment.apply(&file.sandbox, &file.limits, &file.env, &mut config)?;
     terminal.apply(&file.terminal, &mut config)?;
     file.window.apply(&mut config)?;
     if let Some(dir) = artifacts {

@@ -14,218 +14,18 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
-const SECRET: &str = "s3cr3t-key-material";
-
-/// Who runs agent-exec: root (the tests' own user) or the throwaway user.
-#[derive(Debug, Clone)]
-struct User {
-    name: Option<String>,
-    uid: u32,
-    gid: u32,
-}
-
-fn is_root() -> bool {
-    // SAFETY: plain getter.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// The users every case runs as: ourselves, and when we are root, an unprivileged user
-/// created for the tests (idempotently).
-fn users() -> Vec<User> {
-    // SAFETY: plain getters.
-    let me = User {
-        name: None,
-        uid: unsafe { libc::geteuid() },
-        gid: unsafe { libc::getegid() },
-    };
-    if !is_root() {
-        return vec![me];
-    }
-    static OTHER: OnceLock<User> = OnceLock::new();
-    let other = OTHER.get_or_init(|| {
-        let name = "agent-exec-sbx";
-        let exists = Command::new("id")
-            .arg("-u")
-            .arg(name)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !exists {
-            let made = Command::new("useradd")
-                .args(["--no-create-home", "--home-dir", "/nonexistent", name])
-                .status()
-                .expect("useradd (package passwd)");
-            assert!(made.success(), "useradd {name} failed");
-        }
-        let id = |flag: &str| -> u32 {
-            let out = Command::new("id").args([flag, name]).output().expect("id");
-            String::from_utf8_lossy(&out.stdout)
-                .trim()
-                .parse()
-                .expect("an id")
-        };
-        User {
-            name: Some(name.to_owned()),
-            uid: id("-u"),
-            gid: id("-g"),
-        }
-    });
-    vec![me, other.clone()]
-}
-
-/// The binary, copied where any user may run it (the build directory may not be).
-fn binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("agent-exec-sbx-bin-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let bin = dir.join("agent-exec");
-        std::fs::copy(env!("CARGO_BIN_EXE_agent-exec"), &bin).unwrap();
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-        bin
-    })
-}
-
-/// A world for one case: a workspace, a directory outside it with a file, and a home with a
-/// credential under `~/.ssh` — all owned by `user`, so only the sandbox stands in the way.
-struct World {
-    _root: tempfile::TempDir,
-    user: User,
-    workspace: PathBuf,
-    outside: PathBuf,
-    home: PathBuf,
-    secret: PathBuf,
-}
-
-impl World {
-    fn new(user: &User) -> World {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let workspace = root.path().join("ws");
-        let outside = root.path().join("outside");
-        let home = root.path().join("home");
-        for dir in [&workspace, &outside, &home.join(".ssh")] {
-            std::fs::create_dir_all(dir).unwrap();
-        }
-        std::fs::write(outside.join("file"), "original\n").unwrap();
-        let secret = home.join(".ssh/id_test");
-        std::fs::write(&secret, SECRET).unwrap();
-        std::fs::write(
-            home.join(".gitconfig"),
-            "[user]\n\tname = T\n\temail = t@example.com\n",
-        )
-        .unwrap();
-        for entry in walk(root.path()) {
-            std::os::unix::fs::lchown(&entry, Some(user.uid), Some(user.gid)).unwrap();
-        }
-        World {
-            workspace,
-            outside,
-            home,
-            secret,
-            user: user.clone(),
-            _root: root,
-        }
-    }
-
-    /// `agent-exec ARGS` in the workspace, as the world's user, with `$HOME` the world's home
-    /// (so the default deny-read paths are under it) and the artifacts under it.
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = match &self.user.name {
-            Some(name) => {
-                // runuser sets HOME to the user's own: `env` puts ours back.
-                let mut c = Command::new("runuser");
-                c.args(["-u", name, "--", "env"])
-                    .arg(format!("HOME={}", self.home.display()))
-                    .arg(binary());
-                c
-            }
-            None => Command::new(binary()),
-        };
-        cmd.args(args)
-            .current_dir(&self.workspace)
-            .env("HOME", &self.home)
-            .env("AGENT_EXEC_ARTIFACTS", self.home.join("artifacts"))
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    /// `agent-exec run --json FLAGS -- COMMAND` (see [`World::command`]).
-    fn run(&self, flags: &[&str], command: &str) -> Value {
-        run_json(self.run_command(flags, command))
-    }
-
-    fn run_command(&self, flags: &[&str], command: &str) -> Command {
-        let mut args = vec!["run", "--json"];
-        args.extend_from_slice(flags);
-        args.extend(["--", command]);
-        self.command(&args)
-    }
-
-    fn outside_file(&self) -> String {
-        std::fs::read_to_string(self.outside.join("file")).unwrap()
-    }
-}
-
-/// Runs a prepared `agent-exec run --json` to its end: its result.
-fn run_json(cmd: Command) -> Value {
-    let out = bounded(cmd);
-    serde_json::from_slice(&out)
-        .unwrap_or_else(|e| panic!("not a JSON result ({e}): {}", String::from_utf8_lossy(&out)))
-}
-
-/// Runs `cmd` to its end (bounded: a hang fails the test instead of stalling it).
-fn bounded(mut cmd: Command) -> Vec<u8> {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn agent-exec");
-    let mut stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        let _ = tx.send(buf);
-    });
-    let out = rx
-        .recv_timeout(Duration::from_mins(2))
-        .expect("agent-exec finished within the bound");
-    let _ = child.wait();
-    out
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![dir.to_path_buf()];
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if entry.file_type().unwrap().is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
-fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap()
-}
-
-fn outcome(result: &Value) -> &str {
-    result["details"]["outcome"].as_str().unwrap()
-}
-
-fn sh_quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
-}
+mod common;
+use common::*;
 
 const WW: &[&str] = &["--sandbox", "workspace-write"];
 const RO: &[&str] = &["--sandbox", "read-only"];
+/// The control runs: the same route unconfined, to show it works without the sandbox.
+const OFF: &[&str] = &["--sandbox", "off"];
 
 #[test]
 fn writes_outside_the_workspace_fail_by_every_path() {
@@ -334,7 +134,7 @@ fn writes_to_tmp_never_reach_the_hosts_tmp() {
 fn git_hooks_and_config_stay_read_only_while_git_works() {
     for user in users() {
         let w = World::new(&user);
-        let r = w.run(&[], "git init -q . && git config core.x 1");
+        let r = w.run(OFF, "git init -q . && git config core.x 1");
         assert_eq!(outcome(&r), "success", "{}", text(&r));
         let config_before = std::fs::read_to_string(w.workspace.join(".git/config")).unwrap();
         let r = w.run(
@@ -1319,7 +1119,7 @@ fn the_hosts_ipc_is_out_of_reach_and_a_calls_own_goes_with_it() {
             );
         }
         // Control: unconfined, the same script reaches the host's objects.
-        let r = w.run(&[], &command);
+        let r = w.run(OFF, &command);
         assert!(text(&r).contains("host-shm open"), "{user:?}: {}", text(&r));
         ipc_host("cleanup", key);
     }
@@ -1356,7 +1156,7 @@ fn every_git_directory_under_a_writable_root_stays_what_the_host_git_obeys() {
             && git config core.hooksPath myhooks && git config extensions.worktreeConfig true \
             && git commit -q --allow-empty -m one \
             && git worktree add -q wt && git -C sub/lib commit -q --allow-empty -m one";
-        let r = w.run(&[], setup);
+        let r = w.run(OFF, setup);
         assert_eq!(outcome(&r), "success", "{user:?}: {}", text(&r));
         // What git would obey once made (the hooks path, config.worktree with
         // worktreeConfig on) is made empty by the sandbox, so it can be held read-only.
@@ -1560,7 +1360,7 @@ fn a_deny_read_path_stays_unreadable_through_another_mount() {
         assert!(status.success(), "mount --bind");
         let _mount = BindMount(alias.clone());
         let through = sh_quote(&alias.join(".ssh/id_test"));
-        let r = w.run(&[], &format!("cat {through}"));
+        let r = w.run(OFF, &format!("cat {through}"));
         assert!(text(&r).contains(SECRET), "control {user:?}: {}", text(&r));
         for flags in [WW, RO] {
             for attempt in [
@@ -1767,7 +1567,7 @@ fn setuid_bits_and_file_capabilities_cannot_be_set() {
             }
         }
         // Control: unconfined, the same chmod makes a setuid file.
-        let r = w.run(&[], "cp /bin/true c && chmod 4755 c");
+        let r = w.run(OFF, "cp /bin/true c && chmod 4755 c");
         assert_eq!(outcome(&r), "success", "{}", text(&r));
         let mode = std::fs::metadata(w.workspace.join("c"))
             .unwrap()

@@ -521,7 +521,7 @@ fn job_input_never_blocks_and_eof_alone_sends_no_newline() {
 
 #[test]
 fn out_of_file_descriptors_fails_requests_not_the_server() {
-    let mut s = Client::start("serve", &[], Some("ulimit -n 64;"));
+    let mut s = Client::start("serve", &[], Some("ulimit -n 128;"));
     for id in 0..30 {
         s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "exec", "params": {"command": "sleep 0.3; echo ok"}}));
     }
@@ -547,6 +547,7 @@ fn a_client_that_stops_reading_takes_its_commands_with_it() {
     let mut child = Command::cargo_bin("agent-exec")
         .unwrap()
         .arg("serve")
+        .current_dir(dir.path())
         .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

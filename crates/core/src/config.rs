@@ -1,6 +1,7 @@
 //! The tool's configuration, every default documented (and checked by a test).
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use agent_exec_executor::env::EnvConfig;
@@ -70,17 +71,24 @@ pub struct Config {
     pub salient: agent_exec_sink::SalientConfig,
 }
 
-/// The operator's sandbox settings (flags `--sandbox`, `--workspace`, `--writable`,
-/// `--network`, `--allow-host`, `--deny-read`; the `[sandbox]` table of `--config`).
+/// The operator's sandbox settings (flags `--sandbox`, `--sandbox-profile`, `--workspace`,
+/// `--writable`, `--network`, `--allow-host`, `--deny-read`; the `[sandbox]` table of
+/// `--config`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
-    /// The mode. Default: `off`.
-    pub mode: SandboxMode,
+    /// The mode the operator chose. Default (`None`): `workspace-write` wherever this kernel can
+    /// enforce it, else off with a warning in every call's `details.warnings` (a mode the
+    /// operator names fails closed instead).
+    pub mode: Option<SandboxMode>,
+    /// What builds and installs may write besides the writable roots. Default:
+    /// [`SandboxProfile::Dev`].
+    pub profile: SandboxProfile,
     /// The workspace root. Default (`None`): the working directory ([`Config::workdir`]).
     pub workspace: Option<PathBuf>,
     /// More writable roots.
     pub writable: Vec<PathBuf>,
-    /// The network of sandboxed calls. Default (`None`): off.
+    /// The network of sandboxed calls. Default (`None`): on in the default sandbox; off when
+    /// the operator names a mode or allows hosts (the proxy is their only way out).
     pub network: Option<NetworkMode>,
     /// With the network off, hosts still reachable through agent-exec's proxy.
     pub allow_hosts: Vec<String>,
@@ -91,7 +99,8 @@ pub struct SandboxSettings {
 impl Default for SandboxSettings {
     fn default() -> Self {
         SandboxSettings {
-            mode: SandboxMode::Off,
+            mode: None,
+            profile: SandboxProfile::Dev,
             workspace: None,
             writable: Vec::new(),
             network: None,
@@ -99,6 +108,226 @@ impl Default for SandboxSettings {
             deny_read: default_deny_read(),
         }
     }
+}
+
+/// What a `workspace-write` sandbox lets builds and installs write besides the writable roots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum SandboxProfile {
+    /// The caches and stores of the usual toolchains ([`DEV_CACHES`]).
+    #[default]
+    Dev,
+    /// Nothing more.
+    None,
+}
+
+impl SandboxProfile {
+    /// The name of the flag and the config: `dev`, `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxProfile::Dev => "dev",
+            SandboxProfile::None => "none",
+        }
+    }
+
+    /// The profile of a name.
+    pub fn parse(name: &str) -> Option<SandboxProfile> {
+        match name {
+            "dev" => Some(SandboxProfile::Dev),
+            "none" => Some(SandboxProfile::None),
+            _ => None,
+        }
+    }
+}
+
+/// A cache or store a toolchain writes outside the project: where it is and who uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheDir {
+    /// Where it is by default, under the home directory.
+    pub under_home: &'static str,
+    /// Variables that move it, first set wins: `(NAME, SUBDIRECTORY)` means `$NAME/SUBDIRECTORY`
+    /// (the first entry of a `:`-separated list, as `GOPATH`).
+    pub moved_by: &'static [(&'static str, &'static str)],
+    /// What is done when it does not exist yet (a directory that does not exist cannot be
+    /// made writable, and the program's first run inside would fail to make it).
+    pub when_missing: WhenMissing,
+}
+
+/// What is done about a [`CacheDir`] that does not exist when the sandbox is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenMissing {
+    /// Made (empty).
+    Make,
+    /// Made when one of these programs is on `PATH`.
+    MakeFor(&'static [&'static str]),
+    /// Left out (it belongs to a tool that makes it when installed).
+    Skip,
+}
+
+/// The `dev` profile's writable caches (contract §8): what `cargo build`, `npm ci`, `pip
+/// install` (into a venv, or `--user`), `go build`, Maven, Gradle, pnpm, Yarn, Bun, NuGet and
+/// ccache write outside the project. `~/.cache` holds pip's, uv's, Go's build cache, Yarn
+/// classic's, Deno's, sccache's and most others'. `[sandbox] writable` adds to it.
+pub const DEV_CACHES: &[CacheDir] = &[
+    CacheDir {
+        under_home: ".cache",
+        moved_by: &[("XDG_CACHE_HOME", "")],
+        when_missing: WhenMissing::Make,
+    },
+    CacheDir {
+        under_home: ".cargo/registry",
+        moved_by: &[("CARGO_HOME", "registry")],
+        when_missing: WhenMissing::MakeFor(&["cargo"]),
+    },
+    CacheDir {
+        under_home: ".cargo/git",
+        moved_by: &[("CARGO_HOME", "git")],
+        when_missing: WhenMissing::MakeFor(&["cargo"]),
+    },
+    CacheDir {
+        under_home: ".npm",
+        moved_by: &[("npm_config_cache", ""), ("NPM_CONFIG_CACHE", "")],
+        when_missing: WhenMissing::MakeFor(&["npm", "npx"]),
+    },
+    CacheDir {
+        under_home: ".local/share/pnpm",
+        moved_by: &[("PNPM_HOME", "")],
+        when_missing: WhenMissing::MakeFor(&["pnpm"]),
+    },
+    CacheDir {
+        under_home: ".yarn",
+        moved_by: &[],
+        when_missing: WhenMissing::MakeFor(&["yarn"]),
+    },
+    CacheDir {
+        under_home: ".m2",
+        moved_by: &[],
+        when_missing: WhenMissing::MakeFor(&["mvn"]),
+    },
+    CacheDir {
+        under_home: ".gradle",
+        moved_by: &[("GRADLE_USER_HOME", "")],
+        when_missing: WhenMissing::MakeFor(&["gradle"]),
+    },
+    CacheDir {
+        under_home: "go/pkg/mod",
+        moved_by: &[("GOMODCACHE", ""), ("GOPATH", "pkg/mod")],
+        when_missing: WhenMissing::MakeFor(&["go"]),
+    },
+    // `pip install --user`: the user site and its scripts.
+    CacheDir {
+        under_home: ".local/lib",
+        moved_by: &[("PYTHONUSERBASE", "lib")],
+        when_missing: WhenMissing::MakeFor(&["pip", "pip3", "python3"]),
+    },
+    CacheDir {
+        under_home: ".local/bin",
+        moved_by: &[("PYTHONUSERBASE", "bin")],
+        when_missing: WhenMissing::MakeFor(&["pip", "pip3", "python3"]),
+    },
+    // Version managers' shims: their `pip`/`gem`/`npm` rehash after an install.
+    CacheDir {
+        under_home: ".pyenv/shims",
+        moved_by: &[("PYENV_ROOT", "shims")],
+        when_missing: WhenMissing::Skip,
+    },
+    CacheDir {
+        under_home: ".rbenv/shims",
+        moved_by: &[("RBENV_ROOT", "shims")],
+        when_missing: WhenMissing::Skip,
+    },
+    CacheDir {
+        under_home: ".nodenv/shims",
+        moved_by: &[("NODENV_ROOT", "shims")],
+        when_missing: WhenMissing::Skip,
+    },
+    CacheDir {
+        under_home: ".bun/install/cache",
+        moved_by: &[("BUN_INSTALL_CACHE_DIR", "")],
+        when_missing: WhenMissing::MakeFor(&["bun"]),
+    },
+    CacheDir {
+        under_home: ".nuget/packages",
+        moved_by: &[("NUGET_PACKAGES", "")],
+        when_missing: WhenMissing::MakeFor(&["dotnet"]),
+    },
+    CacheDir {
+        under_home: ".ccache",
+        moved_by: &[("CCACHE_DIR", "")],
+        when_missing: WhenMissing::MakeFor(&["ccache"]),
+    },
+];
+
+impl CacheDir {
+    /// Where it is for this process's environment (`None` without a home or a variable).
+    pub fn path(&self) -> Option<PathBuf> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        for (name, sub) in self.moved_by {
+            if let Some(value) = var(name) {
+                let first = value
+                    .to_string_lossy()
+                    .split(':')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                let dir = PathBuf::from(first);
+                if dir.is_absolute() {
+                    return Some(if sub.is_empty() { dir } else { dir.join(sub) });
+                }
+            }
+        }
+        var("HOME").map(|home| PathBuf::from(home).join(self.under_home))
+    }
+}
+
+/// The `dev` profile's caches here, made when missing and wanted (see [`CacheDir::when_missing`]);
+/// worked out once per process.
+pub fn dev_caches() -> &'static [PathBuf] {
+    static CACHES: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    CACHES.get_or_init(|| {
+        let on_path = |program: &str| {
+            std::env::var_os("PATH").is_some_and(|path| {
+                std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
+            })
+        };
+        let mut caches: Vec<PathBuf> = Vec::new();
+        for cache in DEV_CACHES {
+            let Some(dir) = cache.path() else { continue };
+            let wanted = match cache.when_missing {
+                WhenMissing::Make => true,
+                WhenMissing::MakeFor(programs) => programs.iter().any(|p| on_path(p)),
+                WhenMissing::Skip => false,
+            };
+            if !dir.exists() && wanted {
+                // Best effort: without it the tool fails inside as it would have anyway.
+                let _ = std::fs::create_dir_all(&dir);
+            }
+            if dir.is_dir() && !caches.contains(&dir) {
+                caches.push(dir);
+            }
+        }
+        caches
+    })
+}
+
+/// Why the kernel refused the default sandbox in this process (`sandbox::enforceable`): from
+/// then on the default is off, as where the kernel lacks a feature outright.
+static DEFAULT_REFUSED: OnceLock<String> = OnceLock::new();
+
+/// The default sandbox's spec was refused by the kernel: the default is off from now on.
+pub(crate) fn default_refused(why: String) {
+    let _ = DEFAULT_REFUSED.set(why);
+}
+
+/// Who set the mode a call runs in: the note of a blocked access says what can be done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxOrigin {
+    /// agent-exec's default: the operator may widen it (`--writable`, `--sandbox off`).
+    Default,
+    /// The operator chose it on purpose.
+    Operator,
+    /// The request tightened it.
+    Request,
 }
 
 /// Credentials under `~` (contract §8): `~/.ssh ~/.aws ~/.gnupg ~/.config/gcloud ~/.azure ~/.kube
@@ -127,25 +356,75 @@ pub fn default_deny_read() -> Vec<PathBuf> {
 }
 
 impl SandboxSettings {
+    /// The mode calls run in when they ask for none, and who set it. The default is
+    /// `workspace-write` where this kernel can enforce it, else off.
+    pub fn operator_mode(&self) -> (SandboxMode, SandboxOrigin) {
+        match self.mode {
+            Some(mode) => (mode, SandboxOrigin::Operator),
+            None if self.default_unavailable().is_some() => {
+                (SandboxMode::Off, SandboxOrigin::Default)
+            }
+            None => (SandboxMode::WorkspaceWrite, SandboxOrigin::Default),
+        }
+    }
+
+    /// Why the default sandbox is off here (the kernel cannot enforce it), when it is.
+    pub fn default_unavailable(&self) -> Option<String> {
+        if self.mode.is_some() {
+            return None;
+        }
+        let why = agent_exec_executor::sandbox::support()
+            .missing()
+            .or_else(|| DEFAULT_REFUSED.get().cloned())?;
+        Some(format!(
+            "commands run unconfined: agent-exec's default sandbox cannot be enforced here ({why})"
+        ))
+    }
+
+    /// The network of sandboxed calls: as set, else on in the default sandbox and off when
+    /// the operator names a mode or allows hosts.
+    pub fn network(&self) -> NetworkMode {
+        self.network.unwrap_or(
+            if self.mode.is_some() || !self.allow_hosts.is_empty() {
+                NetworkMode::Off
+            } else {
+                NetworkMode::On
+            },
+        )
+    }
+
+    /// The writable roots the operator gave and the profile's caches (without the workspace).
+    pub fn writable_roots(&self) -> Vec<PathBuf> {
+        let mut roots = self.writable.clone();
+        if self.profile == SandboxProfile::Dev {
+            roots.extend(dev_caches().iter().cloned());
+        }
+        roots
+    }
+
     /// What a call in `mode` may do (`None` for `off`); `workdir` is the default workspace,
-    /// `artifacts` the artifact store (never writable from inside, wherever it lies).
+    /// `held` what stays read-only wherever it lies (agent-exec's own files: the artifact
+    /// store, its cache, its program).
     pub fn spec(
         &self,
         mode: SandboxMode,
         workdir: &std::path::Path,
-        artifacts: &std::path::Path,
+        held: impl FnOnce() -> Vec<PathBuf>,
     ) -> Option<SandboxSpec> {
-        (mode != SandboxMode::Off).then(|| SandboxSpec {
-            mode,
-            workspace: self
+        (mode != SandboxMode::Off).then(|| {
+            let workspace = self
                 .workspace
                 .clone()
-                .unwrap_or_else(|| workdir.to_path_buf()),
-            writable: self.writable.clone(),
-            deny_read: self.deny_read.clone(),
-            read_only: vec![artifacts.to_path_buf()],
-            network: self.network.unwrap_or(NetworkMode::Off),
-            allow_hosts: self.allow_hosts.clone(),
+                .unwrap_or_else(|| workdir.to_path_buf());
+            SandboxSpec {
+                mode,
+                writable: self.writable_roots(),
+                deny_read: self.deny_read.clone(),
+                read_only: held(),
+                workspace,
+                network: self.network(),
+                allow_hosts: self.allow_hosts.clone(),
+            }
         })
     }
 }
@@ -214,6 +493,20 @@ impl Default for Config {
 impl Config {
     /// Bytes of output shown when nothing else is configured (50 KiB).
     pub const DEFAULT_MAX_BYTES: usize = 51_200;
+
+    /// What a sandboxed command may not change wherever it lies, a writable cache included:
+    /// the artifact store, the session cache (rc snapshots a later session sources), and the
+    /// running program (which the operator runs again, unconfined or not).
+    pub fn held_read_only(&self) -> Vec<PathBuf> {
+        // Made now if missing, so it exists to be held (a command could otherwise make it in
+        // a writable `~/.cache` and plant a snapshot).
+        let _ = std::fs::create_dir_all(&self.sessions.cache_dir);
+        let mut held = vec![self.artifacts_dir.clone(), self.sessions.cache_dir.clone()];
+        let workspace = self.sandbox.workspace.as_ref().unwrap_or(&self.workdir);
+        // A program being built in the workspace is the project's, not ours to hold.
+        held.extend(std::env::current_exe().ok().filter(|exe| !exe.starts_with(workspace)));
+        held
+    }
 }
 
 #[cfg(test)]
@@ -252,8 +545,11 @@ mod tests {
         assert_eq!(c.jobs.max_live, 32);
         assert_eq!(c.jobs.ring_bytes, 256 * 1024);
         assert!(c.env.harden);
-        assert_eq!(c.sandbox.mode, SandboxMode::Off);
+        assert_eq!(c.sandbox.mode, None);
+        assert_eq!(c.sandbox.profile, SandboxProfile::Dev);
         assert_eq!(c.sandbox.network, None);
+        assert_eq!(c.sandbox.network(), NetworkMode::On);
+        assert!(!c.env.secrets.withhold.is_empty());
         assert_eq!(c.sandbox.deny_read.len(), 11);
         assert_eq!(c.limits, Limits::default());
         assert_eq!(c.prepared_shells.per_key, 2);

@@ -48,7 +48,10 @@ mod tool;
 /// Remote targets: the URI, the connection settings, the engines (contract §9).
 pub use agent_exec_remote::{Settings as RemoteSettings, Target as RemoteTarget};
 pub use call::{AsyncApprover, Call, RunOptions};
-pub use config::{Config, SandboxSettings, SessionSettings, default_deny_read};
+pub use config::{
+    CacheDir, Config, DEV_CACHES, WhenMissing, SandboxOrigin, SandboxProfile, SandboxSettings, SessionSettings,
+    default_deny_read, dev_caches,
+};
 pub use lenient::{json_kind, parse_params};
 pub use methods::{
     ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, OutputMode, SessionClose,

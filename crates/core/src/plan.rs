@@ -8,7 +8,7 @@ use agent_exec_executor::{ExecSpec, Program, SandboxSpec};
 use agent_exec_normalize::{is_diff_command, merge_limits, normalize, shell_word, single_quoted};
 use agent_exec_sink::{Direction, SinkConfig};
 
-use crate::config::Config;
+use crate::config::{Config, SandboxOrigin};
 use crate::request::{Target, Validated};
 use crate::result::StreamKind;
 
@@ -53,6 +53,8 @@ pub(crate) struct Plan {
     pub(crate) stream_kind: StreamKind,
     /// What the sandbox lets the call do (`None`: no sandbox).
     pub(crate) sandbox: Option<Arc<SandboxSpec>>,
+    /// Who set the sandbox's mode.
+    pub(crate) sandbox_origin: SandboxOrigin,
 }
 
 impl Plan {
@@ -111,9 +113,10 @@ impl Plan {
             lines,
             sink,
             stream_kind,
+            sandbox_origin: validated.sandbox_origin,
             sandbox: config
                 .sandbox
-                .spec(validated.sandbox, &config.workdir, &config.artifacts_dir)
+                .spec(validated.sandbox, &config.workdir, || config.held_read_only())
                 .map(Arc::new),
         }
     }

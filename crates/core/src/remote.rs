@@ -12,7 +12,7 @@ use agent_exec_remote::{Answer, RemoteError, Settings, Target, pattern_matches};
 use agent_exec_sink::Direction;
 use serde_json::Value;
 
-use crate::config::{Config, default_deny_read};
+use crate::config::{Config, SandboxOrigin, SandboxProfile, default_deny_read};
 use crate::plan::Plan;
 use crate::progress::Observer;
 use crate::render;
@@ -77,8 +77,11 @@ pub(crate) fn far_side_args(config: &Config) -> Vec<String> {
         args.push(value);
     };
     let sandbox = &config.sandbox;
-    if sandbox.mode != SandboxMode::Off {
-        flag("--sandbox", sandbox.mode.as_str().to_owned());
+    if let Some(mode) = sandbox.mode {
+        flag("--sandbox", mode.as_str().to_owned());
+    }
+    if sandbox.profile != SandboxProfile::default() {
+        flag("--sandbox-profile", sandbox.profile.as_str().to_owned());
     }
     if let Some(dir) = &sandbox.workspace {
         flag("--workspace", dir.display().to_string());
@@ -184,8 +187,13 @@ impl Tool {
         // The working directory is the far side's: it is resolved there.
         let mut here = request.clone();
         here.cwd = None;
+        // The far side enforces its own default; this side only checks a request tightens it.
+        let far_mode = config.sandbox.mode.map_or(
+            (SandboxMode::WorkspaceWrite, SandboxOrigin::Default),
+            |mode| (mode, SandboxOrigin::Operator),
+        );
         let validated =
-            match here.validate(&config.workdir, config.default_timeout, config.sandbox.mode) {
+            match here.validate(&config.workdir, config.default_timeout, far_mode) {
                 Ok(v) => v,
                 Err(e) => {
                     let mut invalid =
@@ -321,7 +329,7 @@ mod tests {
     fn the_operators_settings_reach_the_far_side() {
         let mut c = Config::default();
         assert!(far_side_args(&c).is_empty());
-        c.sandbox.mode = SandboxMode::WorkspaceWrite;
+        c.sandbox.mode = Some(SandboxMode::WorkspaceWrite);
         c.limits.memory = Some(512 << 20);
         c.limits.procs = Some(64);
         c.max_bytes = 1000;

@@ -3,6 +3,7 @@
 //! artifacts. The rest of the crate hands typed parts in; a change of wording is a change of
 //! this file (and of the snapshot tests that pin it).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_exec_executor::jobs::{JobError, NoInput};
@@ -12,6 +13,7 @@ use agent_exec_executor::{
 };
 use agent_exec_sink::{OmittedSummary, TruncatedBy, View, ViewPart, format_size};
 
+use crate::config::SandboxOrigin;
 use crate::denial::Denial;
 use crate::result::{Ending, LimitHit, Outcome, Truncation};
 
@@ -138,6 +140,63 @@ fn size(bytes: u64) -> String {
     count(bytes, "byte")
 }
 
+/// What the model is told of its sandbox up front ([`Tool::sandbox_summary`](crate::Tool::sandbox_summary)).
+pub(crate) fn sandbox_summary(config: &crate::Config) -> String {
+    let settings = &config.sandbox;
+    let (mode, origin) = settings.operator_mode();
+    let secrets = if config.env.secrets.withhold.is_empty() {
+        ""
+    } else {
+        " Environment variables whose names look like credentials (*KEY*, *TOKEN*, *SECRET*, …) are not passed to commands."
+    };
+    if mode == agent_exec_executor::SandboxMode::Off {
+        return format!("Commands run without a sandbox.{secrets}");
+    }
+    let whose = match origin {
+        SandboxOrigin::Default => "agent-exec's default sandbox",
+        _ => "the operator's sandbox",
+    };
+    let workspace = settings
+        .workspace
+        .clone()
+        .unwrap_or_else(|| config.workdir.clone());
+    let writes = match mode {
+        agent_exec_executor::SandboxMode::WorkspaceWrite => {
+            let mut roots = vec![workspace.display().to_string()];
+            roots.extend(settings.writable.iter().map(|p| p.display().to_string()));
+            if settings.profile == crate::SandboxProfile::Dev {
+                roots.push("the build caches (~/.cache, cargo, npm, pip, Go, Maven, Gradle)".into());
+            }
+            roots.push("$TMPDIR".into());
+            format!("they may write {}", roots.join(", "))
+        }
+        _ => "they may write only $TMPDIR".to_owned(),
+    };
+    let network = match settings.network() {
+        agent_exec_executor::NetworkMode::On => "use the network",
+        _ if settings.allow_hosts.is_empty() => "not use the network",
+        _ => "reach only the allowed hosts, through HTTP_PROXY",
+    };
+    let ask = if origin == SandboxOrigin::Default {
+        " and what the user can allow"
+    } else {
+        ""
+    };
+    format!(
+        "Commands run in {whose} ({}): {writes}, {network}, and cannot read credentials (~/.ssh, ~/.aws, …).{secrets} A command that meets a rule ends with a [Sandbox: …] note naming it{ask}.",
+        mode.as_str()
+    )
+}
+
+/// `details.warnings` of a call whose environment lacked the inherited variables `names`,
+/// withheld as credentials (names only, never values).
+pub(crate) fn withheld_secrets(names: &[String]) -> String {
+    format!(
+        "not passed to the command because their names look like credentials: {}; if one is needed, ask the user to pass it (agent-exec --pass-env NAME)",
+        names.join(", ")
+    )
+}
+
 /// `details.warnings` of a call contained only by its process group and marker.
 pub(crate) const PROCESS_GROUP_ONLY: &str = "containment is the process group and a marker variable here (no cgroup could be made, and no user namespace for a PID namespace): a process that leaves both (setsid env -i …) is not found or ended";
 
@@ -164,24 +223,40 @@ pub(crate) fn limit_text(hit: LimitHit, limits: &Limits) -> String {
 }
 
 /// The last line of a sandboxed call that failed on a rule of the sandbox (contract §8).
-pub(crate) fn denial_text(denial: &Denial, spec: &SandboxSpec) -> String {
+/// `roots` are the writable roots to name (the workspace and the operator's, not the profile's
+/// caches). In agent-exec's default sandbox the note says how the user can widen it; a sandbox
+/// the operator or the request chose is stated as a fact, not as something to negotiate.
+pub(crate) fn denial_text(
+    denial: &Denial,
+    spec: &SandboxSpec,
+    origin: SandboxOrigin,
+    roots: &[PathBuf],
+) -> String {
     let mode = spec.mode.as_str();
+    let by_default = origin == SandboxOrigin::Default;
+    let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
     match denial {
+        Denial::Write { git: true } if by_default => format!(
+            "[Sandbox: .git/hooks and .git/config are read-only in agent-exec's default sandbox ({mode}); if the change is needed, ask the user to run agent-exec with --sandbox off]"
+        ),
         Denial::Write { git: true } => {
             format!("[Sandbox: .git/hooks and .git/config are read-only ({mode})]")
         }
-        Denial::Write { git: false } => {
-            let roots = spec.writable_roots();
-            if roots.is_empty() {
-                format!("[Sandbox: writes outside $TMPDIR are blocked ({mode})]")
-            } else {
-                let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-                format!(
-                    "[Sandbox: writes outside {} are blocked ({mode})]",
-                    roots.join(", ")
-                )
-            }
+        Denial::Write { git: false } if by_default => format!(
+            "[Sandbox: writes outside {} are blocked by agent-exec's default sandbox ({mode}); if this write is needed, ask the user to allow it: --writable PATH, or --sandbox off]",
+            roots.join(", ")
+        ),
+        Denial::Write { git: false } if roots.is_empty() => {
+            format!("[Sandbox: writes outside $TMPDIR are blocked ({mode})]")
         }
+        Denial::Write { git: false } => format!(
+            "[Sandbox: writes outside {} are blocked ({mode})]",
+            roots.join(", ")
+        ),
+        Denial::Read(path) if by_default => format!(
+            "[Sandbox: reading {} is blocked by agent-exec's default sandbox (deny-read: credentials); if it is needed, ask the user to run agent-exec with --sandbox off]",
+            path.display()
+        ),
         Denial::Read(path) => format!(
             "[Sandbox: reading {} is blocked (deny-read)]",
             path.display()

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_exec_executor::SandboxMode;
+
+use crate::config::SandboxOrigin;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -274,6 +276,8 @@ pub(crate) struct Validated {
     pub(crate) pty: bool,
     /// The sandbox mode of the call: the operator's, or the request's when stricter.
     pub(crate) sandbox: SandboxMode,
+    /// Who set it.
+    pub(crate) sandbox_origin: SandboxOrigin,
 }
 
 /// Longest timeout accepted, in seconds.
@@ -309,7 +313,7 @@ impl Request {
         &self,
         base: &Path,
         default_timeout: Duration,
-        operator_sandbox: SandboxMode,
+        (operator_sandbox, operator_origin): (SandboxMode, SandboxOrigin),
     ) -> Result<Validated, InvalidRequest> {
         self.reject_nul()?;
         let sandbox = match self.sandbox.as_deref() {
@@ -392,6 +396,12 @@ impl Request {
             session: self.session.clone(),
             pty: self.pty,
             sandbox,
+            // A mode the request names is its own, even the operator's (it fails closed).
+            sandbox_origin: if self.sandbox.is_none() {
+                operator_origin
+            } else {
+                SandboxOrigin::Request
+            },
         })
     }
 }

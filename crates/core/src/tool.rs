@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_exec_executor::CancelToken;
+use agent_exec_executor::{CancelToken, SandboxMode};
 use agent_exec_normalize::apply_head_tail;
 use agent_exec_policy::{Context, Decision, Policy, Verdict};
 use agent_exec_sink::{ArtifactStore, Capture, Direction, View, ViewPart};
 
-use crate::config::Config;
+use crate::config::{Config, SandboxOrigin};
 use crate::methods::{ArtifactRead, JobInput, JobOutputRequest, OutputMode};
 use crate::plan::{Mode, Plan};
 use crate::policy::{Approver, CommandPolicy};
@@ -81,6 +81,12 @@ impl Tool {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.runner.config
+    }
+
+    /// One paragraph for the model (an MCP server's `instructions`, a system prompt): where its
+    /// commands run, what they may write and reach, and what a blocked access looks like.
+    pub fn sandbox_summary(&self) -> String {
+        render::sandbox_summary(&self.runner.config)
     }
 
     pub(crate) fn runner(&self) -> &Runner {
@@ -167,11 +173,24 @@ impl Tool {
         }
         let config = &self.runner.config;
         let validated =
-            match request.validate(&config.workdir, config.default_timeout, config.sandbox.mode) {
+            match request.validate(
+                &config.workdir,
+                config.default_timeout,
+                config.sandbox.operator_mode(),
+            ) {
                 Ok(v) => v,
                 Err(e) => return ToolResult::invalid(e.0, self.runner.workdir_text()),
             };
-        let plan = Plan::new(validated, config);
+        let mut plan = Plan::new(validated, config);
+        // Where the kernel refuses the default sandbox (a container that cannot make `/`
+        // writable in a namespace, a seccomp profile without namespaces), the default is off.
+        if plan.sandbox_origin == SandboxOrigin::Default
+            && let Some(spec) = &plan.sandbox
+            && let Err(why) = agent_exec_executor::sandbox::enforceable(spec)
+        {
+            crate::config::default_refused(why);
+            plan.sandbox = None;
+        }
         if let Some(refused) = self.police(&plan, approval) {
             return refused;
         }
@@ -292,14 +311,41 @@ impl Tool {
             warnings.push(e.clone());
         }
         notes.extend(warnings.iter().cloned().map(Note::Warning));
+        // Names only: the model learns what it lacks, and reads it in the text when the command
+        // or its output names one.
+        let withheld = config.env.secrets.withheld();
+        if !withheld.is_empty() {
+            let warning = render::withheld_secrets(&withheld);
+            let output = view.text();
+            if withheld
+                .iter()
+                .any(|name| plan.shown.contains(name.as_str()) || output.contains(name.as_str()))
+            {
+                notes.push(Note::Warning(warning.clone()));
+            }
+            warnings.push(warning);
+        }
         // For the operator, not the model (it cannot change it): in the details only.
         if exec.containment == Some(agent_exec_executor::GroupKind::ProcessGroup) {
             warnings.push(render::PROCESS_GROUP_ONLY.to_owned());
         }
+        if plan.sandbox.is_none()
+            && let Some(why) = config.sandbox.default_unavailable()
+        {
+            warnings.push(why);
+        }
         let limit_hit = exec.limit_hit.map(LimitHit::from);
         let denial = match &plan.sandbox {
             Some(spec) if ending.outcome != Outcome::Success && exec.spawn_error.is_none() => {
-                crate::denial::detect(spec, &view.text()).map(|d| render::denial_text(&d, spec))
+                crate::denial::detect(spec, &view.text()).map(|d| {
+                    let roots = match spec.mode {
+                        SandboxMode::WorkspaceWrite => std::iter::once(spec.workspace.clone())
+                            .chain(config.sandbox.writable.iter().cloned())
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    render::denial_text(&d, spec, plan.sandbox_origin, &roots)
+                })
             }
             _ => None,
         };

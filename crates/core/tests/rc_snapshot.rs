@@ -31,6 +31,9 @@ fn sessions_get_the_users_functions_aliases_and_path() {
     };
     config.sessions.rc_snapshot = true;
     config.sessions.cache_dir = home.path().join("cache");
+    // The rc counts its runs in a file outside the snapshot's cache, which a sandboxed rc may
+    // not write (`sandbox.rs` covers the rc in the sandbox).
+    config.sandbox.mode = Some(agent_exec_core::SandboxMode::Off);
     let tool = Tool::new(config);
     let exec = |session: &str, command: &str| {
         let request = Request::shell(command).in_session(session);

@@ -18,6 +18,9 @@ fn session_tool(dir: &Path) -> Arc<Tool> {
     };
     config.sessions.rc_snapshot = true;
     config.sessions.cache_dir = dir.join("cache");
+    // The rc leaves marks outside the snapshot's cache (how these tests see it ran), which a
+    // sandboxed rc may not write (`sandbox.rs` covers the rc in the sandbox).
+    config.sandbox.mode = Some(agent_exec_core::SandboxMode::Off);
     Arc::new(Tool::new(config))
 }
 

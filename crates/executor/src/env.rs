@@ -48,20 +48,101 @@ pub const HARDENED: &[(&str, &str)] = &[
     ("NO_COLOR", "1"),
 ];
 
-/// Default name patterns of secret-looking variables (`*KEY*`, `*SECRET*`, …), matched
-/// case-insensitively as substrings.
-pub const SECRET_PATTERNS: &[&str] = &["KEY", "SECRET", "TOKEN", "PASSWORD"];
+/// Names of inherited variables that look like credentials, withheld from commands by default
+/// (contract §5): glob patterns (`*` for any run of characters), matched case-insensitively.
+/// The cloud providers' credential variables all match one of them (`AWS_ACCESS_KEY_ID`,
+/// `AWS_SESSION_TOKEN`, `AZURE_CLIENT_SECRET`, `GOOGLE_APPLICATION_CREDENTIALS`,
+/// `DIGITALOCEAN_ACCESS_TOKEN`, …), as do the usual API keys (`OPENAI_API_KEY`,
+/// `ANTHROPIC_API_KEY`, `GITHUB_TOKEN`, `NPM_TOKEN`, `HF_TOKEN`) and database passwords
+/// (`PGPASSWORD`, `MYSQL_PWD`).
+pub const SECRET_PATTERNS: &[&str] = &[
+    "*KEY*",
+    "*SECRET*",
+    "*TOKEN*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*CREDENTIAL*",
+    "*_PWD",
+    "*_AUTH",
+];
+
+/// Names that match [`SECRET_PATTERNS`] but hold no secret, passed as they are.
+pub const NOT_SECRETS: &[&str] = &["TOKENIZERS_PARALLELISM", "KEYTIMEOUT"];
 
 /// Which inherited variables a command sees.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum EnvPolicy {
-    /// Everything the tool inherited (the default).
+    /// Everything the tool inherited (the default), but the secrets [`SecretRule`] withholds.
     #[default]
     InheritAll,
-    /// Everything except names containing one of these substrings (case-insensitive).
-    ExcludeSecrets(Vec<String>),
     /// Nothing inherited but `PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TMPDIR` and the locale.
     Minimal,
+}
+
+/// Which inherited variables are withheld because their names look like credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretRule {
+    /// Names withheld: glob patterns, case-insensitive. Default: [`SECRET_PATTERNS`]; empty
+    /// turns the rule off.
+    pub withhold: Vec<String>,
+    /// Names passed all the same (the operator's `--pass-env`): exact names or glob patterns,
+    /// case-sensitive; `*` passes every one. Default: [`NOT_SECRETS`].
+    pub pass: Vec<String>,
+}
+
+impl Default for SecretRule {
+    fn default() -> Self {
+        SecretRule {
+            withhold: SECRET_PATTERNS.iter().map(|p| (*p).to_owned()).collect(),
+            pass: NOT_SECRETS.iter().map(|p| (*p).to_owned()).collect(),
+        }
+    }
+}
+
+impl SecretRule {
+    /// Whether the inherited variable `name` is withheld.
+    pub fn withholds(&self, name: &str) -> bool {
+        let upper = name.to_ascii_uppercase();
+        self.withhold
+            .iter()
+            .any(|p| glob_match(&p.to_ascii_uppercase(), &upper))
+            && !self.pass.iter().any(|p| glob_match(p, name))
+    }
+
+    /// The names of this process's variables that commands do not get, sorted.
+    pub fn withheld(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::env::vars_os()
+            .filter_map(|(k, _)| k.into_string().ok())
+            .filter(|k| self.withholds(k))
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters (variable
+/// names are short: the backtracking of the last `*` is all it needs).
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// How the environment of a command is built.
@@ -69,6 +150,8 @@ pub enum EnvPolicy {
 pub struct EnvConfig {
     /// Inherited variables. Default: [`EnvPolicy::InheritAll`].
     pub policy: EnvPolicy,
+    /// Inherited variables withheld as credentials. Default: [`SecretRule::default`].
+    pub secrets: SecretRule,
     /// Apply the hardened variables of contract §5. Default: `true`.
     pub harden: bool,
     /// Overrides of hardened values (set to replace, applied after hardening). Default: empty.
@@ -81,6 +164,7 @@ impl Default for EnvConfig {
     fn default() -> Self {
         EnvConfig {
             policy: EnvPolicy::InheritAll,
+            secrets: SecretRule::default(),
             harden: true,
             overrides: BTreeMap::new(),
             term: "dumb".into(),
@@ -124,7 +208,8 @@ const MINIMAL_KEEP: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
 ];
 
-/// Builds the full environment: inherited (per policy) → hardened → overrides → `extra`.
+/// Builds the full environment: inherited (per policy, less the withheld secrets) → hardened →
+/// overrides → `extra` (the operator's overrides and a request's own variables always pass).
 pub fn build_env(
     config: &EnvConfig,
     extra: &[(String, String)],
@@ -133,13 +218,7 @@ pub fn build_env(
     let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
     for (k, v) in std::env::vars_os() {
         let keep = match &config.policy {
-            EnvPolicy::InheritAll => true,
-            EnvPolicy::ExcludeSecrets(patterns) => {
-                let name = k.to_string_lossy().to_ascii_uppercase();
-                !patterns
-                    .iter()
-                    .any(|p| name.contains(&p.to_ascii_uppercase()))
-            }
+            EnvPolicy::InheritAll => !config.secrets.withholds(&k.to_string_lossy()),
             EnvPolicy::Minimal => MINIMAL_KEEP.iter().any(|m| k == *m),
         };
         if keep {
@@ -234,20 +313,101 @@ mod tests {
     }
 
     #[test]
-    fn secrets_can_be_excluded() {
-        // SAFETY: tests in this module do not read this variable concurrently.
-        unsafe { std::env::set_var("AGENT_EXEC_TEST_API_TOKEN", "s3cret") };
-        let all = build_env(&EnvConfig::default(), &[], false);
-        assert_eq!(get(&all, "AGENT_EXEC_TEST_API_TOKEN"), Some("s3cret"));
-        let config = EnvConfig {
-            policy: EnvPolicy::ExcludeSecrets(
-                SECRET_PATTERNS.iter().map(|s| (*s).to_owned()).collect(),
-            ),
-            ..EnvConfig::default()
-        };
-        assert_eq!(
-            get(&build_env(&config, &[], false), "AGENT_EXEC_TEST_API_TOKEN"),
-            None
+    fn secrets_are_withheld_unless_passed_and_a_requests_own_pass() {
+        // SAFETY: tests in this module do not read these variables concurrently.
+        unsafe {
+            std::env::set_var("AGENT_EXEC_TEST_API_TOKEN", "s3cret");
+            std::env::set_var("AGENT_EXEC_TEST_PLAIN", "plain");
+        }
+        let env = build_env(&EnvConfig::default(), &[], false);
+        assert_eq!(get(&env, "AGENT_EXEC_TEST_API_TOKEN"), None);
+        assert_eq!(get(&env, "AGENT_EXEC_TEST_PLAIN"), Some("plain"));
+        let own = [("AGENT_EXEC_TEST_API_TOKEN".to_owned(), "mine".to_owned())];
+        let env = build_env(&EnvConfig::default(), &own, false);
+        assert_eq!(get(&env, "AGENT_EXEC_TEST_API_TOKEN"), Some("mine"));
+        let mut config = EnvConfig::default();
+        config.secrets.pass.push("AGENT_EXEC_TEST_*".into());
+        let env = build_env(&config, &[], false);
+        assert_eq!(get(&env, "AGENT_EXEC_TEST_API_TOKEN"), Some("s3cret"));
+        assert!(
+            EnvConfig::default()
+                .secrets
+                .withheld()
+                .contains(&"AGENT_EXEC_TEST_API_TOKEN".to_owned())
         );
+    }
+
+    #[test]
+    fn credential_names_are_withheld_and_ordinary_names_pass() {
+        let rule = SecretRule::default();
+        for name in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SESSION_TOKEN",
+            "AZURE_CLIENT_SECRET",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "PGPASSWORD",
+            "MYSQL_PWD",
+            "NPM_CONFIG__AUTH",
+            "my_db_password",
+            "SSH_PASSPHRASE",
+            "apikey",
+        ] {
+            assert!(rule.withholds(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "PWD",
+            "OLDPWD",
+            "GIT_AUTHOR_NAME",
+            "TOKENIZERS_PARALLELISM",
+            "LANG",
+            "SSH_AUTH_SOCK",
+        ] {
+            assert!(!rule.withholds(name), "{name}");
+        }
+        let off = SecretRule {
+            withhold: Vec::new(),
+            ..SecretRule::default()
+        };
+        assert!(!off.withholds("GITHUB_TOKEN"));
+        let all = SecretRule {
+            pass: vec!["*".into()],
+            ..SecretRule::default()
+        };
+        assert!(!all.withholds("GITHUB_TOKEN"));
+    }
+
+    #[test]
+    fn globs_match_as_shells_do() {
+        for (pattern, text, matched) in [
+            ("*KEY*", "API_KEY_ID", true),
+            ("*KEY*", "KEY", true),
+            ("*_PWD", "MYSQL_PWD", true),
+            ("*_PWD", "OLDPWD", false),
+            ("A*B*C", "AXXBYYC", true),
+            ("A*B*C", "AXXBYY", false),
+            ("*", "", true),
+            ("ABC", "ABCD", false),
+            ("**X", "YX", true),
+        ] {
+            assert_eq!(glob_match(pattern, text), matched, "{pattern} {text}");
+        }
+    }
+
+    proptest::proptest! {
+        /// A name always matches itself and `*`-wrapped pieces of itself.
+        #[test]
+        fn a_name_matches_its_own_pieces(name in "[A-Z_]{0,12}", cut in 0usize..12) {
+            let cut = cut.min(name.len());
+            proptest::prop_assert!(glob_match(&name, &name));
+            let inner = format!("*{}*", &name[cut..]);
+            let prefix = format!("{}*", &name[..cut]);
+            proptest::prop_assert!(glob_match(&inner, &name));
+            proptest::prop_assert!(glob_match(&prefix, &name));
+        }
     }
 }

@@ -562,6 +562,13 @@ pub fn rc_snapshot(
             writable: Vec::new(),
             network: crate::sandbox::NetworkMode::Off,
             allow_hosts: Vec::new(),
+            // The cache is held from the calls' sandbox; here it is the one thing writable.
+            read_only: s
+                .read_only
+                .iter()
+                .filter(|held| !cache_dir.starts_with(held))
+                .cloned()
+                .collect(),
             ..s.clone()
         })
     });

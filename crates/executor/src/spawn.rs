@@ -263,7 +263,7 @@ pub(crate) fn spawn(launch: &Launch<'_>, group: &mut CallGroup) -> Result<Spawne
         .sandbox
         .map(sandbox::prepare)
         .transpose()
-        .map_err(|e| SpawnError::Sandbox { reason: e.0 })?;
+        .map_err(|e| SpawnError::Sandbox { reason: e.reason })?;
     let mut spawned = match spawn_in(launch, group, sandbox.as_ref()) {
         // A cgroup we could create but not move into (a partly delegated subtree): the call
         // falls back to the next mechanism rather than failing.

@@ -304,7 +304,7 @@ impl Protocol for Mcp {
     fn answer(&self, server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Reply {
         let params = &incoming.params;
         match incoming.method.as_str() {
-            "initialize" => Reply::Result(initialize(params)),
+            "initialize" => Reply::Result(initialize(params, &server.tool.sandbox_summary())),
             "ping" => Reply::Result(json!({})),
             "tools/list" => Reply::Result(tools_list()),
             "tools/call" => tools_call(server, incoming, cancel),
@@ -327,7 +327,7 @@ impl Protocol for Mcp {
 }
 
 /// The client's protocol version when spoken here, else the newest one spoken.
-fn initialize(params: &Value) -> Value {
+fn initialize(params: &Value, sandbox: &str) -> Value {
     let asked = params.get("protocolVersion").and_then(Value::as_str);
     let version = asked
         .filter(|v| SUPPORTED_VERSIONS.contains(v))
@@ -336,7 +336,7 @@ fn initialize(params: &Value) -> Value {
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": false}},
         "serverInfo": {"name": "agent-exec", "title": "agent-exec", "version": env!("CARGO_PKG_VERSION")},
-        "instructions": "Run shell commands with bash. Long outputs are cut to a window that keeps the errors; the full output stays readable with read_artifact (grep finds lines in it). Use run_in_background for servers and watchers (read them with bash_output), and session to keep cd and exports between calls.",
+        "instructions": format!("Run shell commands with bash. Long outputs are cut to a window that keeps the errors; the full output stays readable with read_artifact (grep finds lines in it). Use run_in_background for servers and watchers (read them with bash_output), and session to keep cd and exports between calls. {sandbox}"),
     })
 }
 
@@ -459,12 +459,12 @@ mod tests {
     #[test]
     fn the_client_version_is_answered_when_spoken_else_the_newest() {
         let v =
-            |asked: &str| initialize(&json!({"protocolVersion": asked}))["protocolVersion"].clone();
+            |asked: &str| initialize(&json!({"protocolVersion": asked}), "")["protocolVersion"].clone();
         assert_eq!(v("2025-06-18"), "2025-06-18");
         assert_eq!(v("2024-11-05"), "2024-11-05");
         assert_eq!(v("1999-01-01"), SUPPORTED_VERSIONS[0]);
         assert_eq!(
-            initialize(&json!({}))["protocolVersion"],
+            initialize(&json!({}), "")["protocolVersion"],
             SUPPORTED_VERSIONS[0]
         );
     }

@@ -29,6 +29,7 @@ mod namespaces;
 mod proxy;
 mod rules;
 mod seccomp;
+mod sockets;
 mod tmp;
 
 use std::collections::HashMap;
@@ -224,7 +225,8 @@ pub fn support() -> &'static Support {
             && read_number("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").unwrap_or(0)
                 == 0;
         let user_namespaces = read_number("/proc/sys/user/max_user_namespaces").unwrap_or(0) > 0
-            && (root || unprivileged_ok);
+            && (root || unprivileged_ok)
+            && user_namespace_works();
         Support {
             landlock_abi: abi.max(0) as i32,
             seccomp,
@@ -232,6 +234,44 @@ pub fn support() -> &'static Support {
             root,
         }
     })
+}
+
+/// Whether a user and mount namespace can be made and our ids mapped in it, tried by a
+/// throwaway child: the sysctls do not tell everything (a container's seccomp profile refuses
+/// `unshare` whatever they say).
+fn user_namespace_works() -> bool {
+    // SAFETY: plain getters.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let c = |s: String| std::ffi::CString::new(s).expect("no NUL");
+    let maps = [
+        (c("/proc/self/setgroups".into()), b"deny".to_vec()),
+        (c("/proc/self/uid_map".into()), format!("{uid} {uid} 1\n").into_bytes()),
+        (c("/proc/self/gid_map".into()), format!("{gid} {gid} 1\n").into_bytes()),
+    ];
+    let child = crate::containment::fork_supervised(|| {
+        // SAFETY: system calls on data prepared above, then exit.
+        unsafe {
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) < 0 {
+                libc::_exit(1);
+            }
+            for (path, content) in &maps {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 || libc::write(fd, content.as_ptr().cast(), content.len()) < 0 {
+                    libc::_exit(1);
+                }
+                libc::close(fd);
+            }
+            libc::_exit(0)
+        }
+    });
+    let Ok(pid) = child else {
+        return false;
+    };
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) } == pid;
+    crate::containment::release_pid(pid);
+    waited && crate::ExitStatus::from_wait(status) == Some(crate::ExitStatus::Exited(0))
 }
 
 /// What every call of one spec shares, made once and reused for [`REUSE`]: the Landlock
@@ -274,17 +314,54 @@ impl Drop for Prepared {
 
 /// Why a sandbox could not be prepared.
 #[derive(Debug)]
-pub(crate) struct PrepareError(pub(crate) String);
+pub(crate) struct PrepareError {
+    pub(crate) reason: String,
+    /// The kernel refused what every sandbox of these writable roots needs (a feature, a
+    /// namespace, the read-only view around the roots) — a property of this machine, never
+    /// of anything a call left in the roots.
+    pub(crate) refused_by_kernel: bool,
+}
+
+impl PrepareError {
+    pub(crate) fn new(reason: String) -> PrepareError {
+        PrepareError {
+            reason,
+            refused_by_kernel: false,
+        }
+    }
+
+    pub(crate) fn kernel(reason: String) -> PrepareError {
+        PrepareError {
+            reason,
+            refused_by_kernel: true,
+        }
+    }
+}
+
+/// Whether this kernel enforces `spec` here: `Err` with the reason when it refuses what every
+/// sandbox of these writable roots needs (no Landlock, no user namespace, a root it cannot make
+/// writable — `/` in a container, say). A failure that depends on what the roots hold is not
+/// reported here: the call itself fails on it (closed). The work is what the call does first
+/// (and is kept for it: see [`REUSE`]), so asking costs nothing more.
+pub fn enforceable(spec: &SandboxSpec) -> Result<(), String> {
+    if let Some(missing) = support().missing() {
+        return Err(missing);
+    }
+    match shared(spec) {
+        Err(e) if e.refused_by_kernel => Err(e.reason),
+        _ => Ok(()),
+    }
+}
 
 fn fail(what: &str, e: impl std::fmt::Display) -> PrepareError {
-    PrepareError(format!("{what}: {e}"))
+    PrepareError::new(format!("{what}: {e}"))
 }
 
 /// Prepares `spec` for one process (and everything it starts).
 pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
     let support = support();
     if let Some(missing) = support.missing() {
-        return Err(PrepareError(missing));
+        return Err(PrepareError::kernel(missing));
     }
     let shared = shared(spec)?;
     let tmp = shared
@@ -349,7 +426,7 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
     let area = tmp::Area::new().map_err(|e| fail("the private temporary directory", e))?;
     let writable = canonical_existing(&spec.writable_roots());
     let mut deny = protected_paths(&spec.deny_read, &writable, &spec.writable_roots())?;
-    let aliases = mounts::aliases(&deny).map_err(PrepareError)?;
+    let aliases = mounts::aliases(&deny).map_err(PrepareError::new)?;
     deny.extend(canonical_existing(&aliases));
     deny.sort();
     deny.dedup();
@@ -359,10 +436,16 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
         .into_iter()
         .partition(|p| writable.iter().any(|root| p.starts_with(root)));
     let read_only = protected_paths(&spec.read_only, &writable, &spec.writable_roots())?;
-    let git = gitdirs::find(&writable).map_err(PrepareError)?;
+    let git = gitdirs::find(&writable).map_err(PrepareError::new)?;
     let (mask_file, mask_dir) = area.masks();
     let network_off = spec.network == NetworkMode::Off;
     let proxied = network_off && !spec.allow_hosts.is_empty();
+    // With the network off no Unix socket can be made at all (`seccomp.rs`).
+    let sockets = if network_off {
+        Vec::new()
+    } else {
+        sockets::host_sockets(&writable, &area.dir)
+    };
     let inputs = namespaces::MountInputs {
         writable: &writable,
         tmp_area: &area.dir,
@@ -370,6 +453,7 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
         git: &git,
         masked: &masked,
         masks: (&mask_file, &mask_dir),
+        sockets: &sockets,
     };
     let plan = namespaces::NamespacePlan::new(&inputs, network_off, proxied);
     let mut namespaces = namespaces::make(&plan)?;
@@ -416,7 +500,7 @@ fn protected_paths(
                     .chain(writable_as_given)
                     .any(|root| path.starts_with(root));
                 if under_writable {
-                    return Err(PrepareError(format!(
+                    return Err(PrepareError::new(format!(
                         "{} cannot be resolved ({e}), so the sandbox cannot keep it from the command; restore the permissions of the directories above it",
                         path.display()
                     )));

@@ -41,6 +41,9 @@ enum MountStep {
         set: u64,
         clear: u64,
     },
+    /// The mask file bound read-only onto a host socket (`sockets.rs`); skipped when the socket
+    /// is gone since it was found (its daemon ended), which leaves nothing to hide.
+    Hide { mask: CString, target: CString },
 }
 
 /// `struct mount_attr` of `mount_setattr(2)`.
@@ -65,6 +68,10 @@ pub(super) struct NamespacePlan {
     /// `(path, content)` written once the user namespace exists: setgroups, uid_map, gid_map.
     id_maps: Vec<(CString, Vec<u8>)>,
     mounts: Vec<MountStep>,
+    /// How many of `mounts`, from the first, depend only on the kernel and the writable roots'
+    /// paths (the read-only view, the roots made writable, the private `/dev/shm`); the rest
+    /// hold what the roots contain.
+    kernel_steps: usize,
     /// A network namespace of its own (the network is off).
     network: bool,
     /// Make the proxy's listening socket in it.
@@ -107,6 +114,8 @@ pub(super) struct MountInputs<'a> {
     /// empty file or directory with no permissions (`masks`: the file, the directory).
     pub(super) masked: &'a [PathBuf],
     pub(super) masks: (&'a Path, &'a Path),
+    /// The host's Unix sockets, hidden under the mask file (with the network on: `sockets.rs`).
+    pub(super) sockets: &'a [PathBuf],
 }
 
 /// Where the private `/dev/shm` goes.
@@ -130,6 +139,7 @@ impl NamespacePlan {
                 (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
                 (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
             ],
+            kernel_steps: kernel_steps(mounts).len(),
             mounts: mount_steps(mounts),
             shm: Path::new(SHM).is_dir().then(|| c(SHM)),
             network,
@@ -147,9 +157,33 @@ impl NamespacePlan {
     }
 }
 
-/// The steps of the mount namespace (see the module doc).
-fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
+/// How a path becomes a mount point of its own (`attributes`: `MOUNT_ATTR_*` set and cleared).
+fn bind(steps: &mut Vec<MountStep>, path: &Path, attributes: Option<(u64, u64)>) {
+    let Some(path) = c_path(path) else { return };
+    steps.push(MountStep::Mount {
+        source: Some(path.clone()),
+        target: path.clone(),
+        fs: None,
+        flags: libc::MS_BIND | libc::MS_REC,
+    });
+    if let Some((set, clear)) = attributes {
+        steps.push(MountStep::Attributes {
+            target: path,
+            set,
+            clear,
+        });
+    }
+}
+
+fn c_path(p: &Path) -> Option<CString> {
+    CString::new(p.as_os_str().as_bytes()).ok()
+}
+
+/// The first steps of the mount namespace, which depend only on the kernel and the writable
+/// roots' paths: everything read-only, the roots (and the temporary area) writable again, a
+/// private `/dev/shm`. A refusal here is the machine's (see `PrepareError::refused_by_kernel`).
+fn kernel_steps(inputs: &MountInputs) -> Vec<MountStep> {
+    let c = c_path;
     let root = CString::new("/").expect("no NUL");
     let mut steps = vec![
         // Nothing done here propagates back to the host's mounts.
@@ -165,24 +199,7 @@ fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
             clear: 0,
         },
     ];
-    let bind = |steps: &mut Vec<MountStep>, path: &Path, attributes: Option<(u64, u64)>| {
-        let Some(path) = c(path) else { return };
-        steps.push(MountStep::Mount {
-            source: Some(path.clone()),
-            target: path.clone(),
-            fs: None,
-            flags: libc::MS_BIND | libc::MS_REC,
-        });
-        if let Some((set, clear)) = attributes {
-            steps.push(MountStep::Attributes {
-                target: path,
-                set,
-                clear,
-            });
-        }
-    };
     let writable = Some((MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, MOUNT_ATTR_RDONLY));
-    let read_only = Some((MOUNT_ATTR_RDONLY, 0));
     for dir in inputs
         .writable
         .iter()
@@ -191,6 +208,29 @@ fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
     {
         bind(&mut steps, dir, writable);
     }
+    // A private /dev/shm: POSIX shared memory and semaphores (Python's multiprocessing) work,
+    // and nothing in it reaches the host's; its pages are charged to the writer's memory
+    // cgroup, so `--max-memory` counts them.
+    if Path::new(SHM).is_dir() {
+        steps.push(MountStep::Mount {
+            source: c(Path::new("tmpfs")),
+            target: c(Path::new(SHM)).expect("no NUL"),
+            fs: Some((
+                CString::new("tmpfs").expect("no NUL"),
+                CString::new("mode=1777").expect("no NUL"),
+            )),
+            flags: libc::MS_NOSUID | libc::MS_NODEV,
+        });
+    }
+    steps
+}
+
+/// The steps of the mount namespace (see the module doc): [`kernel_steps`], then those that
+/// hold what the roots contain.
+fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
+    let c = c_path;
+    let mut steps = kernel_steps(inputs);
+    let read_only = Some((MOUNT_ATTR_RDONLY, 0));
     // Every directory between a writable root and what is held below it is pinned too: a
     // directory holding a mount point can still be renamed, and a rebuild would then not find
     // the path to hold again.
@@ -253,19 +293,15 @@ fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
             });
         }
     }
-    // A private /dev/shm: POSIX shared memory and semaphores (Python's multiprocessing) work,
-    // and nothing in it reaches the host's; its pages are charged to the writer's memory
-    // cgroup, so `--max-memory` counts them.
-    if Path::new(SHM).is_dir() {
-        steps.push(MountStep::Mount {
-            source: c(Path::new("tmpfs")),
-            target: c(Path::new(SHM)).expect("no NUL"),
-            fs: Some((
-                CString::new("tmpfs").expect("no NUL"),
-                CString::new("mode=1777").expect("no NUL"),
-            )),
-            flags: libc::MS_NOSUID | libc::MS_NODEV,
-        });
+    if let Some(mask) = c(inputs.masks.0) {
+        for socket in inputs.sockets {
+            if let Some(target) = c(socket) {
+                steps.push(MountStep::Hide {
+                    mask: mask.clone(),
+                    target,
+                });
+            }
+        }
     }
     steps
 }
@@ -278,7 +314,10 @@ enum Step {
     IdMaps = 2,
     Loopback = 3,
     ProxySocket = 4,
+    /// A mount holding what the roots contain.
     Mounts = 5,
+    /// One of the [`kernel_steps`].
+    KernelMounts = 6,
 }
 
 impl NamespacePlan {
@@ -329,7 +368,7 @@ impl NamespacePlan {
                     }
                 }
             }
-            for step in &self.mounts {
+            for (index, step) in self.mounts.iter().enumerate() {
                 let done = match step {
                     MountStep::Mount {
                         source,
@@ -346,22 +385,28 @@ impl NamespacePlan {
                             .map_or(std::ptr::null(), |(_, data)| data.as_ptr().cast()),
                     ),
                     MountStep::Attributes { target, set, clear } => {
-                        let attr = MountAttr {
-                            attr_set: *set,
-                            attr_clr: *clear,
-                            propagation: 0,
-                            userns_fd: 0,
-                        };
-                        libc::syscall(
-                            libc::SYS_mount_setattr,
-                            libc::AT_FDCWD,
+                        set_attributes(target, *set, *clear)
+                    }
+                    MountStep::Hide { mask, target } => {
+                        let bound = libc::mount(
+                            mask.as_ptr(),
                             target.as_ptr(),
-                            AT_RECURSIVE,
-                            &raw const attr,
-                            std::mem::size_of::<MountAttr>(),
-                        ) as libc::c_int
+                            std::ptr::null(),
+                            libc::MS_BIND,
+                            std::ptr::null(),
+                        );
+                        if bound < 0 && *libc::__errno_location() == libc::ENOENT {
+                            0
+                        } else if bound < 0 {
+                            bound
+                        } else {
+                            set_attributes(target, MOUNT_ATTR_RDONLY, 0)
+                        }
                     }
                 };
+                if done < 0 && index < self.kernel_steps {
+                    return Err(Step::KernelMounts);
+                }
                 if done < 0 {
                     return Err(Step::Mounts);
                 }
@@ -372,6 +417,30 @@ impl NamespacePlan {
             };
             Ok((listener, shm))
         }
+    }
+}
+
+/// `mount_setattr(2)` of the mounts at and below `target`.
+///
+/// # Safety
+/// Only in the forked child of [`make`] (a system call on prepared data).
+unsafe fn set_attributes(target: &CString, set: u64, clear: u64) -> libc::c_int {
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: clear,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: a system call on a NUL-terminated path and a local struct.
+    unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            AT_RECURSIVE,
+            &raw const attr,
+            std::mem::size_of::<MountAttr>(),
+        ) as libc::c_int
     }
 }
 
@@ -409,7 +478,7 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
             [step, errno, ..] => Err(refused(step, errno)),
         }
     } else {
-        Err(PrepareError(
+        Err(PrepareError::new(
             "the child making the sandbox's namespaces ended without a word".to_owned(),
         ))
     };
@@ -482,11 +551,22 @@ fn refused(step: i32, errno: i32) -> PrepareError {
         2 => "to map our user in the sandbox's user namespace",
         3 => "to bring up the loopback of the sandbox's network namespace",
         4 => "to open the proxy's socket in the sandbox's network namespace",
+        5 => {
+            "to hold what the writable roots contain in the sandbox's view (a git directory, a deny-read path, a host socket)"
+        }
         _ => {
             "to make the sandbox's read-only view of the file system (a writable root on a mount it cannot make writable?)"
         }
     };
-    PrepareError(format!(
-        "the kernel refused {what}: {reason}; run with --sandbox off to go without"
-    ))
+    let reason = format!("the kernel refused {what}: {reason}; run with --sandbox off to go without");
+    // A refusal, not a shortage (no namespace left, no memory): the machine cannot do it.
+    let refusal = matches!(
+        errno,
+        libc::EPERM | libc::EACCES | libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP
+    );
+    if step != Step::Mounts as i32 && refusal {
+        PrepareError::kernel(reason)
+    } else {
+        PrepareError::new(reason)
+    }
 }

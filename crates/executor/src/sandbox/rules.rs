@@ -108,7 +108,7 @@ pub(super) fn ruleset(
         writes.push((copy, write));
     }
     let ruleset = Option::<OwnedFd>::from(created)
-        .ok_or_else(|| PrepareError("Landlock made no ruleset".to_owned()))?;
+        .ok_or_else(|| PrepareError::new("Landlock made no ruleset".to_owned()))?;
     Ok((ruleset, WriteGrants(writes)))
 }
 
@@ -147,7 +147,7 @@ pub(super) fn call_layer(grants: &WriteGrants, tmp: &Path) -> Result<OwnedFd, Pr
         .add_rule(PathBeneath::new(&own, write_rights()))
         .map_err(err)?;
     Option::<OwnedFd>::from(created)
-        .ok_or_else(|| PrepareError("Landlock made no ruleset".to_owned()))
+        .ok_or_else(|| PrepareError::new("Landlock made no ruleset".to_owned()))
 }
 
 /// The trees that together cover `root` but none of `excluded`: `root` itself when nothing
