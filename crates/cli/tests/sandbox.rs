@@ -13,8 +13,8 @@ use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -632,39 +632,6 @@ fn serve(w: &World, flags: &[&str], requests: &[Value]) -> std::collections::Has
     serve_with(w.command(&args), requests)
 }
 
-/// [`serve`] with a prepared `agent-exec serve` command.
-fn serve_with(mut cmd: Command, requests: &[Value]) -> std::collections::HashMap<i64, Value> {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        use std::io::BufRead as _;
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
-    let mut answers = std::collections::HashMap::new();
-    for request in requests {
-        writeln!(stdin, "{request}").unwrap();
-        let line = rx
-            .recv_timeout(Duration::from_mins(1))
-            .expect("serve answered");
-        let answer: Value = serde_json::from_str(&line).unwrap();
-        answers.insert(answer["id"].as_i64().unwrap(), answer);
-    }
-    drop(stdin);
-    let _ = child.wait();
-    answers
-}
-
 #[test]
 fn a_sandboxed_sessions_rc_snapshot_runs_sandboxed() {
     let w = World::new(&users()[0]);
@@ -778,21 +745,104 @@ fn a_sandbox_the_kernel_cannot_enforce_fails_the_call() {
     assert!(text(&r).contains("Landlock"), "{}", text(&r));
     assert!(text(&r).contains("--sandbox off"), "{}", text(&r));
     assert!(!w.workspace.join("x").exists());
-    // Without a sandbox the same kernel runs commands as ever.
-    let plain = ["run", "--json", "--", "true"];
-    let r: Value = serde_json::from_slice(&run(LANDLOCK_CREATE_RULESET, 38, &plain)).unwrap();
-    assert_eq!(outcome(&r), "success", "{}", text(&r));
-    let version = run(LANDLOCK_CREATE_RULESET, 38, &["--version"]);
+    // The default degrades: the command runs unconfined, and the details say so and why.
+    let plain = ["run", "--json", "--", "touch y"];
+    for (nr, errno, why) in [
+        (LANDLOCK_CREATE_RULESET, 38, "Landlock"),
+        (UNSHARE, 1, "namespace"),
+    ] {
+        let r: Value = serde_json::from_slice(&run(nr, errno, &plain)).unwrap();
+        assert_eq!(outcome(&r), "success", "{}", text(&r));
+        assert_eq!(r["details"]["sandbox"], Value::Null, "{r}");
+        let warnings = r["details"]["warnings"].to_string();
+        assert!(
+            warnings.contains("commands run unconfined") && warnings.contains(why),
+            "{warnings}"
+        );
+    }
+    let version =
+        String::from_utf8_lossy(&run(LANDLOCK_CREATE_RULESET, 38, &["--version"])).into_owned();
     assert!(
-        String::from_utf8_lossy(&version).contains("sandbox: not available"),
-        "{}",
-        String::from_utf8_lossy(&version)
+        version.contains("sandbox: not available") && version.contains("default: off here"),
+        "{version}"
     );
-    // No user namespace: refused, never run unconfined.
+    // No user namespace: a mode asked for is refused, never run unconfined.
     let r: Value = serde_json::from_slice(&run(UNSHARE, 1, &sandboxed)).unwrap();
     assert_eq!(outcome(&r), "spawn_failed", "{}", text(&r));
     assert!(text(&r).contains("namespaces"), "{}", text(&r));
     assert!(!w.workspace.join("x").exists());
+}
+
+/// A Unix socket listening at `path`: [`Accepted::any`] says whether it accepted a
+/// connection, judged by the listener itself.
+struct Accepted(std::os::unix::net::UnixListener);
+
+impl Accepted {
+    fn listen(path: &Path) -> Accepted {
+        let _ = std::fs::remove_file(path);
+        let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        Accepted(listener)
+    }
+
+    /// Whether a connection is waiting or was made (the commands have ended: a connection they
+    /// made is queued in the backlog).
+    fn any(&self) -> bool {
+        self.0.accept().is_ok()
+    }
+}
+
+#[test]
+fn with_the_network_on_the_hosts_unix_sockets_are_out_of_reach() {
+    let connect = "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(\"connected\")'";
+    for user in users() {
+        let w = World::new(&user);
+        // Where daemons listen: a runtime directory, the home, a directory outside.
+        let run_dir = Path::new("/run").join(format!("agent-exec-test-{}", std::process::id()));
+        std::fs::create_dir_all(&run_dir).unwrap();
+        std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for path in [
+            run_dir.join("daemon.sock"),
+            w.home.join("agent.sock"),
+            w.outside.join("service.sock"),
+        ] {
+            let quoted = sh_quote(&path);
+            // Control: the route works unconfined.
+            let accepted = Accepted::listen(&path);
+            let r = w.run(OFF, &format!("{connect} {quoted}"));
+            assert!(
+                text(&r).contains("connected"),
+                "control {user:?}: {}",
+                text(&r)
+            );
+            assert!(accepted.any(), "control {user:?}");
+            // The default (network on), and workspace-write with --network on.
+            for flags in [
+                &[][..],
+                &["--sandbox", "workspace-write", "--network", "on"][..],
+            ] {
+                let accepted = Accepted::listen(&path);
+                let through_link = format!("ln -sf {quoted} l.sock && {connect} l.sock");
+                for command in [format!("{connect} {quoted}"), through_link] {
+                    let r = w.run(flags, &command);
+                    assert!(
+                        !text(&r).contains("connected"),
+                        "{user:?} {flags:?} {command}: {}",
+                        text(&r)
+                    );
+                }
+                assert!(!accepted.any(), "{user:?} {flags:?}: {path:?} accepted");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&run_dir);
+        // The sandbox's own sockets work: a server and a client in the workspace.
+        let r = w.run(
+            &[],
+            "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"own.sock\"); s.listen(); c=socket.socket(socket.AF_UNIX); c.connect(\"own.sock\"); print(\"own ok\")'",
+        );
+        assert!(text(&r).contains("own ok"), "{user:?}: {}", text(&r));
+    }
 }
 
 // ---- Escape classes of issue 26: each route judged on the host, as root and as the
@@ -824,33 +874,6 @@ fn with_inherited(cmd: &mut Command, files: Vec<std::fs::File>) -> Vec<std::os::
         });
     }
     owned
-}
-
-fn request(id: i64, method: &str, params: &Value) -> Value {
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// `payload` as a server runs it: a one-shot (1), in a session (2), as a job (3) whose output
-/// is answer 4.
-fn in_every_server_mode(payload: &str) -> [Value; 4] {
-    [
-        request(1, "exec", &serde_json::json!({"command": payload})),
-        request(
-            2,
-            "exec",
-            &serde_json::json!({"command": payload, "session": "s"}),
-        ),
-        request(
-            3,
-            "exec",
-            &serde_json::json!({"command": payload, "run_in_background": true}),
-        ),
-        request(
-            4,
-            "job_output",
-            &serde_json::json!({"job_id": "1", "wait_ms": 10000}),
-        ),
-    ]
 }
 
 #[test]

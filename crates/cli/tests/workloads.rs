@@ -97,7 +97,14 @@ fn pytest_wheels() -> &'static Path {
         };
         if !has(&dir) {
             let got = Command::new("python3")
-                .args(["-m", "pip", "download", "--quiet", "--only-binary=:all:", "-d"])
+                .args([
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    "--only-binary=:all:",
+                    "-d",
+                ])
                 .arg(&dir)
                 .arg("pytest==8.3.5")
                 .status()
@@ -310,9 +317,8 @@ fn workloads(w: &World) -> Vec<Workload> {
 }
 
 fn which(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// Writes `content` at `path` under the workspace, owned by the world's user.

@@ -384,13 +384,12 @@ impl SandboxSettings {
     /// The network of sandboxed calls: as set, else on in the default sandbox and off when
     /// the operator names a mode or allows hosts.
     pub fn network(&self) -> NetworkMode {
-        self.network.unwrap_or(
-            if self.mode.is_some() || !self.allow_hosts.is_empty() {
+        self.network
+            .unwrap_or(if self.mode.is_some() || !self.allow_hosts.is_empty() {
                 NetworkMode::Off
             } else {
                 NetworkMode::On
-            },
-        )
+            })
     }
 
     /// The writable roots the operator gave and the profile's caches (without the workspace).
@@ -504,7 +503,11 @@ impl Config {
         let mut held = vec![self.artifacts_dir.clone(), self.sessions.cache_dir.clone()];
         let workspace = self.sandbox.workspace.as_ref().unwrap_or(&self.workdir);
         // A program being built in the workspace is the project's, not ours to hold.
-        held.extend(std::env::current_exe().ok().filter(|exe| !exe.starts_with(workspace)));
+        held.extend(
+            std::env::current_exe()
+                .ok()
+                .filter(|exe| !exe.starts_with(workspace)),
+        );
         held
     }
 }

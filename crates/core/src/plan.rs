@@ -116,7 +116,9 @@ impl Plan {
             sandbox_origin: validated.sandbox_origin,
             sandbox: config
                 .sandbox
-                .spec(validated.sandbox, &config.workdir, || config.held_read_only())
+                .spec(validated.sandbox, &config.workdir, || {
+                    config.held_read_only()
+                })
                 .map(Arc::new),
         }
     }

@@ -192,16 +192,14 @@ impl Tool {
             (SandboxMode::WorkspaceWrite, SandboxOrigin::Default),
             |mode| (mode, SandboxOrigin::Operator),
         );
-        let validated =
-            match here.validate(&config.workdir, config.default_timeout, far_mode) {
-                Ok(v) => v,
-                Err(e) => {
-                    let mut invalid =
-                        ToolResult::invalid(e.0, request.cwd.clone().unwrap_or_default());
-                    invalid.details.target = Some(target.to_string());
-                    return invalid;
-                }
-            };
+        let validated = match here.validate(&config.workdir, config.default_timeout, far_mode) {
+            Ok(v) => v,
+            Err(e) => {
+                let mut invalid = ToolResult::invalid(e.0, request.cwd.clone().unwrap_or_default());
+                invalid.details.target = Some(target.to_string());
+                return invalid;
+            }
+        };
         let plan = Plan::new(validated, config);
         if let Some(mut refused) = self.police(&plan, approval) {
             refused.details.target = Some(target.to_string());

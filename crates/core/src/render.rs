@@ -165,7 +165,8 @@ pub(crate) fn sandbox_summary(config: &crate::Config) -> String {
             let mut roots = vec![workspace.display().to_string()];
             roots.extend(settings.writable.iter().map(|p| p.display().to_string()));
             if settings.profile == crate::SandboxProfile::Dev {
-                roots.push("the build caches (~/.cache, cargo, npm, pip, Go, Maven, Gradle)".into());
+                roots
+                    .push("the build caches (~/.cache, cargo, npm, pip, Go, Maven, Gradle)".into());
             }
             roots.push("$TMPDIR".into());
             format!("they may write {}", roots.join(", "))

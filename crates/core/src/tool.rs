@@ -172,15 +172,14 @@ impl Tool {
             return self.remote_exec(request, &target, cancel, approval, observer);
         }
         let config = &self.runner.config;
-        let validated =
-            match request.validate(
-                &config.workdir,
-                config.default_timeout,
-                config.sandbox.operator_mode(),
-            ) {
-                Ok(v) => v,
-                Err(e) => return ToolResult::invalid(e.0, self.runner.workdir_text()),
-            };
+        let validated = match request.validate(
+            &config.workdir,
+            config.default_timeout,
+            config.sandbox.operator_mode(),
+        ) {
+            Ok(v) => v,
+            Err(e) => return ToolResult::invalid(e.0, self.runner.workdir_text()),
+        };
         let mut plan = Plan::new(validated, config);
         // Where the kernel refuses the default sandbox (a container that cannot make `/`
         // writable in a namespace, a seccomp profile without namespaces), the default is off.

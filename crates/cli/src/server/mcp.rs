@@ -458,8 +458,9 @@ mod tests {
 
     #[test]
     fn the_client_version_is_answered_when_spoken_else_the_newest() {
-        let v =
-            |asked: &str| initialize(&json!({"protocolVersion": asked}), "")["protocolVersion"].clone();
+        let v = |asked: &str| {
+            initialize(&json!({"protocolVersion": asked}), "")["protocolVersion"].clone()
+        };
         assert_eq!(v("2025-06-18"), "2025-06-18");
         assert_eq!(v("2024-11-05"), "2024-11-05");
         assert_eq!(v("1999-01-01"), SUPPORTED_VERSIONS[0]);

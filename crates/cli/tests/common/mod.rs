@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each suite uses its own part
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -130,16 +130,21 @@ impl World {
     /// `agent-exec ARGS` in the workspace, as the world's user, with `$HOME` the world's home
     /// (so the default deny-read paths are under it) and the artifacts under it.
     pub(crate) fn command(&self, args: &[&str]) -> Command {
+        self.command_of(binary(), args)
+    }
+
+    /// [`World::command`] with agent-exec at `program`.
+    pub(crate) fn command_of(&self, program: &Path, args: &[&str]) -> Command {
         let mut cmd = match &self.user.name {
             Some(name) => {
                 // runuser sets HOME to the user's own: `env` puts ours back.
                 let mut c = Command::new("runuser");
                 c.args(["-u", name, "--", "env"])
                     .arg(format!("HOME={}", self.home.display()))
-                    .arg(binary());
+                    .arg(program);
                 c
             }
-            None => Command::new(binary()),
+            None => Command::new(program),
         };
         cmd.args(args)
             .current_dir(&self.workspace)
@@ -216,4 +221,67 @@ pub(crate) fn outcome(result: &Value) -> &str {
 
 pub(crate) fn sh_quote(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+/// [`serve`] with a prepared `agent-exec serve` command.
+pub(crate) fn serve_with(
+    mut cmd: Command,
+    requests: &[Value],
+) -> std::collections::HashMap<i64, Value> {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut answers = std::collections::HashMap::new();
+    for request in requests {
+        writeln!(stdin, "{request}").unwrap();
+        let line = rx
+            .recv_timeout(Duration::from_mins(1))
+            .expect("serve answered");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        answers.insert(answer["id"].as_i64().unwrap(), answer);
+    }
+    drop(stdin);
+    let _ = child.wait();
+    answers
+}
+
+pub(crate) fn request(id: i64, method: &str, params: &Value) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// `payload` as a server runs it: a one-shot (1), in a session (2), as a job (3) whose output
+/// is answer 4.
+pub(crate) fn in_every_server_mode(payload: &str) -> [Value; 4] {
+    [
+        request(1, "exec", &serde_json::json!({"command": payload})),
+        request(
+            2,
+            "exec",
+            &serde_json::json!({"command": payload, "session": "s"}),
+        ),
+        request(
+            3,
+            "exec",
+            &serde_json::json!({"command": payload, "run_in_background": true}),
+        ),
+        request(
+            4,
+            "job_output",
+            &serde_json::json!({"job_id": "1", "wait_ms": 10000}),
+        ),
+    ]
 }

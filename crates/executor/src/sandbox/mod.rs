@@ -245,8 +245,14 @@ fn user_namespace_works() -> bool {
     let c = |s: String| std::ffi::CString::new(s).expect("no NUL");
     let maps = [
         (c("/proc/self/setgroups".into()), b"deny".to_vec()),
-        (c("/proc/self/uid_map".into()), format!("{uid} {uid} 1\n").into_bytes()),
-        (c("/proc/self/gid_map".into()), format!("{gid} {gid} 1\n").into_bytes()),
+        (
+            c("/proc/self/uid_map".into()),
+            format!("{uid} {uid} 1\n").into_bytes(),
+        ),
+        (
+            c("/proc/self/gid_map".into()),
+            format!("{gid} {gid} 1\n").into_bytes(),
+        ),
     ];
     let child = crate::containment::fork_supervised(|| {
         // SAFETY: system calls on data prepared above, then exit.

@@ -42,7 +42,8 @@ enum MountStep {
         clear: u64,
     },
     /// The mask file bound read-only onto a host socket (`sockets.rs`); skipped when the socket
-    /// is gone since it was found (its daemon ended), which leaves nothing to hide.
+    /// is gone since it was found (its daemon ended) or cannot be reached from the namespace,
+    /// which leaves nothing to hide.
     Hide { mask: CString, target: CString },
 }
 
@@ -327,7 +328,7 @@ impl NamespacePlan {
     ///
     /// # Safety
     /// Only in a forked child that `_exit`s next.
-    unsafe fn build(&self) -> Result<(i32, i32), Step> {
+    unsafe fn build(&self) -> Result<(i32, i32), (Step, usize)> {
         // SAFETY: system calls on prepared, NUL-terminated data.
         unsafe {
             let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
@@ -335,24 +336,24 @@ impl NamespacePlan {
                 flags |= libc::CLONE_NEWNET;
             }
             if libc::unshare(flags) < 0 {
-                return Err(Step::UserNamespace);
+                return Err((Step::UserNamespace, 0));
             }
             for (path, content) in &self.id_maps {
                 let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
                 if fd < 0 {
-                    return Err(Step::IdMaps);
+                    return Err((Step::IdMaps, 0));
                 }
                 let written = libc::write(fd, content.as_ptr().cast(), content.len());
                 libc::close(fd);
                 if written < 0 {
-                    return Err(Step::IdMaps);
+                    return Err((Step::IdMaps, 0));
                 }
             }
             let mut listener = -1;
             if self.network {
                 let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
                 if sock < 0 || libc::ioctl(sock, libc::SIOCSIFFLAGS, &raw const self.loopback) < 0 {
-                    return Err(Step::Loopback);
+                    return Err((Step::Loopback, 0));
                 }
                 libc::close(sock);
                 if self.proxy {
@@ -364,7 +365,7 @@ impl NamespacePlan {
                         || libc::bind(listener, addr, len) < 0
                         || libc::listen(listener, 128) < 0
                     {
-                        return Err(Step::ProxySocket);
+                        return Err((Step::ProxySocket, 0));
                     }
                 }
             }
@@ -395,7 +396,14 @@ impl NamespacePlan {
                             libc::MS_BIND,
                             std::ptr::null(),
                         );
-                        if bound < 0 && *libc::__errno_location() == libc::ENOENT {
+                        // Gone since it was found, or in a directory this namespace's user cannot
+                        // enter (another user's `0700` directory): the sandbox cannot reach it
+                        // either, so there is nothing to hide.
+                        let unreachable = matches!(
+                            *libc::__errno_location(),
+                            libc::ENOENT | libc::ENOTDIR | libc::EACCES
+                        );
+                        if bound < 0 && unreachable {
                             0
                         } else if bound < 0 {
                             bound
@@ -405,10 +413,10 @@ impl NamespacePlan {
                     }
                 };
                 if done < 0 && index < self.kernel_steps {
-                    return Err(Step::KernelMounts);
+                    return Err((Step::KernelMounts, index));
                 }
                 if done < 0 {
-                    return Err(Step::Mounts);
+                    return Err((Step::Mounts, index));
                 }
             }
             let shm = match &self.shm {
@@ -458,7 +466,7 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
             libc::close(release_w.as_raw_fd());
             let report: [i32; 4] = match plan.build() {
                 Ok((listener, shm)) => [0, 0, listener, shm],
-                Err(step) => [step as i32, *libc::__errno_location(), -1, -1],
+                Err((step, index)) => [step as i32, *libc::__errno_location(), index as i32, -1],
             };
             libc::write(ready_w.as_raw_fd(), report.as_ptr().cast(), 16);
             let mut byte = 0u8;
@@ -475,7 +483,7 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
     let made = if got == 16 {
         match report {
             [0, _, listener, shm] => open_all(pid, plan, listener, shm),
-            [step, errno, ..] => Err(refused(step, errno)),
+            [step, errno, index, _] => Err(refused(step, errno, plan.target_of(index))),
         }
     } else {
         Err(PrepareError::new(
@@ -536,8 +544,21 @@ fn open_all(
     })
 }
 
-/// What a refused step means, and how to proceed.
-fn refused(step: i32, errno: i32) -> PrepareError {
+impl NamespacePlan {
+    /// The path mount step `index` works on (for the message of a refused one).
+    fn target_of(&self, index: i32) -> Option<String> {
+        let step = self.mounts.get(usize::try_from(index).ok()?)?;
+        let target = match step {
+            MountStep::Mount { target, .. }
+            | MountStep::Attributes { target, .. }
+            | MountStep::Hide { target, .. } => target,
+        };
+        Some(target.to_string_lossy().into_owned())
+    }
+}
+
+/// What a refused step means (at `target`, for a mount), and how to proceed.
+fn refused(step: i32, errno: i32, target: Option<String>) -> PrepareError {
     let reason = std::io::Error::from_raw_os_error(errno).to_string();
     let reason = reason
         .split(" (os error")
@@ -558,7 +579,12 @@ fn refused(step: i32, errno: i32) -> PrepareError {
             "to make the sandbox's read-only view of the file system (a writable root on a mount it cannot make writable?)"
         }
     };
-    let reason = format!("the kernel refused {what}: {reason}; run with --sandbox off to go without");
+    let at = match target {
+        Some(path) if step >= Step::Mounts as i32 => format!(" at {path}"),
+        _ => String::new(),
+    };
+    let reason =
+        format!("the kernel refused {what}{at}: {reason}; run with --sandbox off to go without");
     // A refusal, not a shortage (no namespace left, no memory): the machine cannot do it.
     let refusal = matches!(
         errno,
