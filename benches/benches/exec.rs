@@ -10,7 +10,6 @@
 use std::hint::black_box;
 use std::process::Command;
 
-use agent_exec_benches::sandbox_spec;
 use agent_exec_executor::{CancelToken, Containment, ExecSpec, run};
 use agent_exec_sink::{OutputSink, SinkConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -90,7 +89,17 @@ fn one_call(c: &mut Criterion) {
         let mut group = c.benchmark_group(group_name);
         for (name, sandbox) in [
             ("off", None),
-            ("workspace_write", Some(sandbox_spec(workspace.path()))),
+            // What a call gets with no flag: the default's spec (dev profile, network on).
+            (
+                "workspace_write",
+                agent_exec_core::SandboxSettings::default()
+                    .spec(
+                        agent_exec_executor::SandboxMode::WorkspaceWrite,
+                        workspace.path(),
+                        Vec::new,
+                    )
+                    .map(std::sync::Arc::new),
+            ),
         ] {
             let mut spec = ExecSpec::shell(command, workspace.path());
             spec.sandbox = sandbox;

@@ -26,9 +26,10 @@ struct Server {
 }
 
 impl Server {
-    fn start(bin: &std::path::Path, artifacts: &std::path::Path) -> Server {
+    fn start(bin: &std::path::Path, artifacts: &std::path::Path, flags: &[&str]) -> Server {
         let mut child = Command::new(bin)
             .arg("serve")
+            .args(flags)
             .env("AGENT_EXEC_ARTIFACTS", artifacts)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -97,7 +98,13 @@ fn bench(c: &mut Criterion) {
         });
     });
     drop(raw);
-    let mut server = Server::start(&bin, artifacts.path());
+    // The default (the sandbox on) and `--sandbox off`, side by side: the default's cost.
+    let mut unsandboxed = Server::start(&bin, artifacts.path(), &["--sandbox", "off"]);
+    group.bench_function("agent_exec_serve_sandbox_off", |b| {
+        b.iter(|| unsandboxed.exec(r#"{"command":"true","session":"bench"}"#));
+    });
+    drop(unsandboxed);
+    let mut server = Server::start(&bin, artifacts.path(), &[]);
     group.bench_function("agent_exec_serve", |b| {
         b.iter(|| server.exec(r#"{"command":"true","session":"bench"}"#));
     });

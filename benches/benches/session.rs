@@ -46,7 +46,14 @@ fn bench(c: &mut Criterion) {
     // target ≤ 1.1× the unsandboxed one.
     let workspace = tempfile::tempdir().expect("tempdir");
     let config = SessionConfig {
-        sandbox: Some(agent_exec_benches::sandbox_spec(workspace.path())),
+        // What a session gets with no flag: the default's spec (dev profile, network on).
+        sandbox: agent_exec_core::SandboxSettings::default()
+            .spec(
+                agent_exec_executor::SandboxMode::WorkspaceWrite,
+                workspace.path(),
+                Vec::new,
+            )
+            .map(std::sync::Arc::new),
         ..SessionConfig::default()
     };
     let mut sandboxed = Session::start(&config, workspace.path()).expect("sandboxed session");

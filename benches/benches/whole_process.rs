@@ -1,6 +1,7 @@
 //! `agent-exec run` as a whole process, as a user meets it, against the same work done by the
 //! shell in the same run:
-//! - start-up: `agent-exec run -- true` vs `bash -c true` (target ≤ 1.5×);
+//! - start-up: `agent-exec run -- true` vs `bash -c true` (target ≤ 1.5×), and the default
+//!   (the sandbox on) vs `--sandbox off`;
 //! - output ingest with the CLI's defaults (the smart window, artifact spill on):
 //!   `agent-exec run -- sh -c PRODUCER` vs `sh -c 'PRODUCER | cat > /dev/null'`, for zeros, log
 //!   lines and random bytes (target ≥ 0.9× of `cat`'s speed).
@@ -76,6 +77,16 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             Command::new(&bin)
                 .args(["run", "--", "true"])
+                .env("AGENT_EXEC_ARTIFACTS", &artifacts)
+                .stdout(Stdio::null())
+                .status()
+                .expect("agent-exec")
+        });
+    });
+    group.bench_function("agent_exec_run_true_sandbox_off", |b| {
+        b.iter(|| {
+            Command::new(&bin)
+                .args(["run", "--sandbox", "off", "--", "true"])
                 .env("AGENT_EXEC_ARTIFACTS", &artifacts)
                 .stdout(Stdio::null())
                 .status()

@@ -166,6 +166,22 @@ fn print_ratios() {
             "<= 1.1",
         ),
         (
+            "the default's cost: `agent-exec run -- true` / `run --sandbox off -- true`",
+            r(
+                ("whole_process_true", "agent_exec_run_true"),
+                ("whole_process_true", "agent_exec_run_true_sandbox_off"),
+            ),
+            "(measured)",
+        ),
+        (
+            "the default's cost: `serve` warm session `true` / the same with `--sandbox off`",
+            r(
+                ("serve_session_true", "agent_exec_serve"),
+                ("serve_session_true", "agent_exec_serve_sandbox_off"),
+            ),
+            "(measured)",
+        ),
+        (
             "`agent-exec run -- true` / `bash -c true` (whole processes)",
             r(
                 ("whole_process_true", "agent_exec_run_true"),

@@ -22,9 +22,13 @@ use remote::RemoteArgs;
 use serde::Deserialize as _;
 use terminal::{TerminalArgs, TerminalTable};
 
+/// What every command runs in unless the operator says otherwise (the help of `run`, `serve`,
+/// `mcp` and the top level).
+const DEFAULTS_HELP: &str = "By default commands run in agent-exec's sandbox (workspace-write, where this kernel can enforce it): they may write the working directory (or -C/--workspace), --writable roots, the build caches (~/.cache, cargo, npm, pip, Go, Maven, Gradle) and a private TMPDIR, use the network, but not read ~/.ssh and the other credentials; variables named like credentials (*KEY*, *TOKEN*, *SECRET*, ...) are withheld. --sandbox off opts out; --pass-env NAME passes a variable. `agent-exec --version` says what this machine enforces.";
+
 /// Run shell commands for LLM agents: bounded output, no hangs, no survivors, a real policy.
 #[derive(Debug, Parser)]
-#[command(name = "agent-exec", version, about)]
+#[command(name = "agent-exec", version, about, after_help = DEFAULTS_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -75,12 +79,15 @@ fn long_version() -> String {
 #[derive(Debug, Subcommand)]
 enum Cmd {
     /// Run one command and print the model-ready result.
+    #[command(after_help = DEFAULTS_HELP)]
     Run(RunArgs),
     /// Print a spilled output (`artifact://ID`).
     Artifact(ArtifactArgs),
     /// JSON-RPC 2.0 over stdio, one message per line: sessions and background jobs live here.
+    #[command(after_help = DEFAULTS_HELP)]
     Serve(ServeArgs),
     /// The same tools as a Model Context Protocol server over stdio.
+    #[command(after_help = DEFAULTS_HELP)]
     Mcp(ServeArgs),
     /// Print the JSON Schema of the request.
     Schema,
@@ -414,10 +421,12 @@ fn command_for(first: Option<&str>) -> clap::Command {
     }
     let run = RunArgs::augment_args(clap::Command::new("run"))
         .about("Run one command and print the model-ready result")
-        .long_about(None);
+        .long_about(None)
+        .after_help(DEFAULTS_HELP);
     clap::Command::new("agent-exec")
         .version(env!("CARGO_PKG_VERSION"))
         .about(env!("CARGO_PKG_DESCRIPTION"))
+        .after_help(DEFAULTS_HELP)
         .subcommand_required(true)
         .arg_required_else_help(true)
         .subcommand(run)

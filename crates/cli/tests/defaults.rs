@@ -303,3 +303,28 @@ fn agent_execs_own_files_stay_read_only_in_the_writable_caches() {
         assert!(text(&r).contains("ok"), "{user:?}: {}", text(&r));
     }
 }
+
+#[test]
+fn the_help_and_the_version_say_what_the_default_is() {
+    for args in [&["--help"][..], &["run", "--help"], &["mcp", "--help"]] {
+        let out = std::process::Command::new(binary())
+            .args(args)
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            help.contains("By default commands run in agent-exec's sandbox")
+                && help.contains("--sandbox off opts out"),
+            "{args:?}: {help}"
+        );
+    }
+    let out = std::process::Command::new(binary())
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        version.contains("default: workspace-write, profile dev, network on"),
+        "{version}"
+    );
+}

@@ -802,10 +802,14 @@ fn with_the_network_on_the_hosts_unix_sockets_are_out_of_reach() {
         let run_dir = Path::new("/run").join(format!("agent-exec-test-{}", std::process::id()));
         std::fs::create_dir_all(&run_dir).unwrap();
         std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // git's credential cache listens in ~/.cache, a writable root of the dev profile.
+        let in_cache = w.home.join(".cache/git/credential");
+        std::fs::create_dir_all(&in_cache).unwrap();
         for path in [
             run_dir.join("daemon.sock"),
             w.home.join("agent.sock"),
             w.outside.join("service.sock"),
+            in_cache.join("socket"),
         ] {
             let quoted = sh_quote(&path);
             // Control: the route works unconfined.

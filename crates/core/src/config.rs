@@ -330,29 +330,73 @@ pub enum SandboxOrigin {
     Request,
 }
 
-/// Credentials under `~` (contract §8): `~/.ssh ~/.aws ~/.gnupg ~/.config/gcloud ~/.azure ~/.kube
-/// ~/.docker/config.json ~/.netrc ~/.git-credentials ~/.npmrc ~/.pypirc`.
+/// Credentials under the home directory that no sandboxed command may read (contract §8):
+/// keys, cloud and registry credentials, forges' and agents' tokens, password stores, browser
+/// profiles, shell histories. Under `$HOME` and, when it differs, the account's own home.
+pub const DENY_READ_UNDER_HOME: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".azure",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".config/git/credentials",
+    ".config/gh",
+    ".config/hub",
+    ".config/glab-cli",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".config/pypoetry/auth.toml",
+    ".config/containers/auth.json",
+    ".terraform.d/credentials.tfrc.json",
+    ".terraformrc",
+    ".vault-token",
+    ".pgpass",
+    ".my.cnf",
+    ".s3cfg",
+    ".boto",
+    ".oci",
+    ".config/doctl",
+    ".config/rclone",
+    ".config/op",
+    ".password-store",
+    ".local/share/keyrings",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".bash_history",
+    ".zsh_history",
+    ".psql_history",
+    ".mysql_history",
+];
+
+/// The default deny-read paths: [`DENY_READ_UNDER_HOME`] under `$HOME` and under the account's
+/// home from the password database, when it differs.
 pub fn default_deny_read() -> Vec<PathBuf> {
-    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
-        return Vec::new();
-    };
-    let home = PathBuf::from(home);
-    [
-        ".ssh",
-        ".aws",
-        ".gnupg",
-        ".config/gcloud",
-        ".azure",
-        ".kube",
-        ".docker/config.json",
-        ".netrc",
-        ".git-credentials",
-        ".npmrc",
-        ".pypirc",
-    ]
-    .iter()
-    .map(|p| home.join(p))
-    .collect()
+    let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    if let Some(account) = agent_exec_executor::sandbox::account_home()
+        && !homes.contains(&account)
+    {
+        homes.push(account);
+    }
+    homes
+        .iter()
+        .flat_map(|home| DENY_READ_UNDER_HOME.iter().map(move |p| home.join(p)))
+        .collect()
 }
 
 impl SandboxSettings {
@@ -392,13 +436,12 @@ impl SandboxSettings {
             })
     }
 
-    /// The writable roots the operator gave and the profile's caches (without the workspace).
-    pub fn writable_roots(&self) -> Vec<PathBuf> {
-        let mut roots = self.writable.clone();
-        if self.profile == SandboxProfile::Dev {
-            roots.extend(dev_caches().iter().cloned());
+    /// The profile's writable caches.
+    pub fn caches(&self) -> Vec<PathBuf> {
+        match self.profile {
+            SandboxProfile::Dev => dev_caches().to_vec(),
+            SandboxProfile::None => Vec::new(),
         }
-        roots
     }
 
     /// What a call in `mode` may do (`None` for `off`); `workdir` is the default workspace,
@@ -417,7 +460,8 @@ impl SandboxSettings {
                 .unwrap_or_else(|| workdir.to_path_buf());
             SandboxSpec {
                 mode,
-                writable: self.writable_roots(),
+                writable: self.writable.clone(),
+                caches: self.caches(),
                 deny_read: self.deny_read.clone(),
                 read_only: held(),
                 workspace,
@@ -553,7 +597,7 @@ mod tests {
         assert_eq!(c.sandbox.network, None);
         assert_eq!(c.sandbox.network(), NetworkMode::On);
         assert!(!c.env.secrets.withhold.is_empty());
-        assert_eq!(c.sandbox.deny_read.len(), 11);
+        assert!(c.sandbox.deny_read.len() >= DENY_READ_UNDER_HOME.len());
         assert_eq!(c.limits, Limits::default());
         assert_eq!(c.prepared_shells.per_key, 2);
         assert_eq!(c.prepared_shells.max_keys, 4);

@@ -92,6 +92,7 @@ mod tests {
             mode: SandboxMode::WorkspaceWrite,
             workspace: "/w".into(),
             writable: vec![],
+            caches: vec![],
             deny_read: vec!["/home/me/.ssh".into()],
             read_only: Vec::new(),
             network,

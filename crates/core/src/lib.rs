@@ -49,8 +49,8 @@ mod tool;
 pub use agent_exec_remote::{Settings as RemoteSettings, Target as RemoteTarget};
 pub use call::{AsyncApprover, Call, RunOptions};
 pub use config::{
-    CacheDir, Config, DEV_CACHES, SandboxOrigin, SandboxProfile, SandboxSettings, SessionSettings,
-    WhenMissing, default_deny_read, dev_caches,
+    CacheDir, Config, DENY_READ_UNDER_HOME, DEV_CACHES, SandboxOrigin, SandboxProfile,
+    SandboxSettings, SessionSettings, WhenMissing, default_deny_read, dev_caches,
 };
 pub use lenient::{json_kind, parse_params};
 pub use methods::{

@@ -59,13 +59,34 @@ pub const SECRET_PATTERNS: &[&str] = &[
     "*KEY*",
     "*SECRET*",
     "*TOKEN*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*PASSPHRASE*",
+    "*PASS*",
     "*CREDENTIAL*",
+    "*CREDS*",
     "*_PWD",
+    "*_PW",
+    "PW",
+    "*_PAT",
     "*_AUTH",
+    "*AUTH_*",
+    "*JWT*",
+    "*BEARER*",
+    "*COOKIE*",
+    "*WEBHOOK*",
+    "*_DSN",
+    "*DATABASE_URL*",
+    "*CONNECTION_STRING*",
 ];
+
+/// Whether an inherited variable's value carries a password in a URL (`scheme://user:pass@host`:
+/// a database URL, a proxy with credentials), whatever its name.
+pub fn carries_credentials(value: &str) -> bool {
+    value.split("://").skip(1).any(|rest| {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        authority
+            .rsplit_once('@')
+            .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    })
+}
 
 /// Names that match [`SECRET_PATTERNS`] but hold no secret, passed as they are.
 pub const NOT_SECRETS: &[&str] = &["TOKENIZERS_PARALLELISM", "KEYTIMEOUT"];
@@ -101,20 +122,24 @@ impl Default for SecretRule {
 }
 
 impl SecretRule {
-    /// Whether the inherited variable `name` is withheld.
-    pub fn withholds(&self, name: &str) -> bool {
+    /// Whether the inherited variable `name` (holding `value`) is withheld: its name looks
+    /// like a credential, or its value carries one ([`carries_credentials`]).
+    pub fn withholds(&self, name: &str, value: &std::ffi::OsStr) -> bool {
+        if self.withhold.is_empty() || self.pass.iter().any(|p| glob_match(p, name)) {
+            return false;
+        }
         let upper = name.to_ascii_uppercase();
         self.withhold
             .iter()
             .any(|p| glob_match(&p.to_ascii_uppercase(), &upper))
-            && !self.pass.iter().any(|p| glob_match(p, name))
+            || carries_credentials(&value.to_string_lossy())
     }
 
     /// The names of this process's variables that commands do not get, sorted.
     pub fn withheld(&self) -> Vec<String> {
         let mut names: Vec<String> = std::env::vars_os()
+            .filter(|(k, v)| self.withholds(&k.to_string_lossy(), v))
             .filter_map(|(k, _)| k.into_string().ok())
-            .filter(|k| self.withholds(k))
             .collect();
         names.sort();
         names
@@ -218,7 +243,7 @@ pub fn build_env(
     let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
     for (k, v) in std::env::vars_os() {
         let keep = match &config.policy {
-            EnvPolicy::InheritAll => !config.secrets.withholds(&k.to_string_lossy()),
+            EnvPolicy::InheritAll => !config.secrets.withholds(&k.to_string_lossy(), &v),
             EnvPolicy::Minimal => MINIMAL_KEEP.iter().any(|m| k == *m),
         };
         if keep {
@@ -354,8 +379,36 @@ mod tests {
             "my_db_password",
             "SSH_PASSPHRASE",
             "apikey",
+            "GH_PAT",
+            "PGPASS",
+            "SENTRY_DSN",
+            "DATABASE_URL",
+            "SLACK_WEBHOOK_URL",
+            "CI_JOB_JWT",
+            "KUBE_BEARER",
+            "DOCKER_AUTH_CONFIG",
+            "AZURE_STORAGE_CONNECTION_STRING",
+            "SESSION_COOKIE",
+            "AUTH_HEADER",
+            "PW",
+            "CREDS",
         ] {
-            assert!(rule.withholds(name), "{name}");
+            assert!(rule.withholds(name, "x".as_ref()), "{name}");
+        }
+        // A password in a URL, whatever the name.
+        for value in [
+            "postgres://app:hunter2@db:5432/app",
+            "http://me:pw@proxy.corp:3128",
+            "redis://:secret@cache:6379/0",
+        ] {
+            assert!(rule.withholds("SOME_URL", value.as_ref()), "{value}");
+        }
+        for value in [
+            "https://example.com/a@b",
+            "git@github.com:org/repo.git",
+            "postgres://localhost/app",
+        ] {
+            assert!(!rule.withholds("SOME_URL", value.as_ref()), "{value}");
         }
         for name in [
             "PATH",
@@ -366,19 +419,22 @@ mod tests {
             "TOKENIZERS_PARALLELISM",
             "LANG",
             "SSH_AUTH_SOCK",
+            "GIT_AUTHOR_NAME",
+            "DBUS_SESSION_BUS_ADDRESS",
+            "XDG_SESSION_ID",
         ] {
-            assert!(!rule.withholds(name), "{name}");
+            assert!(!rule.withholds(name, "x".as_ref()), "{name}");
         }
         let off = SecretRule {
             withhold: Vec::new(),
             ..SecretRule::default()
         };
-        assert!(!off.withholds("GITHUB_TOKEN"));
+        assert!(!off.withholds("GITHUB_TOKEN", "x".as_ref()));
         let all = SecretRule {
             pass: vec!["*".into()],
             ..SecretRule::default()
         };
-        assert!(!all.withholds("GITHUB_TOKEN"));
+        assert!(!all.withholds("GITHUB_TOKEN", "x".as_ref()));
     }
 
     #[test]

@@ -560,6 +560,7 @@ pub fn rc_snapshot(
             mode: crate::sandbox::SandboxMode::WorkspaceWrite,
             workspace: cache_dir.to_path_buf(),
             writable: Vec::new(),
+            caches: Vec::new(),
             network: crate::sandbox::NetworkMode::Off,
             allow_hosts: Vec::new(),
             // The cache is held from the calls' sandbox; here it is the one thing writable.

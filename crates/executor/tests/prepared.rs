@@ -269,6 +269,7 @@ fn a_prepared_shell_runs_in_the_calls_sandbox() {
         mode: SandboxMode::WorkspaceWrite,
         workspace: workspace.path().to_path_buf(),
         writable: Vec::new(),
+        caches: Vec::new(),
         deny_read: Vec::new(),
         read_only: Vec::new(),
         network: NetworkMode::Off,

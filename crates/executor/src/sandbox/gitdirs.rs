@@ -27,6 +27,13 @@ use std::path::{Path, PathBuf};
 /// directory costs ~10 µs here: the bound keeps a rebuild under ~0.1 s.
 pub(super) const WALK_BOUND: usize = 8192;
 
+/// The walk of the `dev` profile's caches (the repositories tools keep there: pre-commit's,
+/// cargo's git database, Go's VCS cache), which the operator's tools run git in: shallow and
+/// small, since walking cargo's registry or the module cache whole cost ~30 ms a build, and
+/// each directory listed costs ~15 µs (128: ~2 ms).
+const CACHE_WALK_BOUND: usize = 128;
+const CACHE_WALK_DEPTH: usize = 4;
+
 /// The entries of a git directory that git reads for settings or runs: bound read-only.
 const SETTINGS: &[&str] = &["config", "config.worktree", "hooks", "commondir", "gitdir"];
 
@@ -48,54 +55,16 @@ static KNOWN: std::sync::Mutex<std::collections::BTreeSet<PathBuf>> =
 /// Walks the writable roots (breadth first, at most [`WALK_BOUND`] directories, symbolic links
 /// not followed) for the git directories to protect. An error names a git directory found
 /// before that can no longer be looked at (fail closed: it could not be held).
-pub(super) fn find(writable: &[PathBuf]) -> Result<GitProtection, String> {
+pub(super) fn find(roots: &[PathBuf], caches: &[PathBuf]) -> Result<GitProtection, String> {
+    let writable: Vec<PathBuf> = roots.iter().chain(caches).cloned().collect();
+    let writable = writable.as_slice();
     let mut found = Found {
         writable,
         seen: HashSet::new(),
         out: GitProtection::default(),
     };
-    let mut queue: std::collections::VecDeque<PathBuf> = writable.iter().cloned().collect();
-    let mut listed = 0;
-    while let Some(dir) = queue.pop_front() {
-        if listed == WALK_BOUND {
-            break;
-        }
-        listed += 1;
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            // Unlistable (`chmod 000` by an earlier call, say): what it holds cannot be looked
-            // at, so it is held read-only whole — a call cannot give it its permissions back
-            // and reach a repository inside.
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                found.out.read_only.push(dir);
-                continue;
-            }
-            Err(_) => continue,
-        };
-        let entries: Vec<_> = entries
-            .flatten()
-            .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
-            .collect();
-        // A bare repository (or a git directory by another name): HEAD, objects and refs. Its
-        // own directories (objects/ has 256) are not walked.
-        let has = |name: &str| entries.iter().any(|(n, _)| n == name);
-        if has("HEAD") && has("objects") && has("refs") {
-            found.git_dir(&dir, 0, false);
-            continue;
-        }
-        for (name, kind) in entries {
-            let path = dir.join(&name);
-            if name == ".git" {
-                if kind.is_dir() {
-                    found.git_dir(&path, 0, false);
-                } else if kind.is_file() {
-                    found.gitfile(&path, &dir);
-                }
-            } else if kind.is_dir() {
-                queue.push_back(path);
-            }
-        }
-    }
+    found.walk(roots, WALK_BOUND, usize::MAX);
+    found.walk(caches, CACHE_WALK_BOUND, CACHE_WALK_DEPTH);
     let mut known = KNOWN
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -133,6 +102,53 @@ struct Found<'a> {
 }
 
 impl Found<'_> {
+    /// Breadth first from `roots`: at most `bound` directories listed, `depth` levels down.
+    fn walk(&mut self, roots: &[PathBuf], bound: usize, depth: usize) {
+        let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
+            roots.iter().map(|root| (root.clone(), 0)).collect();
+        let mut listed = 0;
+        while let Some((dir, level)) = queue.pop_front() {
+            if listed == bound {
+                break;
+            }
+            listed += 1;
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                // Unlistable (`chmod 000` by an earlier call, say): what it holds cannot be
+                // looked at, so it is held read-only whole — a call cannot give it its
+                // permissions back and reach a repository inside.
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    self.out.read_only.push(dir);
+                    continue;
+                }
+                Err(_) => continue,
+            };
+            let entries: Vec<_> = entries
+                .flatten()
+                .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
+                .collect();
+            // A bare repository (or a git directory by another name): HEAD, objects and refs.
+            // Its own directories (objects/ has 256) are not walked.
+            let has = |name: &str| entries.iter().any(|(n, _)| n == name);
+            if has("HEAD") && has("objects") && has("refs") {
+                self.git_dir(&dir, 0, false);
+                continue;
+            }
+            for (name, kind) in entries {
+                let path = dir.join(&name);
+                if name == ".git" {
+                    if kind.is_dir() {
+                        self.git_dir(&path, 0, false);
+                    } else if kind.is_file() {
+                        self.gitfile(&path, &dir);
+                    }
+                } else if kind.is_dir() && level + 1 < depth {
+                    queue.push_back((path, level + 1));
+                }
+            }
+        }
+    }
+
     fn under_writable(&self, path: &Path) -> bool {
         self.writable.iter().any(|root| path.starts_with(root))
     }
@@ -318,7 +334,7 @@ mod tests {
         std::fs::create_dir_all(root.join("elsewhere")).unwrap();
         git(&root.join("elsewhere"), &["init", "-q"]);
 
-        let found = find(std::slice::from_ref(&ws)).unwrap();
+        let found = find(std::slice::from_ref(&ws), &[]).unwrap();
         for dir in [
             ws.join(".git"),
             ws.join("sub/lib/.git"),
@@ -372,7 +388,22 @@ mod tests {
         }
         std::fs::create_dir(root.join("d00000/deep")).unwrap();
         git(&root.join("d00000/deep"), &["init", "-q"]);
-        let found = find(std::slice::from_ref(&root)).unwrap();
+        let found = find(std::slice::from_ref(&root), &[]).unwrap();
         assert!(found.pinned.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn a_caches_repositories_are_found_a_few_levels_down_and_no_deeper() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = std::fs::canonicalize(tmp.path()).unwrap();
+        let near = cache.join("pre-commit/repoabc");
+        let deep = cache.join("a/b/c/d/e/repo");
+        for dir in [&near, &deep] {
+            std::fs::create_dir_all(dir).unwrap();
+            git(dir, &["init", "-q"]);
+        }
+        let found = find(&[], std::slice::from_ref(&cache)).unwrap();
+        assert!(found.pinned.contains(&near.join(".git")), "{found:?}");
+        assert!(!found.pinned.contains(&deep.join(".git")), "{found:?}");
     }
 }

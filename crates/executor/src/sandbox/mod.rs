@@ -35,6 +35,7 @@ mod tmp;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
@@ -103,6 +104,10 @@ pub struct SandboxSpec {
     pub workspace: PathBuf,
     /// More writable roots (in `workspace-write`).
     pub writable: Vec<PathBuf>,
+    /// Writable roots that are toolchains' caches (in `workspace-write`): walked for git
+    /// directories to protect only a few levels down (see `gitdirs.rs`), and a host socket
+    /// in one is hidden (`sockets.rs`).
+    pub caches: Vec<PathBuf>,
     /// Paths no process of the call may read (nor write, remove or replace; their directory
     /// stays writable). Denied through every mount that shows them.
     pub deny_read: Vec<PathBuf>,
@@ -118,6 +123,17 @@ pub struct SandboxSpec {
 impl SandboxSpec {
     /// The roots a process of the call may write (besides its private temporary directory).
     pub fn writable_roots(&self) -> Vec<PathBuf> {
+        match self.mode {
+            SandboxMode::WorkspaceWrite => std::iter::once(self.workspace.clone())
+                .chain(self.writable.iter().cloned())
+                .chain(self.caches.iter().cloned())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The writable roots whose git directories are protected: all but the caches.
+    fn walked_roots(&self) -> Vec<PathBuf> {
         match self.mode {
             SandboxMode::WorkspaceWrite => std::iter::once(self.workspace.clone())
                 .chain(self.writable.iter().cloned())
@@ -194,6 +210,30 @@ impl Support {
             );
         }
         None
+    }
+}
+
+/// The home directory of the account we run as, from the password database (`$HOME` may
+/// name another: the credentials under the account's own home must stay unreadable too).
+pub fn account_home() -> Option<PathBuf> {
+    // SAFETY: getpwuid_r fills `entry` with pointers into `buf`, which outlives their use.
+    unsafe {
+        let mut entry: libc::passwd = std::mem::zeroed();
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let mut buf = vec![0 as libc::c_char; 16 * 1024];
+        let found = libc::getpwuid_r(
+            libc::geteuid(),
+            &raw mut entry,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &raw mut result,
+        );
+        if found != 0 || result.is_null() || entry.pw_dir.is_null() {
+            return None;
+        }
+        let dir = std::ffi::CStr::from_ptr(entry.pw_dir);
+        let dir = PathBuf::from(&*std::ffi::OsStr::from_bytes(dir.to_bytes()));
+        dir.is_absolute().then_some(dir)
     }
 }
 
@@ -442,7 +482,11 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
         .into_iter()
         .partition(|p| writable.iter().any(|root| p.starts_with(root)));
     let read_only = protected_paths(&spec.read_only, &writable, &spec.writable_roots())?;
-    let git = gitdirs::find(&writable).map_err(PrepareError::new)?;
+    let git = gitdirs::find(
+        &canonical_existing(&spec.walked_roots()),
+        &canonical_existing(&spec.caches),
+    )
+    .map_err(PrepareError::new)?;
     let (mask_file, mask_dir) = area.masks();
     let network_off = spec.network == NetworkMode::Off;
     let proxied = network_off && !spec.allow_hosts.is_empty();
@@ -450,7 +494,9 @@ fn shared(spec: &SandboxSpec) -> Result<Arc<Shared>, PrepareError> {
     let sockets = if network_off {
         Vec::new()
     } else {
-        sockets::host_sockets(&writable, &area.dir)
+        // The sandbox's own sockets live in the workspace and its TMPDIR; one in a cache is a
+        // daemon's (git's credential cache).
+        sockets::host_sockets(&canonical_existing(&spec.walked_roots()), &area.dir)
     };
     let inputs = namespaces::MountInputs {
         writable: &writable,

@@ -20,21 +20,24 @@ use std::collections::BTreeSet;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-/// Directories where daemons put their sockets, with how deep the walk goes into each.
+/// Directories where daemons put their sockets, with how deep the walk goes into each (1: the
+/// directory's own entries). Shallow where the directory is busy (`/tmp` holds every tool's
+/// temporary directories): the daemons there bind in this network namespace, so
+/// `/proc/net/unix` names them anyway; the walk is for sockets bound elsewhere (an engine's
+/// socket mounted into a container).
 const SOCKET_DIRS: &[(&str, usize)] = &[
     ("/run", 5),
     ("/var/run", 5),
-    ("/tmp", 3),
-    ("/var/tmp", 2),
+    ("/tmp", 2),
+    ("/var/tmp", 1),
     ("/dev", 2),
-    ("/var/snap", 5),
-    ("/var/lib/docker", 1),
-    ("/var/lib/lxd", 2),
+    ("/var/snap", 4),
 ];
 
 /// Variables naming more directories to walk (`$XDG_RUNTIME_DIR`: the session bus, agents,
-/// rootless engines), with the depth.
-const SOCKET_DIR_VARS: &[(&str, usize)] = &[("XDG_RUNTIME_DIR", 4), ("HOME", 3)];
+/// rootless engines; the home's own entries and those one level down: `~/.gnupg`), with the
+/// depth.
+const SOCKET_DIR_VARS: &[(&str, usize)] = &[("XDG_RUNTIME_DIR", 4), ("HOME", 2)];
 
 /// Directories listed in all: the walk stays well under a millisecond.
 const WALK_BOUND: usize = 2048;
