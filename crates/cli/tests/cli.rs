@@ -665,8 +665,21 @@ fn mcp_lists_and_calls_the_tools() {
 }
 
 /// The whole JSON result, snapshotted with paths, pids and durations filtered.
+/// `run(args)` in an environment of its own: whatever the machine's (a CI's tokens, which
+/// agent-exec would name as withheld), the snapshot is the same.
 fn json_snapshot(args: &[&str]) -> String {
-    let (code, out, err) = run(args);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = agent(dir.path());
+    cmd.env_clear()
+        .env("AGENT_EXEC_ARTIFACTS", dir.path())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default());
+    let out = cmd.args(args).output().unwrap();
+    let (code, out, err) = (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
     format!("exit: {code}\n--- stdout\n{out}--- stderr\n{err}")
 }
 

@@ -156,12 +156,13 @@ impl Agent {
     }
 }
 
-/// The binary with `--artifacts DIR` and the containment asked for.
-fn agent_command(sub: &str, artifacts: &Path, containment: Containment) -> Command {
+/// The binary with its artifacts under `dir` and the containment asked for. (In a directory of
+/// their own: the store is read-only to commands, and the escapees write their pids in `dir`.)
+fn agent_command(sub: &str, dir: &Path, containment: Containment) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-exec"));
     cmd.arg(sub)
         .arg("--artifacts")
-        .arg(artifacts)
+        .arg(dir.join("artifacts"))
         .current_dir(std::env::temp_dir());
     containment.apply(&mut cmd);
     cmd

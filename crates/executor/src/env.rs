@@ -59,7 +59,10 @@ pub const SECRET_PATTERNS: &[&str] = &[
     "*KEY*",
     "*SECRET*",
     "*TOKEN*",
-    "*PASS*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*PGPASS*",
     "*CREDENTIAL*",
     "*CREDS*",
     "*_PWD",
@@ -89,7 +92,7 @@ pub fn carries_credentials(value: &str) -> bool {
 }
 
 /// Names that match [`SECRET_PATTERNS`] but hold no secret, passed as they are.
-pub const NOT_SECRETS: &[&str] = &["TOKENIZERS_PARALLELISM", "KEYTIMEOUT"];
+pub const NOT_SECRETS: &[&str] = &["TOKENIZERS_PARALLELISM", "KEYTIMEOUT", "SSH_AUTH_SOCK"];
 
 /// Which inherited variables a command sees.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -420,6 +423,7 @@ mod tests {
             "LANG",
             "SSH_AUTH_SOCK",
             "GIT_AUTHOR_NAME",
+            "INSTA_FORCE_PASS",
             "DBUS_SESSION_BUS_ADDRESS",
             "XDG_SESSION_ID",
         ] {

@@ -232,7 +232,7 @@ pub fn account_home() -> Option<PathBuf> {
             return None;
         }
         let dir = std::ffi::CStr::from_ptr(entry.pw_dir);
-        let dir = PathBuf::from(&*std::ffi::OsStr::from_bytes(dir.to_bytes()));
+        let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
         dir.is_absolute().then_some(dir)
     }
 }
