@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 const SOCKET_DIRS: &[(&str, usize)] = &[
     ("/run", 5),
     ("/var/run", 5),
-    ("/tmp", 2),
+    ("/tmp", 1),
     ("/var/tmp", 1),
     ("/dev", 2),
     ("/var/snap", 4),
