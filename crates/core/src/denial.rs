@@ -14,6 +14,9 @@ pub(crate) enum Denial {
     Write { git: bool },
     /// A read of a deny-read path.
     Read(PathBuf),
+    /// A file made directly in the shared `/tmp` or `/var/tmp` (read-only in the sandbox; each
+    /// call has a private `$TMPDIR`).
+    SharedTmp,
     /// A connection, with the network off.
     Connect,
 }
@@ -69,7 +72,29 @@ pub(crate) fn detect(spec: &SandboxSpec, output: &str) -> Option<Denial> {
         }
     }
     let git = lower.contains(".git/hooks") || lower.contains(".git/config");
+    if !git && names_a_shared_tmp_file(output) {
+        return Some(Denial::SharedTmp);
+    }
     Some(Denial::Write { git })
+}
+
+/// Whether `output` names a file right in `/tmp` or `/var/tmp` (`/tmp/notes.txt`, not a
+/// directory's content further down), where it starts a word.
+fn names_a_shared_tmp_file(output: &str) -> bool {
+    ["/tmp/", "/var/tmp/"].iter().any(|dir| {
+        output.match_indices(dir).any(|(at, _)| {
+            let starts_word = output[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| c.is_whitespace() || "'\"`‘(".contains(c))
+                && !output[..at].ends_with("/var");
+            let name: String = output[at + dir.len()..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !"'\"`’):".contains(*c))
+                .collect();
+            starts_word && !name.is_empty() && !name.contains('/')
+        })
+    })
 }
 
 /// Whether `output` names `path`, as written or with `~` for the home directory.
@@ -137,5 +162,22 @@ mod tests {
             None
         );
         assert_eq!(detect(&off, "error: tests failed"), None);
+    }
+
+    #[test]
+    fn a_file_right_in_the_shared_tmp_points_to_tmpdir() {
+        let on = spec(NetworkMode::On);
+        for output in [
+            "bash: /tmp/notes.txt: Read-only file system",
+            "touch: cannot touch '/tmp/x': Read-only file system",
+            "OSError: [Errno 30] Read-only file system: '/var/tmp/cache.db'",
+        ] {
+            assert_eq!(detect(&on, output), Some(Denial::SharedTmp), "{output}");
+        }
+        // Deeper down is some directory's content, not the shared temporary directory's.
+        assert_eq!(
+            detect(&on, "bash: /tmp/build/outside/file: Read-only file system"),
+            Some(Denial::Write { git: false })
+        );
     }
 }

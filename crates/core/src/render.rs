@@ -262,6 +262,9 @@ pub(crate) fn denial_text(
             "[Sandbox: reading {} is blocked (deny-read)]",
             path.display()
         ),
+        Denial::SharedTmp => format!(
+            "[Sandbox: /tmp and /var/tmp are read-only ({mode}); temporary files go in $TMPDIR, private to this call]"
+        ),
         Denial::Connect if spec.allow_hosts.is_empty() => {
             "[Sandbox: network connections are blocked (network off)]".to_owned()
         }
