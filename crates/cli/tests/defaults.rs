@@ -164,74 +164,42 @@ fn secrets_do_not_reach_commands_unless_passed_by_name() {
             assert!(!leaked(&t), "{user:?} {id}: {t}");
         }
         // Passed by name (flag or config), or set by the request itself: it arrives.
-        let r = run_json(with_secrets(
-            &w,
-            &[
-                "run",
-                "--json",
-                "--pass-env",
-                "GITHUB_TOKEN",
-                "--",
-                "echo token=$GITHUB_TOKEN key=$OPENAI_API_KEY",
-            ],
-        ));
-        assert!(
-            text(&r).contains("token=ghp-test-github-VALUE key=\n"),
-            "{}",
-            text(&r)
-        );
-        let r = run_json(with_secrets(
-            &w,
-            &[
-                "run",
-                "--json",
-                "-e",
-                "OPENAI_API_KEY=from-the-request",
-                "--",
-                "echo key=$OPENAI_API_KEY",
-            ],
-        ));
-        assert!(text(&r).contains("key=from-the-request"), "{}", text(&r));
         let config = w.workspace.join("env.toml");
-        std::fs::write(&config, "[env]\npass = [\"AWS_*\"]\n").unwrap();
-        let config = config.display().to_string();
-        let r = run_json(with_secrets(
-            &w,
-            &[
-                "run",
-                "--json",
-                "--config",
-                &config,
-                "--",
+        let config_arg = config.display().to_string();
+        let with_config: &[&str] = &["--config", &config_arg];
+        for (file, flags, command, expected) in [
+            (
+                "",
+                &["--pass-env", "GITHUB_TOKEN"][..],
+                "echo token=$GITHUB_TOKEN key=$OPENAI_API_KEY",
+                "token=ghp-test-github-VALUE key=\n",
+            ),
+            (
+                "",
+                &["-e", "OPENAI_API_KEY=from-the-request"],
+                "echo key=$OPENAI_API_KEY",
+                "key=from-the-request",
+            ),
+            (
+                "[env]\npass = [\"AWS_*\"]\n",
+                with_config,
                 "echo aws=$AWS_SECRET_ACCESS_KEY",
-            ],
-        ));
-        assert!(
-            text(&r).contains("aws=aws-test-secret-VALUE"),
-            "{}",
-            text(&r)
-        );
-        std::fs::write(
-            w.workspace.join("env.toml"),
-            "[env]\nwithhold_secrets = false\n",
-        )
-        .unwrap();
-        let r = run_json(with_secrets(
-            &w,
-            &[
-                "run",
-                "--json",
-                "--config",
-                &config,
-                "--",
+                "aws=aws-test-secret-VALUE",
+            ),
+            (
+                "[env]\nwithhold_secrets = false\n",
+                with_config,
                 "echo db=$MY_DB_PASSWORD",
-            ],
-        ));
-        assert!(
-            text(&r).contains("db=db-test-password-VALUE"),
-            "{}",
-            text(&r)
-        );
+                "db=db-test-password-VALUE",
+            ),
+        ] {
+            std::fs::write(&config, file).unwrap();
+            let mut args = vec!["run", "--json"];
+            args.extend_from_slice(flags);
+            args.extend(["--", command]);
+            let r = run_json(with_secrets(&w, &args));
+            assert!(text(&r).contains(expected), "{flags:?}: {}", text(&r));
+        }
     }
 }
 

@@ -1204,17 +1204,20 @@ fn every_git_directory_under_a_writable_root_stays_what_the_host_git_obeys() {
             ".git/config.worktree",
             ".git/worktrees/wt/config.worktree",
         ];
-        let before: Vec<_> = watched
-            .iter()
-            .map(|p| {
-                let path = w.workspace.join(p);
-                if path.is_dir() {
-                    snapshot(&path)
-                } else {
-                    vec![(path.clone(), std::fs::read(&path).unwrap())]
-                }
-            })
-            .collect();
+        let contents = || -> Vec<_> {
+            watched
+                .iter()
+                .map(|p| {
+                    let path = w.workspace.join(p);
+                    if path.is_dir() {
+                        snapshot(&path)
+                    } else {
+                        vec![(path.clone(), std::fs::read(&path).unwrap())]
+                    }
+                })
+                .collect()
+        };
+        let before = contents();
         let attack = "\
 for c in sub/lib/.git/config store.git/config meta/real/config .git/config.worktree .git/worktrees/wt/config.worktree; do
   printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> $c; done
@@ -1230,17 +1233,7 @@ echo ran";
         plant(&w, "attack.sh", attack);
         let r = w.run(WW, "bash attack.sh");
         assert!(text(&r).contains("ran"), "{user:?}: {}", text(&r));
-        let after: Vec<_> = watched
-            .iter()
-            .map(|p| {
-                let path = w.workspace.join(p);
-                if path.is_dir() {
-                    snapshot(&path)
-                } else {
-                    vec![(path.clone(), std::fs::read(&path).unwrap())]
-                }
-            })
-            .collect();
+        let after = contents();
         for ((name, b), a) in watched.iter().zip(&before).zip(&after) {
             assert_eq!(b, a, "{user:?}: {name} changed");
         }

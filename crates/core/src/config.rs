@@ -550,17 +550,19 @@ impl Config {
     /// What a sandboxed command may not change wherever it lies, a writable cache included:
     /// the artifact store, the session cache (rc snapshots a later session sources), and the
     /// running program (which the operator runs again, unconfined or not).
+    /// The session cache must exist to be held (a command could otherwise make it in a
+    /// writable `~/.cache` and plant a snapshot): the tool makes it when it starts.
     pub fn held_read_only(&self) -> Vec<PathBuf> {
-        // Made now if missing, so it exists to be held (a command could otherwise make it in
-        // a writable `~/.cache` and plant a snapshot).
-        let _ = std::fs::create_dir_all(&self.sessions.cache_dir);
+        static PROGRAM: OnceLock<Option<PathBuf>> = OnceLock::new();
+        let program = PROGRAM.get_or_init(|| std::env::current_exe().ok());
         let mut held = vec![self.artifacts_dir.clone(), self.sessions.cache_dir.clone()];
         let workspace = self.sandbox.workspace.as_ref().unwrap_or(&self.workdir);
         // A program being built in the workspace is the project's, not ours to hold.
         held.extend(
-            std::env::current_exe()
-                .ok()
-                .filter(|exe| !exe.starts_with(workspace)),
+            program
+                .iter()
+                .filter(|exe| !exe.starts_with(workspace))
+                .cloned(),
         );
         held
     }

@@ -111,6 +111,10 @@ fn session_key(name: &str, env: &[(String, String)], sandbox: Option<&SandboxSpe
 
 impl Runner {
     pub(crate) fn new(config: Config) -> Self {
+        // Made once, so the sandbox can hold it read-only (`Config::held_read_only`).
+        if config.sandbox.mode != Some(agent_exec_executor::SandboxMode::Off) {
+            let _ = std::fs::create_dir_all(&config.sessions.cache_dir);
+        }
         let (store, store_error) = match ArtifactStore::open(&config.artifacts_dir) {
             Ok(s) => (Some(Arc::new(s.with_retention(config.retention))), None),
             Err(e) => (None, Some(format!("artifacts are disabled: {e}"))),

@@ -312,13 +312,15 @@ impl Tool {
         notes.extend(warnings.iter().cloned().map(Note::Warning));
         // Names only: the model learns what it lacks, and reads it in the text when the command
         // or its output names one.
+        // The window's text, made once and only when a check below reads it.
+        let shown = std::cell::OnceCell::new();
+        let output = || shown.get_or_init(|| view.text()).as_str();
         let withheld = config.env.secrets.withheld();
         if !withheld.is_empty() {
             let warning = render::withheld_secrets(&withheld);
-            let output = view.text();
             if withheld
                 .iter()
-                .any(|name| plan.shown.contains(name.as_str()) || output.contains(name.as_str()))
+                .any(|name| plan.shown.contains(name.as_str()) || output().contains(name.as_str()))
             {
                 notes.push(Note::Warning(warning.clone()));
             }
@@ -336,7 +338,7 @@ impl Tool {
         let limit_hit = exec.limit_hit.map(LimitHit::from);
         let denial = match &plan.sandbox {
             Some(spec) if ending.outcome != Outcome::Success && exec.spawn_error.is_none() => {
-                crate::denial::detect(spec, &view.text()).map(|d| {
+                crate::denial::detect(spec, output()).map(|d| {
                     let roots = match spec.mode {
                         SandboxMode::WorkspaceWrite => std::iter::once(spec.workspace.clone())
                             .chain(config.sandbox.writable.iter().cloned())

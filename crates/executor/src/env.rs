@@ -131,10 +131,9 @@ impl SecretRule {
         if self.withhold.is_empty() || self.pass.iter().any(|p| glob_match(p, name)) {
             return false;
         }
-        let upper = name.to_ascii_uppercase();
         self.withhold
             .iter()
-            .any(|p| glob_match(&p.to_ascii_uppercase(), &upper))
+            .any(|p| glob_match_by(p, name, u8::eq_ignore_ascii_case))
             || carries_credentials(&value.to_string_lossy())
     }
 
@@ -149,9 +148,15 @@ impl SecretRule {
     }
 }
 
-/// Whether `text` matches `pattern`, where `*` stands for any run of characters (variable
-/// names are short: the backtracking of the last `*` is all it needs).
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters.
 fn glob_match(pattern: &str, text: &str) -> bool {
+    glob_match_by(pattern, text, u8::eq)
+}
+
+/// [`glob_match`] with characters compared by `same` (variable names are short: the
+/// backtracking of the last `*` is all it needs; no allocation, as it runs per variable per
+/// call).
+fn glob_match_by(pattern: &str, text: &str, same: impl Fn(&u8, &u8) -> bool) -> bool {
     let (p, t) = (pattern.as_bytes(), text.as_bytes());
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
@@ -159,7 +164,7 @@ fn glob_match(pattern: &str, text: &str) -> bool {
         if pi < p.len() && p[pi] == b'*' {
             star = Some((pi, ti));
             pi += 1;
-        } else if pi < p.len() && p[pi] == t[ti] {
+        } else if pi < p.len() && same(&p[pi], &t[ti]) {
             pi += 1;
             ti += 1;
         } else if let Some((sp, st)) = star {

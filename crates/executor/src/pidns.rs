@@ -106,21 +106,13 @@ pub(crate) fn mark_unavailable() {
 }
 
 fn probe() -> bool {
-    let child = crate::containment::fork_supervised(|| {
+    crate::containment::child_succeeds(|| {
         // SAFETY: two system calls, then exit.
         unsafe {
             let made = libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) == 0;
             libc::_exit(i32::from(!made))
         }
-    });
-    let Ok(pid) = child else {
-        return false;
-    };
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) } == pid;
-    crate::containment::release_pid(pid);
-    waited && ExitStatus::from_wait(status) == Some(ExitStatus::Exited(0))
+    })
 }
 
 /// The stack top of a buffer (16-byte aligned, as the ABI wants at a call).

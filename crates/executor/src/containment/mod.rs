@@ -134,6 +134,21 @@ pub(crate) fn fork_supervised(in_child: impl FnOnce()) -> std::io::Result<i32> {
     Ok(pid)
 }
 
+/// Whether a throwaway child running `in_child` (as for [`fork_supervised`]) exits with 0:
+/// the probes of what the kernel lets us do here.
+pub(crate) fn child_succeeds(in_child: impl FnOnce()) -> bool {
+    let Ok(pid) = fork_supervised(in_child) else {
+        return false;
+    };
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) } == pid;
+    release_pid(pid);
+    waited
+        && crate::oneshot::ExitStatus::from_wait(status)
+            == Some(crate::oneshot::ExitStatus::Exited(0))
+}
+
 /// The init of a PID namespace is about to be reaped: the watchdog no longer kills it.
 pub(crate) fn forget_init(pid: i32) {
     watchdog::unregister_process(pid);

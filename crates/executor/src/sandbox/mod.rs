@@ -280,21 +280,8 @@ pub fn support() -> &'static Support {
 /// throwaway child: the sysctls do not tell everything (a container's seccomp profile refuses
 /// `unshare` whatever they say).
 fn user_namespace_works() -> bool {
-    // SAFETY: plain getters.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let c = |s: String| std::ffi::CString::new(s).expect("no NUL");
-    let maps = [
-        (c("/proc/self/setgroups".into()), b"deny".to_vec()),
-        (
-            c("/proc/self/uid_map".into()),
-            format!("{uid} {uid} 1\n").into_bytes(),
-        ),
-        (
-            c("/proc/self/gid_map".into()),
-            format!("{gid} {gid} 1\n").into_bytes(),
-        ),
-    ];
-    let child = crate::containment::fork_supervised(|| {
+    let maps = namespaces::id_maps();
+    crate::containment::child_succeeds(|| {
         // SAFETY: system calls on data prepared above, then exit.
         unsafe {
             if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) < 0 {
@@ -309,15 +296,7 @@ fn user_namespace_works() -> bool {
             }
             libc::_exit(0)
         }
-    });
-    let Ok(pid) = child else {
-        return false;
-    };
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) } == pid;
-    crate::containment::release_pid(pid);
-    waited && crate::ExitStatus::from_wait(status) == Some(crate::ExitStatus::Exited(0))
+    })
 }
 
 /// What every call of one spec shares, made once and reused for [`REUSE`]: the Landlock

@@ -119,13 +119,24 @@ pub(super) struct MountInputs<'a> {
     pub(super) sockets: &'a [PathBuf],
 }
 
+/// `(path, content)` to write once a user namespace exists, mapping only our own ids:
+/// setgroups, uid_map, gid_map.
+pub(super) fn id_maps() -> Vec<(CString, Vec<u8>)> {
+    // SAFETY: plain getters.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let c = |s: &str| CString::new(s).expect("no NUL");
+    vec![
+        (c("/proc/self/setgroups"), b"deny".to_vec()),
+        (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
+        (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
+    ]
+}
+
 /// Where the private `/dev/shm` goes.
 const SHM: &str = "/dev/shm";
 
 impl NamespacePlan {
     pub(super) fn new(mounts: &MountInputs, network: bool, proxy: bool) -> Self {
-        // SAFETY: plain getters.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let c = |s: &str| CString::new(s).expect("no NUL");
         // SAFETY: plain data, filled below.
         let mut loopback: libc::ifreq = unsafe { std::mem::zeroed() };
@@ -134,14 +145,11 @@ impl NamespacePlan {
         }
         loopback.ifr_ifru.ifru_flags =
             (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as i16;
+        let (mounts, kernel_steps) = mount_steps(mounts);
         NamespacePlan {
-            id_maps: vec![
-                (c("/proc/self/setgroups"), b"deny".to_vec()),
-                (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
-                (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
-            ],
-            kernel_steps: kernel_steps(mounts).len(),
-            mounts: mount_steps(mounts),
+            id_maps: id_maps(),
+            kernel_steps,
+            mounts,
             shm: Path::new(SHM).is_dir().then(|| c(SHM)),
             network,
             proxy,
@@ -227,10 +235,11 @@ fn kernel_steps(inputs: &MountInputs) -> Vec<MountStep> {
 }
 
 /// The steps of the mount namespace (see the module doc): [`kernel_steps`], then those that
-/// hold what the roots contain.
-fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
+/// hold what the roots contain; and how many the first are.
+fn mount_steps(inputs: &MountInputs) -> (Vec<MountStep>, usize) {
     let c = c_path;
     let mut steps = kernel_steps(inputs);
+    let kernel = steps.len();
     let read_only = Some((MOUNT_ATTR_RDONLY, 0));
     // Every directory between a writable root and what is held below it is pinned too: a
     // directory holding a mount point can still be renamed, and a rebuild would then not find
@@ -304,7 +313,7 @@ fn mount_steps(inputs: &MountInputs) -> Vec<MountStep> {
             }
         }
     }
-    steps
+    (steps, kernel)
 }
 
 /// The step of [`NamespacePlan::build`] that failed.
