@@ -218,6 +218,39 @@ fn private_mode(bytes: &[u8]) -> Private<'_> {
     }
 }
 
+/// How many bytes at the end of `bytes` are a UTF-8 character cut short: a lead byte and fewer
+/// continuation bytes than it announces.
+///
+/// The emulator is never handed such a cut: vte 0.15 keeps the start of the character for the
+/// next call, and there, when the bytes that complete it are followed by more valid text, it
+/// consumes that text too (`advance_partial_utf8` returns `valid_up_to`, not the character's
+/// length) — a `\n` after an `é` cut in two would vanish, and the rendering would depend on
+/// where the pipe's reads happened to split the stream.
+fn unfinished_utf8(bytes: &[u8]) -> usize {
+    let is_continuation = |b: u8| b & 0xC0 == 0x80;
+    let Some(lead) = (bytes.len().saturating_sub(3)..bytes.len())
+        .rev()
+        .find(|&at| !is_continuation(bytes[at]))
+    else {
+        return 0;
+    };
+    match std::str::from_utf8(&bytes[lead..]) {
+        Err(e) if e.valid_up_to() == 0 && e.error_len().is_none() => bytes.len() - lead,
+        _ => 0,
+    }
+}
+
+/// Where to end the next slice of at most `max` bytes of `bytes` so that it does not cut a
+/// character (see [`unfinished_utf8`]).
+fn slice_end(bytes: &[u8], max: usize) -> usize {
+    if bytes.len() <= max {
+        return bytes.len();
+    }
+    let end = max - unfinished_utf8(&bytes[..max]);
+    // A slice that is only the start of a character cannot be shortened further.
+    if end == 0 { max } else { end }
+}
+
 /// How many bytes at the end of `bytes` may be the start of a CSI sequence still to come: an
 /// `ESC`, or `ESC [` and up to a few digits.
 fn unfinished_csi(bytes: &[u8]) -> usize {
@@ -344,8 +377,9 @@ impl Terminal {
         loop {
             let Some(at) = memchr::memmem::find(rest, PRIVATE_MODE) else {
                 // An escape at the very end may be the start of one (of a mode switch, or of
-                // a repeat whose count `clamp_repeats` must see whole).
-                let keep = unfinished_csi(rest);
+                // a repeat whose count `clamp_repeats` must see whole), and a character may
+                // be cut short: both wait for the next push.
+                let keep = unfinished_csi(rest).max(unfinished_utf8(rest));
                 let (now, later) = rest.split_at(rest.len() - keep);
                 self.process(now, out);
                 self.carry.extend_from_slice(later);
@@ -406,7 +440,10 @@ impl Terminal {
     /// Runs bytes through the emulator a slice at a time, emitting the rows scrolled off.
     fn process(&mut self, bytes: &[u8], out: &mut impl Emit) {
         let bytes = clamp_repeats(bytes, self.cols);
-        for slice in bytes.chunks(SLICE) {
+        let mut rest: &[u8] = &bytes;
+        while !rest.is_empty() {
+            let (slice, after) = rest.split_at(slice_end(rest, SLICE));
+            rest = after;
             self.parser.process(slice);
             let scrolled = &mut self.parser.callbacks_mut().text;
             if !scrolled.is_empty() {

@@ -144,6 +144,38 @@ fn chunking_does_not_matter() {
     }
 }
 
+/// A character cut between two reads keeps what follows it: the `\n` after a cut `é` or `😀`
+/// still ends its line (the emulator's parser, handed the cut, would swallow it).
+#[test]
+fn a_character_cut_between_reads_keeps_what_follows() {
+    let input = "\u{301}\n\u{ff}h\r\ne\u{301}\nx\r\n😀\ny\r\n漢字\r\nz".as_bytes();
+    let whole = render(input);
+    // A combining mark with nothing to combine with takes no cell.
+    assert_eq!(whole, "\nÿh\ne\u{301}\n x\n😀\n  y\n漢字\nz");
+    for cut in 0..input.len() {
+        let (a, b) = input.split_at(cut);
+        assert_eq!(
+            render_with(TerminalSize::DEFAULT, &[a, b]),
+            whole,
+            "cut at {cut}"
+        );
+    }
+    // One long push is run through the emulator in slices; a slice does not cut either.
+    for pad in 4090..4100 {
+        let mut long = "a".repeat(pad).into_bytes();
+        long.extend_from_slice("é\r\nb".as_bytes());
+        let text = render_with(
+            TerminalSize::new(TerminalSize::MAX_COLS, 24).unwrap(),
+            &[&long],
+        );
+        assert!(
+            text.ends_with("é\nb"),
+            "pad {pad}: {:?}",
+            &text[text.len() - 20..]
+        );
+    }
+}
+
 #[test]
 fn the_window_budget_still_holds_and_totals_are_raw() {
     let mut s = OutputSink::new(
