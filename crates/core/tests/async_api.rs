@@ -13,7 +13,7 @@ use agent_exec_core::{
     AsyncApprover, CancelToken, CancellationToken, Decision, JobOutputRequest, Outcome, Request,
     RunOptions,
 };
-use support::{alive, eventually, tool_with};
+use support::{alive, eventually, pid_in, tool_with};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -28,19 +28,15 @@ fn dropping_the_future_ends_the_command_and_its_children() {
     let (dir, tool) = tool_with(|_| {});
     let pidfile = dir.path().join("pid");
     let request = Request::shell(format!("sleep 300 & echo $! > {}; wait", pidfile.display()));
-    runtime().block_on(async {
+    let pid = runtime().block_on(async {
         let call = tool.start(request, RunOptions::default());
-        // Dropped once the command is known to run: the select ends on the timer.
+        let written = tokio::task::spawn_blocking(move || pid_in(&pidfile));
+        // Dropped once the command is known to run: the select ends on the pid.
         tokio::select! {
             _ = call => panic!("the command should still be running"),
-            () = async { while !pidfile.exists() { tokio::time::sleep(Duration::from_millis(10)).await } } => {}
+            pid = written => pid.expect("the pid is written"),
         }
     });
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     assert!(eventually(|| !alive(pid)), "pid {pid} survived the drop");
 }
 

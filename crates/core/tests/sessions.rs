@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use agent_exec_core::{Outcome, Request, Tool, ToolResult};
 use agent_exec_executor::CancelToken;
-use support::{ALTERNATING_WRITERS, alive, assert_written_order, tool_with};
+use support::{ALTERNATING_WRITERS, alive, assert_written_order, pid_in, tool_with};
 
 fn exec(tool: &Tool, session: &str, command: &str) -> ToolResult {
     let request = Request::shell(command).in_session(session);
@@ -393,20 +393,6 @@ fn exec_in_background(
         let _ = tx.send(tool.execute(&request, &CancelToken::new()));
     });
     rx
-}
-
-/// Waits (bounded) until `path` holds a pid.
-fn pid_in(path: &std::path::Path) -> i32 {
-    for _ in 0..500 {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            return pid;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("no pid in {}", path.display());
 }
 
 /// A bound for a call that must end long before its own timeout (a hang fails, never a pass).

@@ -60,6 +60,20 @@ pub fn alternating() -> String {
     (1..=2000).map(|i| format!("out{i}\nerr{i}\n")).collect()
 }
 
+/// Waits (bounded, 10 s) until `path` holds a whole pid: a shell makes the file before it
+/// writes to it.
+pub fn pid_in(path: &std::path::Path) -> i32 {
+    let mut pid = None;
+    let written = eventually(|| {
+        pid = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        pid.is_some()
+    });
+    assert!(written, "no pid in {}", path.display());
+    pid.expect("written")
+}
+
 /// Waits (bounded, 10 s) until `f` holds; whether it did.
 pub fn eventually(mut f: impl FnMut() -> bool) -> bool {
     for _ in 0..500 {
