@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use engines::{Containers, Engine, KubectlStandIn, Sshd, WAIT, agent_exec, wait_until};
 use serde_json::{Value, json};
@@ -279,6 +279,24 @@ fn sessions_jobs_and_artifacts_work_through_the_target(engine: &dyn Engine) {
     let r = serve.call("job_list", json!({}));
     assert!(text(&r).contains(&job), "{r}");
 
+    // A wait waits over there too, in either mode and under a PTY: the job runs for 300 s,
+    // so only its output (after a pause) ends these reads.
+    for (mode, pty) in [("all", false), ("new", true), ("all", true)] {
+        let r = serve.call(
+            "exec",
+            json!({"command": "sleep 0.3; echo late; sleep 300", "run_in_background": true, "pty": pty}),
+        );
+        let job = r["details"]["job_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"));
+        let r = serve.call(
+            "job_output",
+            json!({"job_id": job, "mode": mode, "wait_ms": 60_000}),
+        );
+        assert!(text(&r).contains("late"), "{mode}, pty {pty}: {r}");
+        serve.call("job_kill", json!({"job_id": job}));
+    }
+
     let r = serve.call("exec", json!({"command": "seq 1 50000"}));
     let id = r["details"]["truncation"]["artifact_id"]
         .as_str()
@@ -350,6 +368,44 @@ fn killing_the_client_leaves_nothing_running(engine: &dyn Engine, tag: &str, run
         "{}: nothing left {} ms after kill -9 of the client (command running: {running})",
         engine.target(),
         killed.elapsed().as_millis()
+    );
+}
+
+/// In a container whose PID 1 never reaps (podman's here runs `sleep infinity` with no init),
+/// a far `serve` that ends cleanly leaves no zombie behind, nor do `run` calls.
+fn a_clean_end_leaves_no_zombie_there(engine: &dyn Engine) {
+    let before = engine.zombies().expect("a container counts its zombies");
+    let mut serve = Serve::start(engine, &[]);
+    for arguments in [
+        json!({"command": "sleep 0.01 & echo one"}),
+        json!({"command": "sleep 0.01 & echo two", "session": "s"}),
+        json!({"command": "sleep 300", "run_in_background": true}),
+        json!({"command": "echo three", "pty": true}),
+    ] {
+        let r = serve.call("exec", arguments);
+        assert_eq!(r["details"]["outcome"], "success", "{r}");
+    }
+    drop(serve.stdin.take());
+    let started = Instant::now();
+    while serve.child.try_wait().unwrap().is_none() && started.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wait_until("the far serve gone", || {
+        !engine
+            .processes()
+            .iter()
+            .any(|l| l.contains("agent-exec") || l.contains("sleep 300"))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..20 {
+        let r = run_json(Some(engine), &[], "sleep 0.01 & echo four", dir.path());
+        assert_eq!(text(&r), "four\n", "{r}");
+    }
+    assert_eq!(
+        engine.zombies(),
+        Some(before),
+        "{}: zombies left after serve ended and 20 runs",
+        engine.target()
     );
 }
 
@@ -527,6 +583,7 @@ fn container_engine(engines: &mut Containers, engine: &str) {
         uri: uri.clone(),
     };
     results_equal_local_ones(&main);
+    a_clean_end_leaves_no_zombie_there(&main);
     sessions_jobs_and_artifacts_work_through_the_target(&main);
     cancel_and_timeout_reach_the_far_side(&main, "5104");
     killing_the_client_leaves_nothing_running(&main, "5101", true);

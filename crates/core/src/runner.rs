@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use agent_exec_executor::jobs::{JobRegistry, JobStatus};
+use agent_exec_executor::jobs::{Job, JobOutput, JobRegistry, JobStatus};
 use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig};
 use agent_exec_executor::{CancelToken, ExecOutcome, PreparedShells, SandboxSpec};
 use agent_exec_normalize::shell_word;
@@ -507,7 +507,7 @@ impl Runner {
             Ok(j) => j,
             Err(r) => return *r,
         };
-        let out = job.read(all, wait, cancel);
+        let (out, clean) = read_visible(&job, all, wait, cancel);
         let mut d = Details::empty(Outcome::Success, self.workdir_text());
         d.job_id = Some(JobId(job.id.clone()));
         d.stdout_bytes = out.stdout_bytes;
@@ -528,7 +528,6 @@ impl Runner {
                 Some(o)
             }
         };
-        let clean = agent_exec_sink::sanitize(&out.bytes);
         let prompt = render::prompt_of(&agent_exec_sink::sanitize(&out.last_output));
         let text = render::job_output(&render::JobRead {
             id: &job.id,
@@ -662,5 +661,42 @@ fn close_slot(handle: &Handle) {
     }
     if let Some(s) = lock(&handle.slot).session.take() {
         let _ = s.close(Duration::from_millis(500));
+    }
+}
+
+/// A job's output once the caller has something to see (contract §7, the wait of
+/// `job_output`): waits up to `wait` for output no read returned yet that shows as text, for
+/// the job to end or to wait for input, or for `cancel`. Output that sanitizes to nothing (a
+/// terminal's setup sequences, which a PTY program writes first; blank lines) does not end the
+/// wait: it is kept (in `new` mode the reads are joined) and the wait goes on. Returns the
+/// read and its sanitized text.
+fn read_visible(
+    job: &Job,
+    all: bool,
+    wait: Duration,
+    cancel: Option<&CancelToken>,
+) -> (JobOutput, String) {
+    let until = Instant::now() + wait;
+    let mut out = job.read(all, wait, cancel);
+    let mut clean = agent_exec_sink::sanitize(&out.bytes);
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if !clean.trim().is_empty()
+            || out.status != JobStatus::Running
+            || out.waiting_for_input
+            || left.is_zero()
+            || cancel.is_some_and(CancelToken::is_cancelled)
+        {
+            return (out, clean);
+        }
+        let mut more = job.read(all, left, cancel);
+        if !all {
+            let mut joined = std::mem::take(&mut out.bytes);
+            joined.extend_from_slice(&more.bytes);
+            more.bytes = joined;
+            more.dropped += out.dropped;
+        }
+        out = more;
+        clean = agent_exec_sink::sanitize(&out.bytes);
     }
 }

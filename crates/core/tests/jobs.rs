@@ -263,6 +263,42 @@ fn a_job_runs_its_pipeline_as_typed() {
     assert_eq!(body, ["1", "2", "3"], "{text}");
 }
 
+/// `wait_ms` waits until there is output the caller has not seen, in both modes, plain and
+/// under a PTY: output that shows as nothing (a terminal program's setup sequences) does not
+/// end the wait, and `all` waits for output newer than its last read.
+#[test]
+fn a_wait_ends_on_output_the_caller_can_see_in_either_mode() {
+    let (_dir, tool) = tool_with(|_| {});
+    let command = r"sleep 0.3; printf '\033[?1049h\033[H\033[2J\033[?25l\r\n'; sleep 0.3; echo late; sleep 0.3; echo later; sleep 300";
+    for pty in [false, true] {
+        for mode in [OutputMode::New, OutputMode::All] {
+            let mut request = Request::shell(command).in_background();
+            if pty {
+                request = request.with_pty();
+            }
+            let job = tool
+                .execute(&request, &CancelToken::new())
+                .details
+                .job_id
+                .expect("a job");
+            // Bounded: the job runs for 300 s, so only output ends these waits.
+            let mut seen = String::new();
+            for expected in ["late", "later"] {
+                if seen.contains(expected) {
+                    continue;
+                }
+                let r = output(&tool, &job, mode, 60_000);
+                seen = r.text().to_owned();
+                assert!(
+                    seen.contains(expected) && r.details.running == Some(true),
+                    "pty {pty}, {mode:?}: {expected:?} not in {seen:?}"
+                );
+            }
+            tool.job_kill(&job);
+        }
+    }
+}
+
 #[test]
 fn a_pty_job_has_a_terminal_and_takes_input() {
     let (_dir, tool) = tool_with(|_| {});

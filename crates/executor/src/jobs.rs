@@ -383,9 +383,10 @@ fn write_within(file: &mut File, bytes: &[u8], wait: Duration) -> std::io::Resul
 }
 
 impl Job {
-    /// Reads output: `all` = everything held, else what was not read yet. Waits up to `wait`
-    /// for new output, for the job to end or to start waiting for input, or until `cancel` is
-    /// cancelled (the reader went away: a server ending, a client that gave up).
+    /// Reads output: `all` = everything held, else what was not read yet. In either mode, waits
+    /// up to `wait` for output no read has returned yet, for the job to end or to start
+    /// waiting for input, or until `cancel` is cancelled (the reader went away: a server
+    /// ending, a client that gave up).
     pub fn read(&self, all: bool, wait: Duration, cancel: Option<&CancelToken>) -> JobOutput {
         // How often a wait looks at `cancel` (nothing wakes the condvar for it).
         const CANCEL_CHECK: Duration = Duration::from_millis(50);
@@ -396,7 +397,7 @@ impl Job {
         let mut st = lock(&self.state);
         loop {
             let has_new = st.ring.total() > st.read_offset;
-            if all || has_new || st.status != JobStatus::Running {
+            if has_new || st.status != JobStatus::Running {
                 break;
             }
             let now = Instant::now();

@@ -232,11 +232,61 @@ fn environ_any(pid: i32, wanted: impl Fn(&[u8]) -> bool) -> bool {
     fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(wanted))
 }
 
-/// Whether `name` is `<prefix><pid>` for a process that no longer exists: a directory an
-/// agent-exec process made for itself and left behind when it died.
+/// The name of what agent-exec process `pid` (of our PID namespace) makes for itself and
+/// leaves to be cleaned up after it is gone (its cgroup and temp directories):
+/// `<pid>-<PID namespace>`. The pid alone is not enough: processes of different PID
+/// namespaces (an agent in a container without a cgroup namespace, `unshare --pid`) share the
+/// cgroup tree and `/tmp`, and have the same small pids.
+pub(crate) fn process_name(pid: i32) -> String {
+    format!("{pid}-{}", pid_namespace())
+}
+
+/// The inode of our PID namespace (0 where it cannot be read).
+fn pid_namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    static INODE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *INODE.get_or_init(|| fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino()))
+}
+
+/// Whether `name` is `<prefix>`[`process_name`] of a process that no longer exists: a
+/// directory an agent-exec process made for itself and left behind when it died. Names from
+/// another PID namespace are never judged (their pids mean nothing here; their own processes
+/// clean them up); a name without a namespace (made by an older version) counts as ours.
 pub(crate) fn left_by_dead_process(name: &std::ffi::OsStr, prefix: &str) -> bool {
-    name.to_str()
-        .and_then(|n| n.strip_prefix(prefix))
-        .and_then(|p| p.parse::<u32>().ok())
-        .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+    let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+        return false;
+    };
+    let (pid, namespace) = match rest.split_once('-') {
+        Some((pid, namespace)) => (pid, Some(namespace)),
+        None => (rest, None),
+    };
+    let Ok(pid) = pid.parse::<u32>() else {
+        return false;
+    };
+    if namespace.is_some_and(|ns| ns.parse::<u64>().ok() != Some(pid_namespace())) {
+        return false;
+    }
+    !std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Above any `pid_max` (2^22): never a live process.
+    const NO_SUCH_PID: i32 = 4_194_305;
+
+    #[test]
+    fn only_our_namespace_s_dead_processes_are_judged_gone() {
+        let judge = |name: &str| left_by_dead_process(std::ffi::OsStr::new(name), "agent-exec-");
+        let dead = format!("agent-exec-{}", process_name(NO_SUCH_PID));
+        let alive = format!("agent-exec-{}", process_name(std::process::id() as i32));
+        // The same pid in another PID namespace may be a live agent-exec: left alone.
+        let foreign = format!("agent-exec-{NO_SUCH_PID}-{}", pid_namespace() + 1);
+        let legacy = format!("agent-exec-{NO_SUCH_PID}");
+        assert_eq!(
+            [&dead, &alive, &foreign, &legacy, &"agent-exec-x".to_owned()].map(|n| judge(n)),
+            [true, false, false, true, false]
+        );
+    }
 }

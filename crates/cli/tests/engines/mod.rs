@@ -110,7 +110,15 @@ pub(crate) trait Engine {
     fn runs_here(&self) -> bool {
         false
     }
+    /// How many zombies there are over there, where the target is a machine of its own (a
+    /// container: one whose PID 1 never reaps keeps every orphan that exits as a zombie).
+    fn zombies(&self) -> Option<usize> {
+        None
+    }
 }
+
+/// Counts zombies with pure bash.
+const COUNT_ZOMBIES: &str = r#"n=0; for p in /proc/[0-9]*; do read -r _ _ s _ < "$p/stat" 2>/dev/null || continue; [ "$s" = Z ] && n=$((n + 1)); done; echo $n"#;
 
 /// Lists live processes with pure bash (the images have no `ps`).
 const LIST_PROCESSES: &str = r#"for p in /proc/[0-9]*; do read -r _ _ s _ < "$p/stat" 2>/dev/null || continue; [ "$s" = Z ] && continue; mapfile -d '' a < "$p/cmdline" 2>/dev/null; [ ${#a[@]} -gt 0 ] && echo "${p#/proc/} ${a[*]}"; done; true"#;
@@ -446,6 +454,13 @@ impl Engine for Container<'_> {
 
     fn processes(&self) -> Vec<String> {
         self.engines.processes_in(&self.name)
+    }
+
+    fn zombies(&self) -> Option<usize> {
+        let said = self
+            .engines
+            .run(&["exec", &self.name, "bash", "-c", COUNT_ZOMBIES]);
+        Some(said.trim().parse().expect("a count of zombies"))
     }
 }
 

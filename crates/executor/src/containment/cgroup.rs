@@ -8,7 +8,7 @@
 //! - **cgroup v1** `freezer` hierarchy (root only): freeze → kill every member → thaw, so nothing
 //!   can fork while it is being killed.
 //!
-//! Layout: `<our cgroup>/agent-exec-<pid>/c<N>`. The per-process directory is what the watchdog
+//! Layout: `<our cgroup>/agent-exec-<pid>-<pid namespace>/c<N>`. The per-process directory is what the watchdog
 //! ends when we die (see `watchdog.rs`); directories left by a dead `agent-exec` are ended and
 //! removed when the next one starts. Empty call cgroups go back to a pool instead of being
 //! removed: `mkdir` + `rmdir` cost ~45 µs a call here, a pooled one costs nothing.
@@ -91,7 +91,7 @@ pub(crate) fn base(version: Version) -> Option<&'static Base> {
 /// The directory a process's calls get in the `version` hierarchy (the watchdog computes it
 /// for its supervisor: it shares the supervisor's cgroups).
 pub(crate) fn process_dir(version: Version, pid: i32) -> Option<PathBuf> {
-    Some(own_cgroup_dir(version)?.join(format!("agent-exec-{pid}")))
+    Some(own_cgroup_dir(version)?.join(format!("agent-exec-{}", crate::sys::process_name(pid))))
 }
 
 /// Where our own cgroup of `version` lives in the file system.

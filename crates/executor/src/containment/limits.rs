@@ -149,7 +149,12 @@ pub(crate) fn nothing_left() -> bool {
 pub(crate) fn remove_for(supervisor: i32) {
     for (controller, _) in CONTROLLERS {
         let Some(dir) = cgroup::own_v1_dir(controller)
-            .map(|d| d.join(format!("agent-exec-{supervisor}")))
+            .map(|d| {
+                d.join(format!(
+                    "agent-exec-{}",
+                    crate::sys::process_name(supervisor)
+                ))
+            })
             .filter(|d| d.is_dir())
         else {
             continue;
@@ -170,7 +175,10 @@ fn base(controller: &'static str) -> Option<&'static Path> {
                 remove_emptied(&entry.path(), 1, Duration::ZERO);
             }
         }
-        let dir = parent.join(format!("agent-exec-{}", std::process::id()));
+        let dir = parent.join(format!(
+            "agent-exec-{}",
+            crate::sys::process_name(std::process::id() as i32)
+        ));
         match fs::create_dir(&dir) {
             Ok(()) => Some(dir),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Some(dir),

@@ -218,7 +218,9 @@ pub fn cleanup() {
 
 /// At a normal exit, once every call, session and job has ended: [`cleanup`], and when that
 /// left no cgroup directory of this process behind, the watchdog is told it has nothing to
-/// end (so it exits with us rather than sweeping after us).
+/// end (so it exits at once rather than sweeping). Then the watchdog is ended and reaped, so
+/// that it is never left a zombie to a parent that does not reap. Call it last: later calls
+/// run without a watchdog.
 pub fn release_at_exit() {
     cleanup();
     let me = std::process::id() as i32;
@@ -228,6 +230,7 @@ pub fn release_at_exit() {
     if !left && limits::nothing_left() {
         watchdog::nothing_left();
     }
+    watchdog::end_and_reap();
 }
 
 /// One call's processes, and how to end them.

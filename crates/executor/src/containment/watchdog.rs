@@ -9,6 +9,11 @@
 //! told about plus every process carrying the supervisor's marker prefix. Then it removes the
 //! cgroup directories and exits.
 //!
+//! At a normal exit the supervisor closes the lifeline itself and reaps the watchdog
+//! ([`end_and_reap`]): left to exit after us, it would be re-parented, and under a parent that
+//! does not reap orphans (an agent that is PID 1 of its container, `sleep infinity` as init) every
+//! call would leave one zombie behind.
+//!
 //! `PR_SET_PDEATHSIG` is not enough: it fires when the forking *thread* exits (a server's
 //! request thread), and never reaches grandchildren.
 
@@ -23,7 +28,8 @@ use crate::sys;
 struct Watchdog {
     pid: i32,
     /// The write end: the watchdog's lifeline, and where process groups are registered.
-    pipe: OwnedFd,
+    /// Taken (and closed) by [`end_and_reap`].
+    pipe: std::sync::Mutex<Option<OwnedFd>>,
 }
 
 static WATCHDOG: OnceLock<Watchdog> = OnceLock::new();
@@ -56,8 +62,31 @@ pub fn start_watchdog() -> std::io::Result<()> {
         watch(&read, supervisor);
     }
     drop(read);
-    let _ = WATCHDOG.set(Watchdog { pid, pipe: write });
+    let _ = WATCHDOG.set(Watchdog {
+        pid,
+        pipe: std::sync::Mutex::new(Some(write)),
+    });
     Ok(())
+}
+
+/// Ends the watchdog and reaps it: the last step of a normal exit, once every call has ended.
+/// Closing the lifeline is what our death would do; the watchdog then does its work (nothing,
+/// after [`nothing_left`]; else its sweep, bounded by a few seconds) and exits, and we wait
+/// for it so that no zombie of ours is left to a parent that may never reap it. Later calls
+/// run unwatched.
+pub(crate) fn end_and_reap() {
+    let Some(w) = WATCHDOG.get() else { return };
+    let lifeline = w
+        .pipe
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if lifeline.is_none() {
+        return;
+    }
+    drop(lifeline);
+    let pid = nix::unistd::Pid::from_raw(w.pid);
+    while let Err(nix::errno::Errno::EINTR) = nix::sys::wait::waitpid(pid, None) {}
 }
 
 /// Tells the watchdog that a call runs without a cgroup (sent before its spawn): from now on,
@@ -101,9 +130,14 @@ pub(crate) fn unregister_process(pid: i32) {
 }
 
 fn send(line: &str) {
-    if let Some(w) = WATCHDOG.get() {
+    if let Some(w) = WATCHDOG.get()
+        && let Some(pipe) = &*w
+            .pipe
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
         // Writes under PIPE_BUF are atomic; the watchdog reads continuously.
-        let _ = sys::write_all(&w.pipe, line.as_bytes());
+        let _ = sys::write_all(pipe, line.as_bytes());
     }
 }
 

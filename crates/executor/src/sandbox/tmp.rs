@@ -47,7 +47,7 @@ fn process_dir() -> std::io::Result<&'static Path> {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
-    let dir = parent.join(std::process::id().to_string());
+    let dir = parent.join(crate::sys::process_name(std::process::id() as i32));
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
