@@ -315,6 +315,130 @@ fn a_line_over_the_limit_is_refused_naming_the_limit_and_not_echoed() {
     s.still_serves();
 }
 
+/// A method call in either server (MCP: the tool of that method), with the size of the line
+/// that answered it.
+fn call_sized(client: &mut Client, id: u64, method: &str, params: Value) -> (Value, usize) {
+    let message = if client.mcp {
+        let tool = match method {
+            "exec" => "bash",
+            "artifact_read" => "read_artifact",
+            "job_list" => "bash_jobs",
+            other => panic!("no MCP tool for {other}"),
+        };
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": params}})
+    } else {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    };
+    client.send(&message);
+    loop {
+        let line = client
+            .lines
+            .recv_timeout(WAIT)
+            .expect("an answer within the wait");
+        let m: Value = serde_json::from_str(&line).unwrap();
+        if m["id"] == id {
+            let result = m["result"].clone();
+            let result = if client.mcp {
+                // The same shape as `serve`'s: text and details.
+                json!({"content": result["content"], "details": result["structuredContent"], "isError": result["isError"]})
+            } else {
+                result
+            };
+            return (result, line.len());
+        }
+    }
+}
+
+/// Every answer of every method is bounded by the output window (plus its notices and the
+/// details), whatever a request asks for or echoes: an artifact is read in pages that join
+/// back into exactly its bytes, a read past its end says where the end is, and a huge command
+/// or session name is not sent back whole.
+#[test]
+fn every_answer_is_bounded_and_artifacts_are_read_in_pages() {
+    const WINDOW: usize = 4000;
+    // The window, its notices and the details (twice in MCP: text and structuredContent).
+    let bound = 2 * (WINDOW + agent_exec_core::TEXT_SLACK) + 64 * 1024;
+    for mcp in [false, true] {
+        let flags = ["--max-bytes", "4000", "--sandbox", "off"];
+        let mut s = if mcp {
+            Client::mcp(&flags)
+        } else {
+            Client::serve(&flags)
+        };
+        let output = "é-line ✓\n".repeat(20_000);
+        std::fs::write(s.path("out.txt"), &output).unwrap();
+        let (r, _) = call_sized(&mut s, 1, "exec", json!({"command": "cat out.txt"}));
+        let id = r["details"]["truncation"]["artifact_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("an artifact: {r}"))
+            .to_owned();
+        // A limit far past the window: one page, and the pages join back into the output.
+        let mut joined = String::new();
+        let mut offset = 0u64;
+        for page in 2.. {
+            assert!(page < 1000, "the pages never end");
+            let (r, size) = call_sized(
+                &mut s,
+                page,
+                "artifact_read",
+                json!({"id": id, "offset": offset, "limit": 12_000_000}),
+            );
+            assert!(size <= bound, "mcp {mcp}: a page of {size} bytes");
+            let text = r["content"][0]["text"].as_str().unwrap();
+            match text.rfind("\n\n[Showing bytes ") {
+                Some(note) => {
+                    joined.push_str(&text[..note]);
+                    let next = text[note..].rsplit("Read on with offset ").next().unwrap();
+                    offset = next.trim_end_matches(".]").parse().unwrap();
+                }
+                None => {
+                    joined.push_str(text);
+                    break;
+                }
+            }
+        }
+        assert!(
+            joined == output,
+            "mcp {mcp}: the pages differ from the output"
+        );
+        // Past the end: an error that says where the end is.
+        let (r, _) = call_sized(
+            &mut s,
+            5000,
+            "artifact_read",
+            json!({"id": id, "offset": output.len() + 10}),
+        );
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(
+            r["details"]["outcome"] == "invalid_request"
+                && text.contains(&format!("it holds {} bytes", output.len())),
+            "mcp {mcp}: {r}"
+        );
+        // What a request echoes is bounded too.
+        let long = "x".repeat(2 << 20);
+        for (n, (method, params)) in [
+            (
+                "exec",
+                json!({"command": format!("sleep 60 # {long}"), "run_in_background": true}),
+            ),
+            ("exec", json!({"command": format!("echo {long}")})),
+            ("job_list", json!({})),
+            ("exec", json!({"command": "true", "session": long})),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (r, size) = call_sized(&mut s, 6000 + n as u64, method, params);
+            assert!(
+                size <= bound,
+                "mcp {mcp}: {method} answered {size} bytes: {}",
+                &r.to_string()[..300]
+            );
+        }
+        s.still_serves();
+    }
+}
+
 #[test]
 fn batches_are_answered_as_one_array() {
     let mut s = Client::serve(&[]);

@@ -61,8 +61,9 @@ pub use progress::{Observer, Progress, report_progress};
 pub use remote::RemoteConfig;
 pub use request::{InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, request_schema, resolve_cwd};
 pub use result::{
-    ArtifactId, Content, Decision, Details, Direction, JobId, JobSummary, LimitHit, Outcome,
-    PolicyDetails, SandboxDetails, StreamKind, ToolResult, TruncatedBy, Truncation,
+    ArtifactId, Content, DETAIL_STRING_BYTES, Decision, Details, Direction, JobId, JobSummary,
+    LimitHit, Outcome, PolicyDetails, SandboxDetails, StreamKind, TEXT_SLACK, ToolResult,
+    TruncatedBy, Truncation,
 };
 pub use tool::Tool;
 

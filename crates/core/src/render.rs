@@ -57,6 +57,17 @@ pub(crate) fn prompt_of(shown: &str) -> Option<String> {
     })
 }
 
+/// The longest command echoed back whole in a job's lines.
+const COMMAND_SHOWN_CHARS: usize = 500;
+
+/// A command as a job's answers echo it: its first 500 characters, then how long it is.
+fn command_excerpt(command: &str) -> String {
+    match command.char_indices().nth(COMMAND_SHOWN_CHARS) {
+        None => command.to_owned(),
+        Some((end, _)) => format!("{}… [{} bytes]", &command[..end], command.len()),
+    }
+}
+
 /// `1 byte`, `2 bytes`.
 fn count(n: u64, unit: &str) -> String {
     if n == 1 {
@@ -502,11 +513,13 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
 
 /// The policy refused the command.
 pub(crate) fn blocked(reason: &str, shown: &str) -> String {
+    let shown = command_excerpt(shown);
     format!("Blocked: {reason}\nOriginal command: {shown}")
 }
 
 /// The policy asks for a human; nobody approved.
 pub(crate) fn needs_approval(reason: &str, shown: &str) -> String {
+    let shown = command_excerpt(shown);
     format!(
         "Needs approval: {reason}\nOriginal command: {shown}\nNothing was run. Ask the user to approve it, or run a command whose effect is explicit."
     )
@@ -646,6 +659,7 @@ pub(crate) fn describe_end(o: &ExecOutcome) -> String {
 
 /// A background job was started.
 pub(crate) fn job_started(id: &str, shown: &str) -> String {
+    let shown = command_excerpt(shown);
     format!(
         "Started background job {id}: {shown}\nRead its output with job_output {{\"job_id\": \"{id}\"}} (mode \"new\" or \"all\", wait_ms to wait); send input with job_input; stop it with job_kill. (As MCP tools: bash_output, bash_input, bash_kill.)"
     )
@@ -779,7 +793,7 @@ pub(crate) fn job_list(jobs: &[crate::result::JobSummary]) -> String {
             j.job_id.as_str(),
             j.elapsed_ms as f64 / 1000.0,
             format_size(j.stdout_bytes + j.stderr_bytes),
-            j.command
+            command_excerpt(&j.command)
         ));
     }
     text
@@ -847,6 +861,20 @@ pub(crate) fn grep_hits(hits: &agent_exec_sink::GrepHits, pattern: &str) -> Stri
 }
 
 /// `artifact_read`'s footer when more follows.
-pub(crate) fn artifact_more(from: u64, to: u64, size: u64) -> String {
-    format!("\n\n[Showing bytes {from}-{to} of {size}. Read on with offset {to}.]")
+/// The note under a page of an artifact that goes on; `capped`: the read asked for more than
+/// one page holds (the output window's bytes).
+pub(crate) fn artifact_more(from: u64, to: u64, size: u64, capped: Option<u64>) -> String {
+    let page = match capped {
+        Some(page) => format!(" One read returns at most {page} bytes (the output window)."),
+        None => String::new(),
+    };
+    format!("\n\n[Showing bytes {from}-{to} of {size}.{page} Read on with offset {to}.]")
+}
+
+/// `artifact_read` from an offset at or past the end.
+pub(crate) fn artifact_past_end(id: &str, offset: u64, size: u64) -> String {
+    format!(
+        "offset {offset} is past the end of artifact {id}: it holds {size} bytes, so offsets run from 0 to {}; read from a smaller offset",
+        size.saturating_sub(1)
+    )
 }

@@ -438,4 +438,63 @@ impl ToolResult {
     pub fn invalid(message: impl Into<String>, cwd: String) -> Self {
         ToolResult::new(message.into(), Details::empty(Outcome::InvalidRequest, cwd))
     }
+
+    /// This result within the bounds of one answer (contract §7): its text at most the output
+    /// window (`max_bytes`) plus [`TEXT_SLACK`] for the headers and notices around it, and
+    /// every string of its details (a command, a session name, a warning echoed back) at most
+    /// [`DETAIL_STRING_BYTES`]. What each method makes is bounded already; this is the one
+    /// place that makes it so whatever a request echoes, so that no answer outgrows what a
+    /// client takes in one message (the TypeScript SDK refuses more than 10 MiB).
+    #[must_use]
+    pub fn bounded(mut self, max_bytes: usize) -> ToolResult {
+        let most = max_bytes.saturating_add(TEXT_SLACK);
+        for block in &mut self.content {
+            cut_string(&mut block.text, most);
+        }
+        self.details.bound_strings(DETAIL_STRING_BYTES);
+        self
+    }
+}
+
+/// What an answer's text may hold beyond the output window: headers, notices and notes.
+pub const TEXT_SLACK: usize = 16 * 1024;
+
+/// The longest string in an answer's details.
+pub const DETAIL_STRING_BYTES: usize = 4096;
+
+/// Cuts `text` to at most `most` bytes (at a character boundary, with room for a note saying
+/// how long it was).
+fn cut_string(text: &mut String, most: usize) {
+    if text.len() <= most {
+        return;
+    }
+    let total = text.len();
+    let note = format!("… [cut: {total} bytes in all]");
+    let end = text.floor_char_boundary(most.saturating_sub(note.len()));
+    text.truncate(end);
+    text.push_str(&note);
+}
+
+impl Details {
+    /// Every string field at most `most` bytes.
+    fn bound_strings(&mut self, most: usize) {
+        cut_string(&mut self.cwd, most);
+        for text in self
+            .session
+            .iter_mut()
+            .chain(self.target.iter_mut())
+            .chain(self.warnings.iter_mut())
+        {
+            cut_string(text, most);
+        }
+        if let Some(policy) = &mut self.policy {
+            cut_string(&mut policy.reason, most);
+            if let Some(rule) = &mut policy.rule {
+                cut_string(rule, most);
+            }
+        }
+        for job in self.jobs.iter_mut().flatten() {
+            cut_string(&mut job.command, most);
+        }
+    }
 }

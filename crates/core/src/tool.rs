@@ -525,15 +525,28 @@ impl Tool {
                 cwd,
             );
         }
+        // One read is at most the output window: an artifact is read in pages (contract §7).
         let offset = req.offset.unwrap_or(0);
-        let limit = req.limit.or(Some(max_bytes as u64));
-        match store.read_bytes(&req.id, offset, limit) {
+        let page = max_bytes.max(1) as u64;
+        let limit = req.limit.map_or(page, |l| l.min(page));
+        match store.read_bytes(&req.id, offset, Some(limit)) {
+            Ok((_, size)) if offset >= size && offset > 0 => {
+                ToolResult::invalid(render::artifact_past_end(&req.id, offset, size), cwd)
+            }
             Ok((bytes, size)) => {
-                let from = offset.min(size);
-                let to = from + bytes.len() as u64;
-                let mut text = String::from_utf8_lossy(&bytes).into_owned();
+                let from = offset;
+                let more_follows = from + (bytes.len() as u64) < size;
+                let (mut text, used) = page_text(&bytes, page as usize, more_follows);
+                // A page ends at a character's end, so that the next one starts at one.
+                let to = from + used as u64;
                 if to < size {
-                    text.push_str(&render::artifact_more(from, to, size));
+                    let capped = req.limit.is_some_and(|l| l > page);
+                    text.push_str(&render::artifact_more(
+                        from,
+                        to,
+                        size,
+                        capped.then_some(page),
+                    ));
                 }
                 ToolResult::new(text, Details::empty(Outcome::Success, cwd))
             }
@@ -545,6 +558,38 @@ impl Tool {
     pub fn shutdown(&self) {
         self.runner.shutdown();
     }
+}
+
+/// The text of a page of an artifact: `bytes` decoded (an invalid sequence shows as U+FFFD),
+/// at most `most` bytes of text — invalid bytes triple as they are replaced — and ending at a
+/// whole character (when `more_follows` them), unless that would leave nothing. Returns it
+/// and the bytes it used.
+fn page_text(bytes: &[u8], most: usize, more_follows: bool) -> (String, usize) {
+    let mut text = String::new();
+    let mut used = 0;
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid();
+        let room = most.saturating_sub(text.len());
+        if valid.len() > room {
+            let end = valid.floor_char_boundary(room);
+            text.push_str(&valid[..end]);
+            return (text, used + end);
+        }
+        text.push_str(valid);
+        used += valid.len();
+        let invalid = chunk.invalid();
+        if invalid.is_empty() {
+            continue;
+        }
+        // A sequence cut by the page's end is left to the next page, unless it is all there is.
+        let cut_at_end = more_follows && used + invalid.len() == bytes.len() && used > 0;
+        if cut_at_end || text.len() + '\u{fffd}'.len_utf8() > most {
+            return (text, used);
+        }
+        text.push('\u{fffd}');
+        used += invalid.len();
+    }
+    (text, used)
 }
 
 /// A method's params as the far side reads them.
@@ -624,5 +669,36 @@ fn truncation_details(
         salient_lines: view.salient_lines,
         artifact_id: capture.artifact.as_ref().map(|a| ArtifactId(a.id.clone())),
         artifact_capped: capture.artifact.as_ref().is_some_and(|a| a.capped),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::page_text;
+
+    proptest! {
+        /// Pages of any bytes, of any size, each within its size, join back into the text of
+        /// the whole (an invalid sequence as U+FFFD, as one read of it all shows it).
+        #[test]
+        fn pages_join_into_the_text_of_the_whole(
+            bytes in proptest::collection::vec(
+                prop_oneof![any::<u8>(), Just(0xc3), Just(0xa9), Just(0xe2), Just(0x9c)],
+                0..400,
+            ),
+            page in 3usize..64,
+        ) {
+            let mut joined = String::new();
+            let mut from = 0;
+            while from < bytes.len() {
+                let end = (from + page).min(bytes.len());
+                let (text, used) = page_text(&bytes[from..end], page, end < bytes.len());
+                prop_assert!(text.len() <= page && used > 0);
+                joined.push_str(&text);
+                from += used;
+            }
+            prop_assert_eq!(joined, String::from_utf8_lossy(&bytes).into_owned());
+        }
     }
 }

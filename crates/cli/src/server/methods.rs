@@ -64,8 +64,20 @@ pub(crate) enum Reporting<'a> {
 }
 
 /// Runs `method`; `Err` names what is wrong with the params. An `exec`'s progress goes where
-/// `reporting` says, on the contract's schedule, until the call is cancelled.
+/// `reporting` says, on the contract's schedule, until the call is cancelled. Every answer is
+/// bounded ([`ToolResult::bounded`]), a far side's too.
 pub(crate) fn call(
+    server: &Server,
+    method: Method,
+    params: Value,
+    cancel: &CancelToken,
+    reporting: Reporting<'_>,
+) -> Result<ToolResult, String> {
+    let answer = answer(server, method, params, cancel, reporting)?;
+    Ok(answer.bounded(server.tool.config().max_bytes))
+}
+
+fn answer(
     server: &Server,
     method: Method,
     params: Value,
