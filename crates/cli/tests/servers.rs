@@ -317,6 +317,7 @@ fn a_line_over_the_limit_is_refused_naming_the_limit_and_not_echoed() {
 
 /// A method call in either server (MCP: the tool of that method), with the size of the line
 /// that answered it.
+#[allow(clippy::needless_pass_by_value)] // callers build the params in place: json!({…})
 fn call_sized(client: &mut Client, id: u64, method: &str, params: Value) -> (Value, usize) {
     let message = if client.mcp {
         let tool = match method {
