@@ -654,6 +654,11 @@ fn mcp_lists_and_calls_the_tools() {
             "bash_session_close"
         ]
     );
+    // Plain JSON Schema: no format of Rust's (`uint64`, `int32`), which clients warn about and
+    // strict validators refuse (the TypeScript SDK's Ajv: crates/cli/tests/mcp_ts_sdk).
+    let mut formats = Vec::new();
+    formats_in(&r["result"]["tools"], &mut formats);
+    assert_eq!(formats, Vec::<String>::new(), "non-standard formats");
     let r = ask(
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo via mcp"}}}"#,
     );
@@ -662,6 +667,43 @@ fn mcp_lists_and_calls_the_tools() {
     assert_eq!(r["result"]["structuredContent"]["outcome"], "success");
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
+}
+
+/// Every `format` in `schema` that JSON Schema 2020-12 does not define.
+fn formats_in(schema: &Value, found: &mut Vec<String>) {
+    const STANDARD: &[&str] = &[
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+    ];
+    match schema {
+        Value::Object(o) => {
+            if let Some(Value::String(f)) = o.get("format")
+                && !STANDARD.contains(&f.as_str())
+            {
+                found.push(f.clone());
+            }
+            o.values().for_each(|v| formats_in(v, found));
+        }
+        Value::Array(a) => a.iter().for_each(|v| formats_in(v, found)),
+        _ => {}
+    }
 }
 
 /// The whole JSON result, snapshotted with paths, pids and durations filtered.

@@ -59,7 +59,9 @@ pub use methods::{
 pub use policy::{AllowAll, Approver, CommandPolicy};
 pub use progress::{Observer, Progress, report_progress};
 pub use remote::RemoteConfig;
-pub use request::{InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, request_schema, resolve_cwd};
+pub use request::{
+    InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, request_schema, resolve_cwd, schema_for,
+};
 pub use result::{
     ArtifactId, Content, DETAIL_STRING_BYTES, Decision, Details, Direction, JobId, JobSummary,
     LimitHit, Outcome, PolicyDetails, SandboxDetails, StreamKind, TEXT_SLACK, ToolResult,

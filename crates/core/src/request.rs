@@ -483,5 +483,17 @@ fn normalize_lexically(path: &Path) -> PathBuf {
 
 /// The JSON Schema of [`Request`].
 pub fn request_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(Request)).unwrap_or_default()
+    schema_for::<Request>()
+}
+
+/// `T`'s JSON Schema (2020-12) in the standard's own terms: the `format`s schemars adds for
+/// Rust's integer types (`uint64`, `int32`, …) are not JSON Schema's and are dropped (the
+/// `minimum` that says "unsigned" stays), so strict validators (Ajv's strict mode) compile it
+/// and clients do not warn about unknown formats.
+pub fn schema_for<T: schemars::JsonSchema>() -> serde_json::Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with_transform(schemars::transform::RestrictFormats::default())
+        .into_generator()
+        .into_root_schema_for::<T>();
+    serde_json::to_value(schema).unwrap_or_default()
 }

@@ -163,7 +163,7 @@ fn tools_list() -> Value {
 }
 
 /// An input schema as every client takes it: no `$schema`, no `$ref`s, no nullable unions or
-/// `null` in enums (some clients reject them), integer formats dropped, `required` present.
+/// `null` in enums (some clients reject them), `required` present.
 fn input_schema<T: JsonSchema>() -> Value {
     let mut schema = self_contained_schema::<T>();
     drop_nulls(&mut schema);
@@ -186,7 +186,7 @@ fn output_schema() -> Value {
 
 /// `T`'s schema with its definitions inlined and without `$schema` or a title.
 fn self_contained_schema<T: JsonSchema>() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    let mut schema = agent_exec_core::schema_for::<T>();
     let defs = schema
         .as_object_mut()
         .and_then(|o| o.remove("$defs"))
@@ -225,8 +225,7 @@ fn inline_refs(schema: &mut Value, defs: &Value) {
     }
 }
 
-/// Removes `null` from types, enums and `anyOf`/`oneOf` alternatives; drops integer formats
-/// and `null` defaults.
+/// Removes `null` from types, enums and `anyOf`/`oneOf` alternatives, and `null` defaults.
 fn drop_nulls(schema: &mut Value) {
     match schema {
         Value::Object(o) => {
@@ -256,12 +255,6 @@ fn drop_nulls(schema: &mut Value) {
             }
             if o.get("default").is_some_and(Value::is_null) {
                 o.remove("default");
-            }
-            if o.get("format")
-                .and_then(Value::as_str)
-                .is_some_and(|f| f.starts_with("int") || f.starts_with("uint"))
-            {
-                o.remove("format");
             }
             for v in o.values_mut() {
                 drop_nulls(v);
