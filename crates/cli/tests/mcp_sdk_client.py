@@ -285,6 +285,17 @@ async def check_progress(session: ClientSession, init: types.InitializeResult, w
     expect(all(b > a for a, b in zip(values, values[1:])), "strictly increasing progress values", values)
     expect(any(m and "line" in m for _, _, m in updates), 'a progress message containing "line"', updates)
 
+    # A command that prints nothing still gets a message to show (at least every 5 s).
+    updates.clear()
+    await call_ok(session, "bash", {"command": "sleep 5.5; echo done"}, progress_callback=on_progress)
+    await anyio.sleep(0.5)
+    expect(len(updates) >= 1, "a progress notification for a quiet command", updates)
+    expect(
+        all(m and "no output yet" in m for _, _, m in updates),
+        'every message of a quiet command says "no output yet"',
+        updates,
+    )
+
 
 async def check_cancellation(session: ClientSession, init: types.InitializeResult, workdir: Path) -> None:
     pid_file = workdir / "pid.txt"

@@ -35,6 +35,26 @@ impl Progress {
             .next()
             .unwrap_or("")
     }
+
+    /// One line for a progress display, never empty: the last line of output, or while there
+    /// is none to show (a quiet `make -s`, a test runner that prints at the end), how long the
+    /// command has run and how much it printed.
+    pub fn message(&self) -> String {
+        let line = self.last_line();
+        if !line.trim().is_empty() {
+            return line.to_owned();
+        }
+        let secs = self.elapsed.as_secs();
+        let bytes = self.stdout_bytes + self.stderr_bytes;
+        if bytes == 0 {
+            format!("running for {secs}s, no output yet")
+        } else {
+            format!(
+                "running for {secs}s, {} of output",
+                agent_exec_sink::format_size(bytes)
+            )
+        }
+    }
 }
 
 /// Watches a call's output as it arrives; [`snapshot`](Observer::snapshot) any time, from any

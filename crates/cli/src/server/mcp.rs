@@ -393,18 +393,19 @@ fn tools_call(server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Rep
     Reply::Result(to_mcp(&result))
 }
 
-/// `notifications/progress` params: seconds elapsed (increasing) and the last line of output.
+/// `notifications/progress` params: seconds elapsed (increasing) and a message, always: the
+/// last line of output, or how long it has run with nothing to show.
 fn progress_params(token: &Value, update: &Progress) -> Value {
-    let mut params = json!({
+    let message: String = update
+        .message()
+        .chars()
+        .take(PROGRESS_MESSAGE_CHARS)
+        .collect();
+    json!({
         "progressToken": token,
         "progress": update.elapsed.as_millis() as f64 / 1000.0,
-    });
-    let line = update.last_line();
-    if !line.is_empty() {
-        let message: String = line.chars().take(PROGRESS_MESSAGE_CHARS).collect();
-        params["message"] = json!(message);
-    }
-    params
+        "message": message,
+    })
 }
 
 #[cfg(test)]
