@@ -547,7 +547,7 @@ fn exec_progress_streams_while_the_command_runs() {
 }
 
 #[test]
-fn past_max_inflight_a_request_is_refused_as_busy_and_cancel_still_works() {
+fn past_max_inflight_requests_wait_their_turn_and_cancel_still_works() {
     let mut s = Client::serve(&["--max-inflight", "2"]);
     for id in ["a", "b"] {
         s.send(
@@ -557,24 +557,32 @@ fn past_max_inflight_a_request_is_refused_as_busy_and_cancel_still_works() {
     }
     pid_in(&s.path("a"));
     pid_in(&s.path("b"));
-    let r = s.request(3, "exec", json!({"command": "echo third"}));
-    let (code, message) = error_of(&r);
-    assert_eq!(code, -32000);
-    assert!(message.contains("--max-inflight 2"), "{message}");
-    for id in ["a", "b"] {
-        s.send(&json!({"jsonrpc": "2.0", "id": format!("cancel-{id}"), "method": "cancel", "params": {"id": id}}));
+    // Past the bound: queued, not refused.
+    for id in [3, 4, 5] {
+        s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "exec", "params": {"command": format!("echo call-{id}")}}));
     }
-    // Two acknowledgements and two cancelled execs, in whatever order they come.
-    let answers = s.answers(4);
-    for id in ["\"a\"", "\"b\""] {
-        let m = &answers[id];
-        assert_eq!(m["result"]["details"]["outcome"], "cancelled", "{m}");
+    // `cancel` is answered on the spot, not queued behind them (else nothing would end).
+    s.send(&json!({"jsonrpc": "2.0", "id": "cancel-a", "method": "cancel", "params": {"id": "a"}}));
+    let answers = s.answers(5);
+    assert_eq!(
+        answers["\"a\""]["result"]["details"]["outcome"],
+        "cancelled"
+    );
+    for id in [3, 4, 5] {
+        let m = &answers[&id.to_string()];
+        assert_eq!(
+            m["result"]["content"][0]["text"],
+            format!("call-{id}\n"),
+            "{m}"
+        );
     }
+    s.send(&json!({"jsonrpc": "2.0", "id": "cancel-b", "method": "cancel", "params": {"id": "b"}}));
+    s.answers(2);
     s.still_serves();
 }
 
 #[test]
-fn max_sessions_holds_after_a_burst() {
+fn past_max_sessions_a_new_session_waits_for_room() {
     let mut s = Client::serve(&["--max-sessions", "2"]);
     for name in ["s1", "s2"] {
         s.send(&json!({"jsonrpc": "2.0", "id": name, "method": "exec", "params": {
@@ -582,15 +590,41 @@ fn max_sessions_holds_after_a_burst() {
     }
     pid_in(&s.path("s1"));
     pid_in(&s.path("s2"));
-    let r = s.request(3, "exec", json!({"session": "s3", "command": "echo s3"}));
+    // It waits for room as long as its timeout allows, then says why it did not run.
+    let r = s.request(
+        3,
+        "exec",
+        json!({"session": "s3", "command": "echo s3", "timeout": 1}),
+    );
     assert_eq!(r["result"]["details"]["outcome"], "invalid_request", "{r}");
     let text = r["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("--max-sessions 2"), "{text}");
+    // One waiting when a session ends takes its place.
+    s.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "exec", "params": {"session": "s3", "command": "echo s3"}}));
     s.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "cancel", "params": {"id": "s1"}}));
-    s.answers(2);
-    // A session is idle now: the new one takes its place.
-    let r = s.request(5, "exec", json!({"session": "s3", "command": "echo s3"}));
-    assert_eq!(r["result"]["content"][0]["text"], "s3\n", "{r}");
+    let answers = s.answers(3);
+    assert_eq!(
+        answers["5"]["result"]["content"][0]["text"], "s3\n",
+        "{answers:?}"
+    );
+}
+
+/// A burst of calls on more new sessions than `--max-sessions`, each busy for a moment: none
+/// is refused, they take turns.
+#[test]
+fn a_burst_on_new_sessions_takes_turns() {
+    let mut s = Client::serve(&["--max-sessions", "3"]);
+    for n in 0..10 {
+        s.send(
+            &json!({"jsonrpc": "2.0", "id": n, "method": "exec", "params": {
+            "session": format!("burst-{n}"), "command": format!("sleep 0.2; echo {n}")}}),
+        );
+    }
+    let answers = s.answers(10);
+    for n in 0..10 {
+        let m = &answers[&n.to_string()];
+        assert_eq!(m["result"]["content"][0]["text"], format!("{n}\n"), "{m}");
+    }
 }
 
 #[test]

@@ -770,10 +770,11 @@ pub(crate) fn job_input_partial(id: &str, written: usize, total: usize, eof: boo
     )
 }
 
-/// A new session could not be opened: every session is busy.
+/// A new session could not be opened: every session was busy for as long as the call could
+/// wait (its timeout).
 pub(crate) fn sessions_full(limit: usize) -> String {
     format!(
-        "{limit} sessions are open and each is running a command (the limit, --max-sessions {limit}); wait for one to finish, close one with session_close, or run this without a session"
+        "{limit} sessions are open and each kept running a command for as long as this call could wait (its timeout; the limit is --max-sessions {limit}); close one with session_close, or run this without a session"
     )
 }
 

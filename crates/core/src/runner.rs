@@ -70,12 +70,24 @@ struct Slot {
     cwd: PathBuf,
 }
 
+/// Wakes the waiters of a condition variable when dropped.
+struct NotifyOnDrop<'a>(&'a std::sync::Condvar);
+
+impl Drop for NotifyOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.notify_all();
+    }
+}
+
 /// Runs plans; owns the configuration, the artifact store, the sessions and the jobs.
 pub(crate) struct Runner {
     pub(crate) config: Config,
     pub(crate) store: Option<Arc<ArtifactStore>>,
     pub(crate) store_error: Option<String>,
     sessions: Mutex<HashMap<String, Arc<Handle>>>,
+    /// Signalled when a session's call ends or a session is closed: a call waiting for room
+    /// under `--max-sessions` looks again.
+    session_freed: std::sync::Condvar,
     jobs: JobRegistry,
     session_config: SessionConfig,
     /// Each session's cwd after its last call (read without waiting for a running call).
@@ -121,6 +133,7 @@ impl Runner {
         };
         Runner {
             sessions: Mutex::new(HashMap::new()),
+            session_freed: std::sync::Condvar::new(),
             jobs: JobRegistry::new(config.jobs),
             session_config: SessionConfig {
                 shell: config.shell.clone(),
@@ -247,11 +260,46 @@ impl Runner {
         }
     }
 
-    /// The session's slot, made if new. `Err(limit)`: the session is new, the limit is
-    /// reached and every session is running a command (none can be closed to make room).
-    fn slot(&self, key: &str, cwd: PathBuf) -> Result<Arc<Handle>, usize> {
-        let settings = &self.config.sessions;
+    /// The session's slot, made if new. When the session is new, the limit is reached and
+    /// every session is running a command (none can be closed to make room), waits for one
+    /// to end — until `until` or `cancel` — rather than refusing: a burst of calls on new
+    /// sessions is slowed down, not failed. `Err(limit)`: no room came in time.
+    fn slot(
+        &self,
+        key: &str,
+        cwd: &Path,
+        until: Instant,
+        cancel: &CancelToken,
+    ) -> Result<Arc<Handle>, usize> {
+        // How often a wait looks at `cancel` (nothing wakes the condvar for it).
+        const CANCEL_CHECK: Duration = Duration::from_millis(50);
         let mut sessions = lock(&self.sessions);
+        loop {
+            match self.slot_in(&mut sessions, key, cwd) {
+                Some(handle) => return Ok(handle),
+                None => {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() || cancel.is_cancelled() {
+                        return Err(self.config.sessions.max_sessions.max(1));
+                    }
+                    sessions = self
+                        .session_freed
+                        .wait_timeout(sessions, left.min(CANCEL_CHECK))
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0;
+                }
+            }
+        }
+    }
+
+    /// [`slot`](Self::slot) without waiting: `None` when there is no room.
+    fn slot_in(
+        &self,
+        sessions: &mut HashMap<String, Arc<Handle>>,
+        key: &str,
+        cwd: &Path,
+    ) -> Option<Arc<Handle>> {
+        let settings = &self.config.sessions;
         // Idle expiry, then the bound on the number of sessions (least recently used first).
         // A handle held outside the map belongs to a call about to use it: never closed here.
         let expired: Vec<String> = sessions
@@ -283,23 +331,25 @@ impl Runner {
                         close_slot(&s);
                     }
                 }
-                None => return Err(settings.max_sessions.max(1)),
+                None => return None,
             }
         }
-        Ok(sessions
-            .entry(key.to_owned())
-            .or_insert_with(|| {
-                Arc::new(Handle {
-                    slot: Mutex::new(Slot {
-                        session: None,
-                        last_used: Instant::now(),
-                        ended: None,
-                        cwd,
-                    }),
-                    closing: Mutex::new(Closing::default()),
+        Some(
+            sessions
+                .entry(key.to_owned())
+                .or_insert_with(|| {
+                    Arc::new(Handle {
+                        slot: Mutex::new(Slot {
+                            session: None,
+                            last_used: Instant::now(),
+                            ended: None,
+                            cwd: cwd.to_path_buf(),
+                        }),
+                        closing: Mutex::new(Closing::default()),
+                    })
                 })
-            })
-            .clone())
+                .clone(),
+        )
     }
 
     fn run_in_session(
@@ -315,7 +365,9 @@ impl Runner {
             .clone()
             .unwrap_or_else(|| self.config.workdir.clone());
         let started = Instant::now();
-        let handle = match self.slot(&key, start_cwd.clone()) {
+        // Declared before the handle, so dropped after it: the call's end frees its session.
+        let _freed = NotifyOnDrop(&self.session_freed);
+        let handle = match self.slot(&key, &start_cwd, started + plan.timeout, cancel) {
             Ok(handle) => handle,
             Err(limit) => {
                 return Ran::NotRun {
@@ -448,6 +500,7 @@ impl Runner {
         for s in &removed {
             close_slot(s);
         }
+        self.session_freed.notify_all();
         if removed.is_empty() {
             return ToolResult::invalid(render::no_session(name), self.workdir_text());
         }

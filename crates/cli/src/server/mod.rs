@@ -29,7 +29,7 @@ use agent_exec_executor::CancelToken;
 use serde_json::{Value, json};
 
 use agent_exec_sink::BoundedLines;
-use pool::{Pool, Refused};
+use pool::Pool;
 
 /// JSON-RPC error codes.
 const PARSE_ERROR: i64 = -32700;
@@ -355,11 +355,12 @@ impl Server {
                     left: AtomicUsize::new(items.len()),
                     answers: Mutex::new(Vec::new()),
                 });
+                let size = bytes.len() / items.len();
                 for item in items {
-                    self.handle_message(item, Some(&batch));
+                    self.handle_message(item, size, Some(&batch));
                 }
             }
-            single => return self.handle_message(single, None),
+            single => return self.handle_message(single, bytes.len(), None),
         }
         None
     }
@@ -369,6 +370,7 @@ impl Server {
     fn handle_message(
         self: &Arc<Self>,
         message: Value,
+        size: usize,
         batch: Option<&Arc<Batch>>,
     ) -> Option<pool::Task> {
         let call = match check_message(message, self.protocol.as_ref()) {
@@ -427,28 +429,19 @@ impl Server {
         let id = call.id.clone();
         let task_key = key.clone();
         let finish = move || server.finish(&call, &task_key, batch_owned.as_ref(), &task_token);
-        let refused = if batch.is_some() {
-            self.pool.submit(Box::new(finish)).err()
-        } else {
-            match self.pool.reserve() {
-                Ok(reservation) => {
-                    return Some(Box::new(move || {
-                        finish();
-                        drop(reservation);
-                    }));
-                }
-                Err(refused) => Some(refused),
-            }
-        };
-        if let Some(refused) = refused {
-            let text = match refused {
-                Refused::Busy(max) => format!(
-                    "server busy: {max} requests are already running or waiting (--max-inflight {max}); retry once one has been answered"
-                ),
-                Refused::NoThread(e) => format!(
-                    "out of threads: no thread could be started for this request ({e}); retry once a request has been answered"
-                ),
-            };
+        // Run here (after handing the reading on), or past `--max-inflight` wait its turn.
+        if batch.is_none()
+            && let Some(reservation) = self.pool.reserve()
+        {
+            return Some(Box::new(move || {
+                finish();
+                drop(reservation);
+            }));
+        }
+        if let Err(pool::NoThread(e)) = self.pool.submit(Box::new(finish), size) {
+            let text = format!(
+                "out of threads: no thread could be started for this request ({e}); retry once a request has been answered"
+            );
             lock(&self.inflight).remove(&key);
             let answer = id.map(|id| error(&id, SERVER_BUSY, text));
             self.answered(batch, answer);

@@ -1,5 +1,10 @@
 //! The workers that run requests: at most `max` at once, threads started as needed and kept
-//! a while for the next request, so a burst costs no more threads than the bound.
+//! a while for the next request, so a burst costs no more threads than the bound. Past the
+//! bound a request waits its turn in a queue (of at most [`QUEUE_REQUESTS`] requests and
+//! [`QUEUE_BYTES`] of request text); past that, [`Pool::submit`] waits for room, and so the
+//! reader stops reading: a client that sends faster than requests end is slowed down, never
+//! refused. The queue is deep so that a `cancel` sent after a burst is still read (and
+//! answered on the spot) rather than waiting behind it.
 //!
 //! Reading the input is a role a worker takes ([`Pool::lead`]), not a thread of its own: the
 //! worker that reads a request runs it itself ([`Pool::reserve`]) after handing the reading
@@ -12,21 +17,24 @@ use std::time::Duration;
 
 pub(crate) type Task = Box<dyn FnOnce() + Send>;
 
+/// The most requests waiting for a worker.
+pub(crate) const QUEUE_REQUESTS: usize = 4096;
+/// The most request text (bytes of their lines) waiting for a worker.
+pub(crate) const QUEUE_BYTES: usize = 64 << 20;
+
 /// A worker with nothing to do for this long ends.
 const IDLE_EXIT: Duration = Duration::from_secs(30);
 
-/// Why a request was not taken.
+/// Why a request was not taken: no thread could be started (out of threads or memory).
 #[derive(Debug)]
-pub(crate) enum Refused {
-    /// `max` requests are already running or waiting.
-    Busy(usize),
-    /// No thread could be started (out of threads or memory).
-    NoThread(std::io::Error),
-}
+pub(crate) struct NoThread(pub(crate) std::io::Error);
 
 #[derive(Default)]
 struct State {
-    queue: VecDeque<Task>,
+    /// Requests waiting for a worker, with their sizes.
+    queue: VecDeque<(Task, usize)>,
+    /// The sum of their sizes.
+    queued_bytes: usize,
     /// The reading role, waiting for a worker to take it.
     lead: Option<Task>,
     threads: usize,
@@ -51,14 +59,17 @@ impl Drop for Reservation {
         st.running -= 1;
         drop(st);
         self.pool.done.notify_all();
+        // A queued request may run now.
+        self.pool.work.notify_one();
     }
 }
 
 pub(crate) struct Pool {
     state: Mutex<State>,
-    /// Workers wait here for tasks.
+    /// Workers wait here for tasks (and for a running one to end, when the queue is not empty).
     work: Condvar,
-    /// Signalled when a task ends (for [`Pool::wait_idle`]).
+    /// Signalled when a task ends (for [`Pool::wait_idle`]) or leaves the queue (for
+    /// [`Pool::submit`]).
     done: Condvar,
     max: usize,
 }
@@ -77,33 +88,43 @@ impl Pool {
         super::lock(&self.state)
     }
 
-    /// The bound on requests running or waiting.
+    /// The bound on requests running at once (as many more may wait).
     pub(crate) fn max(&self) -> usize {
         self.max
     }
 
-    /// Runs `task` on a worker, or says why it cannot.
-    pub(crate) fn submit(self: &Arc<Self>, task: Task) -> Result<(), Refused> {
+    /// Runs `task` (a request of `size` bytes) on a worker: at once when fewer than `max`
+    /// run, else after those ahead of it. When the queue is full, waits for room first (the
+    /// caller, the reader, reads no more meanwhile). `Err`: no thread could be started for it.
+    pub(crate) fn submit(self: &Arc<Self>, task: Task, size: usize) -> Result<(), NoThread> {
         let mut st = self.lock();
-        if st.queue.len() + st.running >= self.max {
-            return Err(Refused::Busy(self.max));
+        while !st.queue.is_empty()
+            && (st.queue.len() >= QUEUE_REQUESTS || st.queued_bytes + size > QUEUE_BYTES)
+        {
+            st = self
+                .done
+                .wait(st)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
-        self.worker_for_one_more(&mut st)
-            .map_err(Refused::NoThread)?;
-        st.queue.push_back(task);
+        if st.running + st.queue.len() < self.max {
+            self.worker_for_one_more(&mut st).map_err(NoThread)?;
+        }
+        st.queue.push_back((task, size));
+        st.queued_bytes += size;
         drop(st);
         self.work.notify_one();
         Ok(())
     }
 
-    /// Counts a request the calling thread runs itself, or says why it cannot.
-    pub(crate) fn reserve(self: &Arc<Self>) -> Result<Reservation, Refused> {
+    /// Counts a request the calling thread runs itself; `None` when `max` already run or
+    /// wait (the request is then [`submit`](Self::submit)ted to wait its turn).
+    pub(crate) fn reserve(self: &Arc<Self>) -> Option<Reservation> {
         let mut st = self.lock();
         if st.queue.len() + st.running >= self.max {
-            return Err(Refused::Busy(self.max));
+            return None;
         }
         st.running += 1;
-        Ok(Reservation { pool: self.clone() })
+        Some(Reservation { pool: self.clone() })
     }
 
     /// Hands the reading role (`lead`: reads requests until it runs one itself) to a worker.
@@ -139,14 +160,22 @@ impl Pool {
                 st = self.lock();
                 continue;
             }
-            if let Some(task) = st.queue.pop_front() {
+            if st.running < self.max
+                && let Some((task, size)) = st.queue.pop_front()
+            {
+                st.queued_bytes -= size;
                 st.running += 1;
                 drop(st);
+                // Room in the queue.
+                self.done.notify_all();
                 // A panic must not leave `running` counted forever (the server would never end).
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task));
                 st = self.lock();
                 st.running -= 1;
                 self.done.notify_all();
+                if !st.queue.is_empty() {
+                    self.work.notify_one();
+                }
                 continue;
             }
             st.idle += 1;
@@ -185,46 +214,76 @@ mod tests {
     use super::*;
     use std::sync::mpsc;
 
+    const BOUND: Duration = Duration::from_secs(30);
+
     #[test]
     fn the_reading_role_runs_beside_reserved_requests_and_is_never_busy() {
         let pool = Pool::new(1);
         let held = pool.reserve().unwrap();
-        assert!(matches!(pool.reserve(), Err(Refused::Busy(1))));
-        assert!(matches!(
-            pool.submit(Box::new(|| {})),
-            Err(Refused::Busy(1))
-        ));
+        assert!(pool.reserve().is_none());
         let (tx, rx) = mpsc::channel();
         pool.lead(Box::new(move || tx.send(()).unwrap())).unwrap();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(30)), Ok(()));
+        assert_eq!(rx.recv_timeout(BOUND), Ok(()));
         assert_eq!(pool.active(), 1, "the reading role is not a request");
         drop(held);
-        assert!(pool.wait_idle(Duration::from_secs(30)));
-        assert!(pool.reserve().is_ok());
+        assert!(pool.wait_idle(BOUND));
+        assert!(pool.reserve().is_some());
     }
 
+    /// Past the bound a request waits its turn and runs once one ends; past the queue's
+    /// bound, `submit` waits for room; never more than `max` run at once.
     #[test]
-    fn past_the_bound_a_request_is_refused_and_later_ones_run() {
+    fn past_the_bound_requests_wait_their_turn() {
         let pool = Pool::new(2);
         let (release_tx, release_rx) = mpsc::channel::<()>();
         let release_rx = Arc::new(Mutex::new(release_rx));
-        for _ in 0..2 {
-            let rx = release_rx.clone();
-            pool.submit(Box::new(move || {
-                let _ = rx.lock().unwrap().recv();
-            }))
-            .unwrap();
+        let running = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (ran_tx, ran_rx) = mpsc::channel();
+        let task = |n: usize| -> Task {
+            let (rx, running, most, ran) = (
+                release_rx.clone(),
+                running.clone(),
+                most.clone(),
+                ran_tx.clone(),
+            );
+            Box::new(move || {
+                let now = running.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                most.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
+                let _ = rx.lock().unwrap().recv_timeout(BOUND);
+                running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                ran.send(n).unwrap();
+            })
+        };
+        // Two run, the rest wait: the queue's text is full after the fourth.
+        for n in 0..4 {
+            pool.submit(task(n), QUEUE_BYTES / 2).unwrap();
         }
-        assert!(matches!(
-            pool.submit(Box::new(|| {})),
-            Err(Refused::Busy(2))
-        ));
-        release_tx.send(()).unwrap();
-        release_tx.send(()).unwrap();
-        assert!(pool.wait_idle(Duration::from_secs(30)));
-        let (tx, rx) = mpsc::channel();
-        pool.submit(Box::new(move || tx.send(7).unwrap())).unwrap();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(30)), Ok(7));
-        assert!(pool.lock().threads <= 2, "threads stay within the bound");
+        assert!(pool.reserve().is_none());
+        // A fifth waits for room: submitted from another thread, it returns once one ends.
+        let (submitted_tx, submitted_rx) = mpsc::channel();
+        let fifth = {
+            let (pool, task) = (pool.clone(), task(4));
+            std::thread::spawn(move || {
+                pool.submit(task, QUEUE_BYTES / 2).unwrap();
+                submitted_tx.send(()).unwrap();
+            })
+        };
+        for _ in 0..5 {
+            release_tx.send(()).unwrap();
+        }
+        assert_eq!(submitted_rx.recv_timeout(BOUND), Ok(()));
+        fifth.join().unwrap();
+        let mut ran: Vec<usize> = (0..5)
+            .map(|_| ran_rx.recv_timeout(BOUND).unwrap())
+            .collect();
+        ran.sort_unstable();
+        assert_eq!(ran, [0, 1, 2, 3, 4]);
+        assert!(pool.wait_idle(BOUND));
+        assert!(
+            most.load(std::sync::atomic::Ordering::SeqCst) <= 2,
+            "at most max at once"
+        );
+        assert!(pool.lock().threads <= 3, "threads stay within the bound");
     }
 }
