@@ -312,6 +312,19 @@ fn a_line_over_the_limit_is_refused_naming_the_limit_and_not_echoed() {
         answer.to_string().len() < 1024,
         "the reply echoes the request"
     );
+    // Answered under the request's id, read from the line's start…
+    assert_eq!(answer["id"], 1, "{answer}");
+    // …or its end, where the TypeScript SDK puts it.
+    let big = format!(
+        "{{\"method\":\"exec\",\"params\":{{\"command\":\"echo {}\"}},\"jsonrpc\":\"2.0\",\"id\":\"last\"}}",
+        "x".repeat(1 << 20)
+    );
+    s.send_bytes(big.as_bytes());
+    let answer = s.answer();
+    assert_eq!(
+        (error_of(&answer).0, &answer["id"]),
+        (-32600, &json!("last"))
+    );
     s.still_serves();
 }
 
@@ -470,9 +483,14 @@ fn mcp_refuses_empty_objects_and_batches_instead_of_staying_silent() {
     assert_eq!(error_of(&s.answer()).0, -32600);
     s.send_bytes(b"[]");
     assert_eq!(error_of(&s.answer()).0, -32600);
-    s.send(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]));
-    let answer = s.answer();
-    assert_eq!(answer[0]["id"], 1, "{answer}");
+    // No batches in MCP (since 2025-06-18): each request in one is refused under its id.
+    s.send(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": "b", "method": "ping"}]));
+    for id in [json!(1), json!("b")] {
+        let answer = s.answer();
+        let (code, message) = error_of(&answer);
+        assert_eq!((code, &answer["id"]), (-32600, &id), "{answer}");
+        assert!(message.contains("batches"), "{message}");
+    }
     let r = s.request(
         2,
         "tools/call",

@@ -32,7 +32,7 @@ mod window;
 pub use artifact::{
     ARTIFACT_SCHEME, ArtifactEntry, ArtifactError, ArtifactStore, GrepHits, Retention,
 };
-pub use lines::{BoundedLines, Line};
+pub use lines::{BoundedLines, LINE_TAIL, Line};
 pub use output_sink::{ArtifactInfo, Capture, OutputSink, SinkConfig, StreamTotals, Totals};
 pub use salient::{DEFAULT_ANCHORS, DEFAULT_PATTERNS, MATCH_CAP, SHOW_CAP, SalientConfig};
 pub use sanitize::{MAX_STRING_SEQUENCE, sanitize};

@@ -9,7 +9,13 @@ pub struct Line {
     pub bytes: Vec<u8>,
     /// The whole line's length in bytes.
     pub len: u64,
+    /// When the line is longer than `max`: its last bytes (at most [`LINE_TAIL`]) after
+    /// the first `max`; else empty.
+    pub tail: Vec<u8>,
 }
+
+/// How much of the end of an over-long line [`BoundedLines`] keeps.
+pub const LINE_TAIL: usize = 1024;
 
 impl Line {
     /// The line was longer than the bound: `bytes` holds only its start.
@@ -36,6 +42,7 @@ impl<R: BufRead> BoundedLines<R> {
     /// The next line; `None` at end of input. A last line without a newline counts.
     pub fn next_line(&mut self) -> io::Result<Option<Line>> {
         let mut line = Vec::new();
+        let mut tail = Vec::new();
         let mut len: u64 = 0;
         loop {
             let available = match self.input.fill_buf() {
@@ -44,7 +51,11 @@ impl<R: BufRead> BoundedLines<R> {
                 Err(e) => return Err(e),
             };
             if available.is_empty() {
-                return Ok((len > 0).then_some(Line { bytes: line, len }));
+                return Ok((len > 0).then_some(Line {
+                    bytes: line,
+                    len,
+                    tail,
+                }));
             }
             let (chunk, end) = match memchr::memchr(b'\n', available) {
                 Some(i) => (&available[..i], Some(i + 1)),
@@ -52,13 +63,31 @@ impl<R: BufRead> BoundedLines<R> {
             };
             len += chunk.len() as u64;
             let room = self.max.saturating_sub(line.len());
-            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            let kept = chunk.len().min(room);
+            line.extend_from_slice(&chunk[..kept]);
+            keep_tail(&mut tail, &chunk[kept..]);
             let used = end.unwrap_or(chunk.len());
             self.input.consume(used);
             if end.is_some() {
-                return Ok(Some(Line { bytes: line, len }));
+                return Ok(Some(Line {
+                    bytes: line,
+                    len,
+                    tail,
+                }));
             }
         }
+    }
+}
+
+/// Appends `more` to `tail`, keeping only its last [`LINE_TAIL`] bytes.
+fn keep_tail(tail: &mut Vec<u8>, more: &[u8]) {
+    if more.len() >= LINE_TAIL {
+        tail.clear();
+        tail.extend_from_slice(&more[more.len() - LINE_TAIL..]);
+    } else {
+        tail.extend_from_slice(more);
+        let over = tail.len().saturating_sub(LINE_TAIL);
+        tail.drain(..over);
     }
 }
 
@@ -80,6 +109,7 @@ mod tests {
         Line {
             bytes: text.to_vec(),
             len: text.len() as u64,
+            tail: Vec::new(),
         }
     }
 
@@ -93,7 +123,8 @@ mod tests {
                 whole(b"{\"a\":1}"),
                 Line {
                     bytes: b"xxxxxxxxxx".to_vec(),
-                    len: 20
+                    len: 20,
+                    tail: b"xxxxxxxxxx".to_vec(),
                 },
                 whole(b""),
                 whole(b"{\"b\":2}"),
@@ -102,18 +133,38 @@ mod tests {
         assert!(got[1].is_cut() && !got[0].is_cut());
     }
 
+    #[test]
+    fn a_long_line_keeps_its_last_bytes_whatever_the_reads() {
+        let line: Vec<u8> = (0..5000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut input = line.clone();
+        input.extend_from_slice(b"\nnext");
+        for buffer in [1, 7, 4096, 1 << 16] {
+            let got = lines(&input, 10, buffer);
+            assert_eq!(got[0].tail, line[5000 - LINE_TAIL..], "buffer {buffer}");
+            assert_eq!(got[1], whole(b"next"));
+        }
+    }
+
     proptest! {
         /// Whatever the input, the bound and the buffer size: every line comes back whole when
-        /// it fits, as its first `max` bytes and its length when it does not, in order.
+        /// it fits, as its first `max` bytes, its last bytes and its length when it does not,
+        /// in order.
         #[test]
         fn lines_match_a_split_on_newlines(
-            input in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'x'), any::<u8>()], 0..400),
+            input in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'x'), any::<u8>()], 0..3000),
             max in 0usize..40,
             buffer in 1usize..16,
         ) {
             let mut expected: Vec<Line> = input
                 .split(|b| *b == b'\n')
-                .map(|l| Line { bytes: l[..l.len().min(max)].to_vec(), len: l.len() as u64 })
+                .map(|l| {
+                    let rest = &l[l.len().min(max)..];
+                    Line {
+                        bytes: l[..l.len().min(max)].to_vec(),
+                        len: l.len() as u64,
+                        tail: rest[rest.len().saturating_sub(LINE_TAIL)..].to_vec(),
+                    }
+                })
                 .collect();
             // A trailing newline ends the last line; it does not start an empty one.
             if input.is_empty() || input.ends_with(b"\n") {

@@ -41,6 +41,10 @@ impl Protocol for JsonRpc {
         true
     }
 
+    fn takes_batches(&self) -> bool {
+        true
+    }
+
     fn answer(&self, server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Reply {
         if incoming.method == "cancel" {
             return cancel_exec(server, &incoming.params);

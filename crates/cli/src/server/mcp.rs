@@ -294,6 +294,11 @@ impl Protocol for Mcp {
         false
     }
 
+    fn takes_batches(&self) -> bool {
+        // JSON-RPC batches left MCP in 2025-06-18: a batch is refused, per request.
+        false
+    }
+
     fn answer(&self, server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Reply {
         let params = &incoming.params;
         match incoming.method.as_str() {

@@ -17,6 +17,7 @@ mod jsonrpc;
 mod mcp;
 mod methods;
 mod pool;
+mod salvage;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -72,6 +73,8 @@ pub(crate) trait Protocol: Send + Sync + 'static {
     fn params_of(&self, method: &str) -> Option<&'static str>;
     /// Whether `"id": null` is a request id (JSON-RPC allows it; MCP does not).
     fn allows_null_id(&self) -> bool;
+    /// Whether a JSON array of messages is a batch (JSON-RPC 2.0; MCP since 2025-06-18 not).
+    fn takes_batches(&self) -> bool;
 }
 
 /// One request or notification, checked.
@@ -283,8 +286,13 @@ impl Server {
             };
             if line.is_cut() {
                 let max = self.max_line_bytes;
+                // Answered with the request's id when its start or end shows it, so a client
+                // waiting for that id hears back.
+                let id = salvage::id_of_cut_line(&line.bytes, &line.tail)
+                    .filter(|id| !id.is_null() || self.protocol.allows_null_id())
+                    .unwrap_or(Value::Null);
                 self.out.send(&error(
-                    &Value::Null,
+                    &id,
                     INVALID_REQUEST,
                     format!(
                         "request too long: {} bytes on one line, and the limit is {max} bytes (--max-line-bytes); it was skipped. Put large data in a file and pass its path",
@@ -334,6 +342,7 @@ impl Server {
             }
         };
         match message {
+            Value::Array(items) if !self.protocol.takes_batches() => self.refuse_batch(&items),
             Value::Array(items) if items.is_empty() => self.out.send(&error(
                 &Value::Null,
                 INVALID_REQUEST,
@@ -363,6 +372,24 @@ impl Server {
             single => return self.handle_message(single, bytes.len(), None),
         }
         None
+    }
+
+    /// A batch where batches are not taken (MCP): each request in it is answered with an
+    /// error under its own id, so no client waits for an answer that never comes; one error
+    /// with a null id when none has an id.
+    fn refuse_batch(&self, items: &[Value]) {
+        let text = "invalid request: MCP takes no batches (JSON arrays of messages) since protocol version 2025-06-18; send each message as a line of its own";
+        let ids: Vec<&Value> = items
+            .iter()
+            .filter_map(|item| item.get("id"))
+            .filter(|id| id.is_string() || id.is_number())
+            .collect();
+        if ids.is_empty() {
+            self.out.send(&error(&Value::Null, INVALID_REQUEST, text));
+        }
+        for id in ids {
+            self.out.send(&error(id, INVALID_REQUEST, text));
+        }
     }
 
     /// Checks one message and answers it at once, or gives it to a worker; a request that is
