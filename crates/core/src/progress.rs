@@ -155,12 +155,16 @@ impl Observer {
 
 /// Progress is sampled this often while a call runs…
 const UPDATE_EVERY: Duration = Duration::from_millis(250);
-/// …and sent when the output changed, or at least this often.
+/// …and sent when the output changed, or at least this often…
 const UPDATE_AT_LEAST: Duration = Duration::from_secs(5);
+/// …the first one after a second even when nothing was printed, so a host's progress line
+/// shows a quiet command running (as `run`'s own line on a terminal does).
+const FIRST_UPDATE: Duration = Duration::from_secs(1);
 
 /// Hands `send` the observer's progress while a call runs, on the one schedule every stream of
 /// updates keeps (the async API's, `serve`'s `exec/progress`, MCP's `notifications/progress`):
-/// at most every 250 ms, only when the output changed, and at least every 5 s. Returns once
+/// at most every 250 ms, only when the output changed, and at least every 5 s (the first after
+/// 1 s, whatever the output). Returns once
 /// `finished` is cancelled or `send` returns false (nobody is listening any more); returns
 /// the output's byte count at the last update sent.
 pub fn report_progress(
@@ -170,9 +174,16 @@ pub fn report_progress(
 ) -> u64 {
     let mut last_bytes = 0;
     let mut last_sent = Instant::now();
+    let mut sent_any = false;
     while !finished.wait_timeout(UPDATE_EVERY) {
         let bytes = observer.bytes();
-        if bytes != last_bytes || last_sent.elapsed() >= UPDATE_AT_LEAST {
+        let due = if sent_any {
+            UPDATE_AT_LEAST
+        } else {
+            FIRST_UPDATE
+        };
+        if bytes != last_bytes || last_sent.elapsed() >= due {
+            sent_any = true;
             if !send(observer.snapshot()) {
                 break;
             }

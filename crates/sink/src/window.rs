@@ -194,8 +194,10 @@ impl Window {
             Direction::Tail => (0, max),
             Direction::Head => (max, 0),
             Direction::Both => {
+                // The tail buffer keeps the whole budget too: what the head leaves unused (a
+                // head cut back to its last whole line) goes to the tail.
                 let head = (max as f64 * share).round() as usize;
-                (head, max - head.min(max))
+                (head.min(max), max)
             }
             Direction::Smart => {
                 // The tail buffer keeps the whole budget: with nothing salient in the middle,
@@ -467,7 +469,10 @@ impl Window {
     }
 
     /// In a view of several parts, the tail starts at a line start when it holds one
-    /// (`start` indexes `tail_all`, the last bytes of the stream).
+    /// (`start` indexes `tail_all`, the last bytes of the stream) — unless the whole lines
+    /// after it fill less than half of what the tail may show: then the end of the long line
+    /// they follow fills the budget instead (a 10 KB line, then `}` and a fence, shows the
+    /// end of that line, not 5 bytes).
     fn line_aligned_tail_start(&self, tail_all: &[u8], start: usize) -> usize {
         let len = tail_all.len() - start;
         let at_line_start =
@@ -476,7 +481,14 @@ impl Window {
             return start;
         }
         match memchr::memchr(b'\n', &tail_all[start..]) {
-            Some(i) if start + i + 1 < tail_all.len() => start + i + 1,
+            Some(i) if start + i + 1 < tail_all.len() => {
+                let aligned = start + i + 1;
+                if (tail_all.len() - aligned) * 2 < len {
+                    start
+                } else {
+                    aligned
+                }
+            }
             _ => start,
         }
     }
@@ -484,10 +496,13 @@ impl Window {
     fn both_view(&self) -> View {
         let (head, head_by_lines) = self.head_part();
         let head = Self::line_aligned_head(head);
-        let tail = self.tail_bytes();
-        let (start, by_lines) = Self::tail_part(&tail, self.tail_line_cap);
-        let start = self.line_aligned_tail_start(&tail, start);
-        let tail = &tail[start..];
+        let tail_all = self.tail_bytes();
+        let tail = &tail_all[tail_all
+            .len()
+            .saturating_sub(self.limits.max_bytes - head.len())..];
+        let (start, by_lines) = Self::tail_part(tail, self.tail_line_cap);
+        let start = self.line_aligned_tail_start(&tail_all, tail_all.len() - (tail.len() - start));
+        let tail = &tail_all[start..];
         let parts = vec![
             Part::new(head, 1),
             Part::new(tail, self.first_line_of_suffix(tail)),
@@ -570,6 +585,14 @@ impl Window {
             let similar = salient.similar(head, tail, tail_first, &selection);
             let parts = split_at_markers(parts, &similar);
             let mut view = self.assemble(&parts, by_lines || head_by_lines, kept);
+            // It shows no salient line the plain tail does not (one too long for the budget
+            // was left out of both): the plain tail, which fills the budget, is the better view.
+            if salient.unshown(&view.shown_ranges).count
+                >= salient.unshown(&plain.shown_ranges).count
+                && view.output_bytes < plain.output_bytes
+            {
+                break;
+            }
             view.omitted = Self::summary(salient, &view.shown_ranges);
             return view;
         }

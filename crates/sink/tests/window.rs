@@ -305,6 +305,33 @@ fn the_omitted_middle_is_summarised() {
     assert!(lines[first as usize - 1].contains("error: unknown type name"));
 }
 
+/// A long line then a few short ones: the budget is filled from the end of the long line
+/// rather than showing the few bytes of the short ones, in every direction that shows a tail.
+#[test]
+fn a_long_line_before_short_ones_fills_the_budget_from_its_end() {
+    let input = format!("{}\n}}\n```\n", "a".repeat(10_000));
+    for direction in [Direction::Tail, Direction::Both, Direction::Smart] {
+        let mut sink = OutputSink::new(
+            SinkConfig {
+                direction,
+                max_bytes: 4000,
+                align_lines: true,
+                ..SinkConfig::default()
+            },
+            None,
+        );
+        sink.push(Stream::Stdout, input.as_bytes()).unwrap();
+        let view = sink.finish_capture().view;
+        let text = view.text();
+        assert!(
+            text.ends_with("aaaa\n}\n```\n") && view.output_bytes > 3900,
+            "{direction:?}: {} bytes: {:?}",
+            view.output_bytes,
+            &text[text.len().saturating_sub(40)..]
+        );
+    }
+}
+
 /// Bytes with long lines: salient words at random places of lines longer than the matched
 /// window, so long lines are matched as they stream.
 fn long_lines() -> impl Strategy<Value = Vec<u8>> {
@@ -365,6 +392,29 @@ proptest! {
         let chunked = view(&input, Direction::Smart, max_bytes, chunk);
         prop_assert_eq!(&whole, &chunked);
         prop_assert!(whole.output_bytes <= max_bytes as u64);
+    }
+
+    /// A cut window fills at least half its budget, even when a long line comes before a few
+    /// short ones (the end of the long line fills it): never a few bytes of a large output.
+    #[test]
+    fn a_cut_window_fills_at_least_half_its_budget(
+        input in long_lines(),
+        direction in prop_oneof![Just(Direction::Tail), Just(Direction::Both), Just(Direction::Smart)],
+        max_bytes in 200usize..4000,
+    ) {
+        let mut sink = OutputSink::new(
+            SinkConfig { direction, max_bytes, align_lines: true, ..SinkConfig::default() },
+            None,
+        );
+        sink.push(Stream::Stdout, &input).unwrap();
+        let view = sink.finish_capture().view;
+        if input.len() > max_bytes {
+            // A character cut at the edge costs at most 3 bytes, twice.
+            prop_assert!(
+                view.output_bytes * 2 + 8 >= max_bytes as u64,
+                "{} of {} bytes shown", view.output_bytes, max_bytes
+            );
+        }
     }
 
     /// On diagnostic-shaped output, with the CLI's settings: the view stays within its byte

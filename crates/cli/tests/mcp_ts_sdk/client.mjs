@@ -73,7 +73,7 @@ class CheckFailed extends Error {}
 function safeJson(value) {
     if (value instanceof Error) return `${value.name}: ${value.message}`;
     try {
-        return JSON.stringify(value);
+        return JSON.stringify(value) ?? String(value);
     } catch {
         return String(value);
     }
