@@ -273,6 +273,10 @@ struct ServeArgs {
     /// connection dropped). Without it, calls in flight finish and are answered first.
     #[arg(long)]
     end_on_eof: bool,
+    /// The operator's settings as a near side sends them to a remote target's far side (one
+    /// word, made by agent-exec): they replace the settings flags and --config.
+    #[arg(long, value_name = "WORD", hide = true)]
+    settings: Option<String>,
     /// Bytes of output shown (default 51200).
     #[arg(long)]
     max_bytes: Option<usize>,
@@ -300,6 +304,18 @@ impl ServeArgs {
             }
             None => None,
         };
+        if let Some(word) = &self.settings {
+            // A far side: the near side's settings, whole; this machine's own directories.
+            let mut config = Config::from_far_settings(word).map_err(anyhow::Error::msg)?;
+            if let Some(dir) = workdir {
+                config.workdir = dir;
+            }
+            if let Some(dir) = &self.artifacts {
+                config.artifacts_dir.clone_from(dir);
+            }
+            let policy = policy_from(PolicyConfig::default(), &self.policy, &config.workdir)?;
+            return Ok(Tool::new_with_policy(config, Arc::new(policy)));
+        }
         build_tool(
             self.artifacts.clone(),
             self.max_bytes,
@@ -834,19 +850,47 @@ fn artifact_through_tool(args: &ArtifactArgs) -> anyhow::Result<i32> {
     }
     let tool = Tool::new(config);
     let read = agent_exec_core::ArtifactRead::new(args.id.clone());
-    let read = match &args.grep {
-        Some(pattern) => read.grep(pattern.clone(), args.context.unwrap_or(0)),
-        None => read.range(0, Some(u64::MAX)),
+    let mut out = std::io::stdout().lock();
+    let code = match &args.grep {
+        Some(pattern) => {
+            let result = tool.artifact_read(&read.grep(pattern.clone(), args.context.unwrap_or(0)));
+            print_artifact_page(&mut out, &result)?
+        }
+        // The whole artifact, page after page (one read is at most the output window).
+        None => {
+            let mut offset = 0;
+            loop {
+                let result = tool.artifact_read(&read.clone().range(offset, None));
+                if print_artifact_page(&mut out, &result)? != 0 {
+                    break 1;
+                }
+                match result.details.next_offset {
+                    Some(next) => offset = next,
+                    None => break 0,
+                }
+            }
+        }
     };
-    let result = tool.artifact_read(&read);
     tool.shutdown();
-    if result.outcome() == agent_exec_core::Outcome::Success {
-        std::io::stdout().write_all(result.text().as_bytes())?;
-        Ok(0)
-    } else {
+    Ok(code)
+}
+
+/// Prints a page `artifact_read` answered (without the note that says where the next one
+/// starts); an error goes to stderr and gives 1.
+fn print_artifact_page(out: &mut impl Write, result: &ToolResult) -> anyhow::Result<i32> {
+    if result.outcome() != agent_exec_core::Outcome::Success {
         eprintln!("agent-exec: {}", result.text());
-        Ok(1)
+        return Ok(1);
     }
+    let text = result.text();
+    let page = match result.details.next_offset {
+        Some(_) => text
+            .rfind("\n\n[Showing bytes ")
+            .map_or(text, |note| &text[..note]),
+        None => text,
+    };
+    out.write_all(page.as_bytes())?;
+    Ok(0)
 }
 
 fn print_result(result: &ToolResult, json: bool) -> i32 {

@@ -105,6 +105,32 @@ fn results_equal_local_ones(engine: &dyn Engine) {
         assert_eq!(there["details"]["target"], json!(engine.target()), "{what}");
         assert_eq!(here["details"]["target"], Value::Null, "{what}");
     }
+    // The operator's settings reach the far side whole: a salient pattern of the config
+    // file's `[window]`, the line budget and the byte budget render the same there.
+    let settings = dir.path().join("operator.toml");
+    std::fs::write(
+        &settings,
+        "[window]\nsalient_patterns = [\"WIDGET-MELTED\"]\nsalient_anchors = [\"WIDGET-MELTED\"]\n",
+    )
+    .unwrap();
+    let flags: Vec<String> = [
+        "--config",
+        settings.to_str().unwrap(),
+        "--max-bytes",
+        "3000",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let command = "seq 1 3000; echo the WIDGET-MELTED at noon; seq 1 3000";
+    let here = run_json(None, &flags, command, dir.path());
+    let there = run_json(Some(engine), &flags, command, dir.path());
+    assert!(text(&here).contains("WIDGET-MELTED"), "{here}");
+    assert_eq!(
+        comparable(&there),
+        comparable(&here),
+        "the operator's settings on {}",
+        engine.target()
+    );
     // The spilled output of `seq`, read back through the target's agent-exec.
     let there = run_json(Some(engine), &[], "seq 1 100000", dir.path());
     let id = there["details"]["truncation"]["artifact_id"]

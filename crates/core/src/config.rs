@@ -12,7 +12,13 @@ use agent_exec_executor::{
 use agent_exec_sink::{Direction, Retention, TerminalSize};
 
 /// How the tool runs commands.
-#[derive(Debug, Clone)]
+///
+/// Its serialized form (serde) is the operator's settings as a remote target's far side takes
+/// them ([`Config::to_far_settings`]): every setting but what belongs to this machine — its
+/// working directory, artifact store, shell, session cache and remote targets — which is
+/// skipped, and so the far side's own.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Config {
     /// Timeout when the request gives none. Default: 120 s.
     pub default_timeout: Duration,
@@ -28,18 +34,21 @@ pub struct Config {
     pub direction: Direction,
     /// Artifact directory. Default: `$AGENT_EXEC_ARTIFACTS`, else the user's state dir
     /// (`~/.local/state/agent-exec/artifacts`).
+    #[serde(skip)]
     pub artifacts_dir: PathBuf,
     /// Most bytes in one artifact. Default: 100 MiB.
     pub artifact_cap: u64,
     /// Artifact retention (count, total bytes). Default: 200 artifacts, 2 GiB.
     pub retention: Retention,
     /// Shell for `command`; `None` = `bash -o pipefail`, or `sh` where there is no bash. Default: `None`.
+    #[serde(skip)]
     pub shell: Option<PathBuf>,
     /// Environment construction (inherit policy, hardening, overrides). Default: inherit all, hardened.
     pub env: EnvConfig,
     /// Draining pipes of background children after the main process exits. Default: idle 250 ms, max 2 s.
     pub drain: DrainLimits,
     /// The tool's working directory, against which request `cwd`s resolve. Default: the process's cwd.
+    #[serde(skip)]
     pub workdir: PathBuf,
     /// Persistent sessions. Default: [`SessionSettings::default`].
     pub sessions: SessionSettings,
@@ -57,6 +66,7 @@ pub struct Config {
     pub prepared_shells: PreparedSettings,
     /// Remote targets (contract §9): where calls run when they name none, which a request may
     /// name, and how connections are made. Default: none; every call runs here.
+    #[serde(skip)]
     pub remote: crate::remote::RemoteConfig,
     /// The terminal of `pty` calls and jobs: the size programs see (`stty size`) and the screen
     /// their output is rendered on. Default: 80×24.
@@ -74,7 +84,8 @@ pub struct Config {
 /// The operator's sandbox settings (flags `--sandbox`, `--sandbox-profile`, `--workspace`,
 /// `--writable`, `--network`, `--allow-host`, `--deny-read`; the `[sandbox]` table of
 /// `--config`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SandboxSettings {
     /// The mode the operator chose. Default (`None`): `workspace-write` wherever this kernel can
     /// enforce it, else off with a warning in every call's `details.warnings` (a mode the
@@ -111,7 +122,10 @@ impl Default for SandboxSettings {
 }
 
 /// What a `workspace-write` sandbox lets builds and installs write besides the writable roots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum SandboxProfile {
     /// The caches and stores of the usual toolchains ([`DEV_CACHES`]).
@@ -483,7 +497,8 @@ impl SandboxSettings {
 }
 
 /// How persistent sessions behave.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SessionSettings {
     /// Most sessions kept; the least recently used is closed first. Default: 16.
     pub max_sessions: usize,
@@ -493,6 +508,7 @@ pub struct SessionSettings {
     /// session starts; the snapshot is made once and cached. Default: `false`.
     pub rc_snapshot: bool,
     /// Where rc snapshots are cached. Default: `$XDG_CACHE_HOME/agent-exec` or `~/.cache/agent-exec`.
+    #[serde(skip)]
     pub cache_dir: PathBuf,
     /// A prefix put before every session command (`<prefix> <command>`). Default: none.
     pub command_prefix: Option<String>,
@@ -546,6 +562,45 @@ impl Default for Config {
 impl Config {
     /// Bytes of output shown when nothing else is configured (50 KiB).
     pub const DEFAULT_MAX_BYTES: usize = 51_200;
+
+    /// The operator's settings for a remote target's far side, as one word (base64 of the
+    /// JSON serialization: no character a remote shell would read): the far side's
+    /// `serve --settings` takes it ([`Config::from_far_settings`]). The default deny-read
+    /// paths name this machine's home: only the operator's own are sent, and the far side adds
+    /// its defaults.
+    pub fn to_far_settings(&self) -> String {
+        use base64::Engine as _;
+        let mut sent = self.clone();
+        let defaults = default_deny_read();
+        sent.sandbox.deny_read.retain(|p| !defaults.contains(p));
+        let json = serde_json::to_vec(&sent).expect("settings serialize");
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+    }
+
+    /// The settings a near side sent ([`Config::to_far_settings`]), on this machine: what
+    /// belongs to it (its working directory, artifact store, session cache, default deny-read
+    /// paths) is its own.
+    pub fn from_far_settings(word: &str) -> Result<Config, String> {
+        use base64::Engine as _;
+        let json = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(word.trim())
+            .map_err(|e| format!("--settings is not the base64 a near side sends: {e}"))?;
+        let mut config: Config = serde_json::from_slice(&json).map_err(|e| {
+            format!("--settings does not hold this version's settings ({e}); install the same agent-exec on both sides (--install)")
+        })?;
+        let mut deny_read = default_deny_read();
+        for path in std::mem::take(&mut config.sandbox.deny_read) {
+            if !deny_read.contains(&path) {
+                deny_read.push(path);
+            }
+        }
+        config.sandbox.deny_read = deny_read;
+        config
+            .salient
+            .validate()
+            .map_err(|e| format!("--settings: {e}"))?;
+        Ok(config)
+    }
 
     /// What a sandboxed command may not change wherever it lies, a writable cache included:
     /// the artifact store, the session cache (rc snapshots a later session sources), and the

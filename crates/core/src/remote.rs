@@ -9,10 +9,9 @@ use std::time::Duration;
 
 use agent_exec_executor::{CancelToken, SandboxMode};
 use agent_exec_remote::{Answer, RemoteError, Settings, Target, pattern_matches};
-use agent_exec_sink::Direction;
 use serde_json::Value;
 
-use crate::config::{Config, SandboxOrigin, SandboxProfile, default_deny_read};
+use crate::config::{Config, SandboxOrigin};
 use crate::plan::Plan;
 use crate::progress::Observer;
 use crate::render;
@@ -68,66 +67,11 @@ impl RemoteConfig {
     }
 }
 
-/// The arguments of the far side's `serve` that carry the operator's settings there: the
-/// sandbox, the limits and the window, which the far side enforces for its calls.
+/// The arguments of the far side's `serve` that carry the operator's settings there, all of
+/// them in one serialization ([`Config::to_far_settings`]): the far side enforces them for its
+/// calls, and a setting added to [`Config`] reaches it with no list to keep.
 pub(crate) fn far_side_args(config: &Config) -> Vec<String> {
-    let mut args: Vec<String> = Vec::new();
-    let mut flag = |name: &str, value: String| {
-        args.push(name.to_owned());
-        args.push(value);
-    };
-    let sandbox = &config.sandbox;
-    if let Some(mode) = sandbox.mode {
-        flag("--sandbox", mode.as_str().to_owned());
-    }
-    if sandbox.profile != SandboxProfile::default() {
-        flag("--sandbox-profile", sandbox.profile.as_str().to_owned());
-    }
-    if let Some(dir) = &sandbox.workspace {
-        flag("--workspace", dir.display().to_string());
-    }
-    for dir in &sandbox.writable {
-        flag("--writable", dir.display().to_string());
-    }
-    if let Some(network) = sandbox.network {
-        flag("--network", network.as_str().to_owned());
-    }
-    for host in &sandbox.allow_hosts {
-        flag("--allow-host", host.clone());
-    }
-    // The default list names this machine's home; the far side makes its own.
-    if sandbox.deny_read != default_deny_read() {
-        for path in &sandbox.deny_read {
-            flag("--deny-read", path.display().to_string());
-        }
-    }
-    let limits = &config.limits;
-    if let Some(n) = limits.procs {
-        flag("--max-procs", n.to_string());
-    }
-    if let Some(bytes) = limits.memory {
-        flag("--max-memory", bytes.to_string());
-    }
-    if let Some(cpu) = limits.cpu {
-        flag("--max-cpu", cpu.as_secs().max(1).to_string());
-    }
-    if let Some(bytes) = limits.file_size {
-        flag("--max-file-size", bytes.to_string());
-    }
-    if config.max_bytes != Config::DEFAULT_MAX_BYTES {
-        flag("--max-bytes", config.max_bytes.to_string());
-    }
-    if config.direction != Direction::Smart {
-        flag("--direction", config.direction.as_str().to_owned());
-    }
-    if config.pty_size != agent_exec_sink::TerminalSize::DEFAULT {
-        flag("--pty-size", config.pty_size.to_string());
-    }
-    if config.prompt_idle != Some(agent_exec_executor::PROMPT_IDLE) {
-        let secs = config.prompt_idle.map_or(0, |d| d.as_secs().max(1));
-        flag("--prompt-idle", secs.to_string());
-    }
-    args
+    vec!["--settings".to_owned(), config.to_far_settings()]
 }
 
 impl Tool {
@@ -324,34 +268,38 @@ mod tests {
     }
 
     #[test]
-    fn the_operators_settings_reach_the_far_side() {
+    fn the_operators_settings_reach_the_far_side_whole() {
         let mut c = Config::default();
-        assert!(far_side_args(&c).is_empty());
         c.sandbox.mode = Some(SandboxMode::WorkspaceWrite);
+        c.sandbox.deny_read.push("/srv/secrets".into());
         c.limits.memory = Some(512 << 20);
-        c.limits.procs = Some(64);
         c.max_bytes = 1000;
-        assert_eq!(
-            far_side_args(&c),
-            [
-                "--sandbox",
-                "workspace-write",
-                "--max-procs",
-                "64",
-                "--max-memory",
-                "536870912",
-                "--max-bytes",
-                "1000"
-            ]
+        c.max_lines = Some(40);
+        c.retention.max_count = 7;
+        c.env.secrets.pass.push("MY_TOKEN".into());
+        c.env.overrides.insert("PAGER".into(), "less".into());
+        c.salient.patterns = vec!["BOOM".into()];
+        c.sessions.max_sessions = 3;
+        c.prompt_idle = None;
+        c.pty_size = "120x40".parse().unwrap();
+        let args = far_side_args(&c);
+        assert_eq!(args[0], "--settings");
+        assert!(
+            args[1]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "one word no shell reads: {}",
+            args[1]
         );
-        let c = Config {
-            pty_size: "120x40".parse().unwrap(),
-            prompt_idle: None,
-            ..Config::default()
-        };
-        assert_eq!(
-            far_side_args(&c),
-            ["--pty-size", "120x40", "--prompt-idle", "0"]
-        );
+        let far = Config::from_far_settings(&args[1]).unwrap();
+        let json = |c: &Config| serde_json::to_value(c).unwrap();
+        assert_eq!(json(&far), json(&c));
+        // What is this machine's own stays the far side's.
+        c.workdir = "/near/only".into();
+        c.artifacts_dir = "/near/artifacts".into();
+        let far = Config::from_far_settings(&c.to_far_settings()).unwrap();
+        assert_eq!(far.workdir, Config::default().workdir);
+        assert_eq!(far.artifacts_dir, Config::default().artifacts_dir);
+        assert!(Config::from_far_settings("not base64!").is_err());
     }
 }

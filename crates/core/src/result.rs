@@ -294,6 +294,10 @@ pub struct Details {
     /// The remote target the call ran on (contract §9; null: here).
     #[serde(default)]
     pub target: Option<String>,
+    /// `artifact_read` of a page that more follows: the offset to read on from. Absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
 }
 
 /// One background job, as `job_list` reports it.
@@ -389,6 +393,7 @@ impl Details {
             running: None,
             jobs: None,
             target: None,
+            next_offset: None,
         }
     }
 

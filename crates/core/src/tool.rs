@@ -393,6 +393,7 @@ impl Tool {
             running: None,
             jobs: None,
             target: None,
+            next_offset: None,
         };
         ToolResult::new(text, details)
     }
@@ -539,6 +540,7 @@ impl Tool {
                 let (mut text, used) = page_text(&bytes, page as usize, more_follows);
                 // A page ends at a character's end, so that the next one starts at one.
                 let to = from + used as u64;
+                let mut details = Details::empty(Outcome::Success, cwd);
                 if to < size {
                     let capped = req.limit.is_some_and(|l| l > page);
                     text.push_str(&render::artifact_more(
@@ -547,8 +549,9 @@ impl Tool {
                         size,
                         capped.then_some(page),
                     ));
+                    details.next_offset = Some(to);
                 }
-                ToolResult::new(text, Details::empty(Outcome::Success, cwd))
+                ToolResult::new(text, details)
             }
             Err(e) => ToolResult::invalid(e.to_string(), cwd),
         }

@@ -95,7 +95,8 @@ pub fn carries_credentials(value: &str) -> bool {
 pub const NOT_SECRETS: &[&str] = &["TOKENIZERS_PARALLELISM", "KEYTIMEOUT", "SSH_AUTH_SOCK"];
 
 /// Which inherited variables a command sees.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum EnvPolicy {
     /// Everything the tool inherited (the default), but the secrets [`SecretRule`] withholds.
     #[default]
@@ -105,7 +106,8 @@ pub enum EnvPolicy {
 }
 
 /// Which inherited variables are withheld because their names look like credentials.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SecretRule {
     /// Names withheld: glob patterns, case-insensitive. Default: [`SECRET_PATTERNS`]; empty
     /// turns the rule off.
@@ -179,7 +181,8 @@ fn glob_match_by(pattern: &str, text: &str, same: impl Fn(&u8, &u8) -> bool) -> 
 }
 
 /// How the environment of a command is built.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct EnvConfig {
     /// Inherited variables. Default: [`EnvPolicy::InheritAll`].
     pub policy: EnvPolicy,

@@ -18,7 +18,8 @@ use crate::waiting::OnWaiting;
 const PROMPT_BYTES: u64 = 4096;
 
 /// Bounds of the job registry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct JobLimits {
     /// Most jobs running at once. Default: 32.
     pub max_live: usize,

@@ -168,7 +168,8 @@ fn frame(dir: &[u8], command: &str) -> Vec<u8> {
 }
 
 /// How many shells are kept, and for how long.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PreparedSettings {
     /// Shells kept ready per key. 0 turns prepared shells off.
     pub per_key: usize,

@@ -17,7 +17,8 @@ const READ_SIZE: usize = 256 * 1024;
 const ROUNDS: usize = 4;
 
 /// Bounds on draining pipes still held open by background children after the main process exits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct DrainLimits {
     /// Stop after this long without data. Default: 250 ms.
     pub idle: Duration,

@@ -79,7 +79,8 @@ fn available_list(ids: &[String]) -> String {
 }
 
 /// How much the store keeps; the oldest artifacts go first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Retention {
     /// Most artifacts kept. Default: 200.
     pub max_count: usize,

@@ -147,7 +147,8 @@ pub const DEFAULT_ANCHORS: &[&str] = &[
 ];
 
 /// What counts as salient and how much of the budget it may use.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SalientConfig {
     /// Regexes (Rust `regex` syntax, ASCII semantics) matched against each line.
     /// Default: [`DEFAULT_PATTERNS`].

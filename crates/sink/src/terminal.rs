@@ -25,7 +25,7 @@ use crate::sanitize::Emit;
 
 /// The size of a pseudo-terminal, in character cells: the size programs are told
 /// (`stty size`, `tput cols`) and the screen their output is rendered on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TerminalSize {
     /// Columns, [`MIN_COLS`](Self::MIN_COLS) to [`MAX_COLS`](Self::MAX_COLS).
     pub cols: u16,

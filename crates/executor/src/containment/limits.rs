@@ -29,7 +29,10 @@ use crate::oneshot::ExitStatus;
 use super::cgroup;
 
 /// Limits of one call. `None`: no limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(default)]
 #[non_exhaustive]
 pub struct Limits {
     /// Processes and threads the call may have at once.
