@@ -73,8 +73,14 @@ pub struct ShellKey {
 impl ShellKey {
     /// The key of `spec`, or `None` when a prepared shell cannot run it as `bash -c` would:
     /// not a shell command line, a shell other than bash, an empty line, or a NUL in it — or
-    /// when it wants its stdout and stderr on pipes of their own (a prepared shell's share one).
+    /// when it wants its stdout and stderr on pipes of their own (a prepared shell's share one)
+    /// — or when the call has variables of its own (`extra_env`: a request's token, say): a
+    /// shell prepared for the next such call would carry them, idle and readable in
+    /// `/proc/PID/environ`, after the call that gave them ended.
     fn of(spec: &ExecSpec) -> Option<ShellKey> {
+        if !spec.extra_env.is_empty() {
+            return None;
+        }
         let Program::Shell { command, shell } = &spec.program else {
             return None;
         };
@@ -212,6 +218,8 @@ pub struct PreparedStats {
     pub taken: u64,
     /// Shells started in all.
     pub started: u64,
+    /// Kinds of call ([`ShellKey`]s) shells are prepared for.
+    pub keys: usize,
 }
 
 #[derive(Default)]
@@ -308,6 +316,7 @@ impl PreparedShells {
         let state = self.shared.lock();
         PreparedStats {
             ready: state.keys.values().map(|e| e.ready.len()).sum(),
+            keys: state.keys.len(),
             ..state.stats
         }
     }

@@ -24,7 +24,9 @@ fn pool(per_key: usize) -> PreparedShells {
 fn spec_in(command: &str, dir: &std::path::Path) -> ExecSpec {
     let mut spec = ExecSpec::shell(command, dir);
     spec.grace = Duration::from_millis(300);
-    spec.extra_env.push(("MB".into(), misbehave()));
+    // The operator's environment, not the call's own (`extra_env`), which prepared shells
+    // never carry.
+    spec.env.overrides.insert("MB".into(), misbehave());
     spec
 }
 
@@ -158,8 +160,9 @@ fn a_prepared_call_times_out_and_leaves_no_survivors() {
     let dir = tempfile::tempdir().unwrap();
     let pids = PidFile::new();
     let mut spec = spec_in("$MB fork-grandchild 30; sleep 30", dir.path());
-    spec.extra_env
-        .push(("MISBEHAVE_PIDS".into(), pids.path.display().to_string()));
+    spec.env
+        .overrides
+        .insert("MISBEHAVE_PIDS".into(), pids.path.display().to_string());
     spec.timeout = Some(Duration::from_millis(500));
     let pool = pool(1);
     let (outcome, _) = prepared(&pool, &spec);
@@ -217,6 +220,27 @@ fn closing_the_pool_ends_its_shells_and_calls_go_on_without_it() {
     assert_eq!(capture.view.text(), "after\n");
 }
 
+/// A call's own variables never outlive it in a shell prepared for the next such call: it
+/// runs in a fresh spawn, and the pool prepares nothing for its kind.
+#[test]
+fn a_call_with_its_own_variables_leaves_no_shell_carrying_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(1);
+    let mut spec = spec_in("echo \"$AE_OWN_TOKEN\"", dir.path());
+    spec.extra_env = vec![("AE_OWN_TOKEN".into(), "s3cr3t-of-one-call".into())];
+    for _ in 0..2 {
+        let (outcome, capture) = capture(|sink| pool.run(&spec, sink, &CancelToken::new()));
+        assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
+        assert_eq!(capture.view.text(), "s3cr3t-of-one-call\n");
+    }
+    let stats = pool.stats();
+    assert_eq!((stats.keys, stats.taken), (0, 0), "{stats:?}");
+    // A call without variables of its own is still served by prepared shells.
+    let (outcome, _) = prepared(&pool, &spec_in("true", dir.path()));
+    assert_eq!(outcome.status, Some(ExitStatus::Exited(0)));
+    assert_eq!(pool.stats().keys, 1);
+}
+
 #[test]
 fn a_pool_turned_off_prepares_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -263,8 +287,9 @@ fn a_prepared_shell_runs_in_the_calls_sandbox() {
         "touch inside; touch \"$OUTSIDE/escaped\"; echo done",
         workspace.path(),
     );
-    spec.extra_env
-        .push(("OUTSIDE".into(), outside.path().display().to_string()));
+    spec.env
+        .overrides
+        .insert("OUTSIDE".into(), outside.path().display().to_string());
     spec.sandbox = Some(std::sync::Arc::new(SandboxSpec {
         mode: SandboxMode::WorkspaceWrite,
         workspace: workspace.path().to_path_buf(),
