@@ -47,7 +47,7 @@ fn timeout_is_124_with_a_banner() {
     let (code, out, _) = run(&["run", "-t", "1", "--", "echo started; sleep 30"]);
     assert_eq!(code, 124);
     assert!(
-        out.starts_with("[Command timed out after 1 second]\nstarted\n"),
+        out.starts_with("[Command timed out after 1 seconds]\nstarted\n"),
         "{out}"
     );
 }

@@ -86,6 +86,16 @@ fn seconds(d: Duration) -> String {
     }
 }
 
+/// `N seconds`, the contract's form of the timeout line (and its peers'): always plural, so
+/// that a reader matching `after (\d+) seconds` reads `after 1 seconds` too.
+fn contract_seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} seconds", d.as_secs())
+    } else {
+        format!("{:.1} seconds", d.as_secs_f64())
+    }
+}
+
 impl Note {
     fn text(&self) -> String {
         match self {
@@ -459,7 +469,7 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
         )),
         (Outcome::Timeout, None) => text.push_str(&format!(
             "[Command timed out after {}]\n",
-            seconds(p.timeout)
+            contract_seconds(p.timeout)
         )),
         (Outcome::Cancelled, _) => text.push_str("[Command cancelled]\n"),
         _ => {}

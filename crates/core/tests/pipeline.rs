@@ -190,7 +190,7 @@ fn timeouts_are_clamped() {
     );
     assert_eq!(r.details.outcome, Outcome::Timeout);
     assert!(
-        r.text().starts_with("[Command timed out after 1 second]"),
+        r.text().starts_with("[Command timed out after 1 seconds]"),
         "{}",
         r.text()
     );
@@ -203,7 +203,7 @@ fn timeouts_are_clamped() {
         &CancelToken::new(),
     );
     assert!(
-        r.text().starts_with("[Command timed out after 1 second]"),
+        r.text().starts_with("[Command timed out after 1 seconds]"),
         "{}",
         r.text()
     );

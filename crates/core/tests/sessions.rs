@@ -146,7 +146,7 @@ fn timeout_ends_the_session_and_everything_in_it() {
     assert_eq!(r.details.outcome, Outcome::Timeout);
     assert!(
         r.text()
-            .starts_with("[Command timed out after 1 second]\nstarted\n"),
+            .starts_with("[Command timed out after 1 seconds]\nstarted\n"),
         "{}",
         r.text()
     );
