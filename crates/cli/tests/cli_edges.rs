@@ -344,7 +344,8 @@ fn timeout_banner_is_singular_for_one_second() {
     let out = run(&["run", "-t", "1", "--", "sleep", "5"]);
     assert_eq!(out.code, 124, "{out:?}");
     assert!(
-        out.stdout.starts_with("[Command timed out after 1 seconds]"),
+        out.stdout
+            .starts_with("[Command timed out after 1 seconds]"),
         "{out:?}"
     );
 }
