@@ -250,11 +250,11 @@ struct ServeArgs {
     #[arg(long, value_name = "PREFIX")]
     command_prefix: Option<String>,
     /// Most sessions kept (least recently used closed first; when every one is running a
-    /// command, a new session is refused).
+    /// command, a call on a new session waits for one, up to its timeout).
     #[arg(long, default_value_t = 16)]
     max_sessions: usize,
-    /// Most requests running or waiting at once; past it a request is answered at once with
-    /// a "server busy" error (code -32000).
+    /// Most requests running at once; past it a request waits its turn in a bounded queue
+    /// (past that, the server reads no more input until there is room).
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     max_inflight: u32,
     /// The longest request line read (`8M`, `512K`); a longer one is answered with an error
@@ -412,9 +412,17 @@ fn main() {
         // clap's version strings are static.
         command = command.long_version(&*Box::leak(long_version().into_boxed_str()));
     }
-    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+    let matches = command.try_get_matches().unwrap_or_else(|e| {
+        // `--help`, a usage error: the watchdog is reaped before clap exits.
+        agent_exec_executor::containment::release_at_exit();
+        e.exit()
+    });
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(e) => e.exit(),
+        Err(e) => {
+            agent_exec_executor::containment::release_at_exit();
+            e.exit()
+        }
     };
     let code = match run_cli(cli) {
         Ok(code) => code,

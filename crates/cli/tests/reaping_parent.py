@@ -97,6 +97,9 @@ def main():
         if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             sys.exit(f"prctl(PR_SET_CHILD_SUBREAPER): errno {ctypes.get_errno()}")
     if mode == "run":
+        # Ends that clap takes (help, a usage error) reap what `run` started too.
+        for args in (["--help"], ["--no-such-flag"]):
+            subprocess.run([exe, "run", *args], capture_output=True, timeout=60)
         for _ in range(calls):
             done = subprocess.run(
                 [exe, "run", *flags, "--", "sleep 0.01 & echo $((1 + 1))"],

@@ -576,9 +576,16 @@ fn past_max_inflight_requests_wait_their_turn_and_cancel_still_works() {
     pid_in(&s.path("a"));
     pid_in(&s.path("b"));
     // Past the bound: queued, not refused.
-    for id in [3, 4, 5] {
+    for id in [3, 4, 5, 6] {
         s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "exec", "params": {"command": format!("echo call-{id}")}}));
     }
+    // A queued request cancelled is answered now, not in its turn (both still run).
+    s.send(&json!({"jsonrpc": "2.0", "id": "cancel-6", "method": "cancel", "params": {"id": 6}}));
+    let answers = s.answers(2);
+    assert_eq!(
+        answers["6"]["result"]["details"]["outcome"], "cancelled",
+        "{answers:?}"
+    );
     // `cancel` is answered on the spot, not queued behind them (else nothing would end).
     s.send(&json!({"jsonrpc": "2.0", "id": "cancel-a", "method": "cancel", "params": {"id": "a"}}));
     let answers = s.answers(5);
@@ -627,11 +634,12 @@ fn past_max_sessions_a_new_session_waits_for_room() {
     );
 }
 
-/// A burst of calls on more new sessions than `--max-sessions`, each busy for a moment: none
-/// is refused, they take turns.
+/// A burst of calls on more new sessions than `--max-sessions` (up to three times as many: the
+/// limit running, twice the limit waiting), each busy for a moment: none is refused, they take
+/// turns.
 #[test]
 fn a_burst_on_new_sessions_takes_turns() {
-    let mut s = Client::serve(&["--max-sessions", "3"]);
+    let mut s = Client::serve(&["--max-sessions", "4"]);
     for n in 0..10 {
         s.send(
             &json!({"jsonrpc": "2.0", "id": n, "method": "exec", "params": {

@@ -784,7 +784,8 @@ pub(crate) fn job_input_partial(id: &str, written: usize, total: usize, eof: boo
 /// wait (its timeout).
 pub(crate) fn sessions_full(limit: usize) -> String {
     format!(
-        "{limit} sessions are open and each kept running a command for as long as this call could wait (its timeout; the limit is --max-sessions {limit}); close one with session_close, or run this without a session"
+        "{limit} sessions are open and each kept running a command while this call could wait (its timeout; the limit is --max-sessions {limit}, and at most {} calls wait for room at once); close one with session_close, or run this without a session",
+        2 * limit
     )
 }
 

@@ -483,7 +483,7 @@ fn cut_string(text: &mut String, most: usize) {
 impl Details {
     /// Every string field at most `most` bytes.
     fn bound_strings(&mut self, most: usize) {
-        cut_string(&mut self.cwd, most);
+        // `cwd` is a real path (PATH_MAX bounds it): never cut into one that is not.
         for text in self
             .session
             .iter_mut()

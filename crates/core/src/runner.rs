@@ -88,6 +88,9 @@ pub(crate) struct Runner {
     /// Signalled when a session's call ends or a session is closed: a call waiting for room
     /// under `--max-sessions` looks again.
     session_freed: std::sync::Condvar,
+    /// Calls waiting for room under `--max-sessions` (at most twice the limit: each holds a
+    /// server worker, which `session_close` and the other calls need too).
+    session_waiters: std::sync::atomic::AtomicUsize,
     jobs: JobRegistry,
     session_config: SessionConfig,
     /// Each session's cwd after its last call (read without waiting for a running call).
@@ -134,6 +137,7 @@ impl Runner {
         Runner {
             sessions: Mutex::new(HashMap::new()),
             session_freed: std::sync::Condvar::new(),
+            session_waiters: std::sync::atomic::AtomicUsize::new(0),
             jobs: JobRegistry::new(config.jobs),
             session_config: SessionConfig {
                 shell: config.shell.clone(),
@@ -263,7 +267,8 @@ impl Runner {
     /// The session's slot, made if new. When the session is new, the limit is reached and
     /// every session is running a command (none can be closed to make room), waits for one
     /// to end — until `until` or `cancel` — rather than refusing: a burst of calls on new
-    /// sessions is slowed down, not failed. `Err(limit)`: no room came in time.
+    /// sessions is slowed down, not failed. At most twice `--max-sessions` calls wait at once;
+    /// past that a call is refused at once. `Err(limit)`: no room came in time.
     fn slot(
         &self,
         key: &str,
@@ -273,14 +278,31 @@ impl Runner {
     ) -> Result<Arc<Handle>, usize> {
         // How often a wait looks at `cancel` (nothing wakes the condvar for it).
         const CANCEL_CHECK: Duration = Duration::from_millis(50);
+        use std::sync::atomic::Ordering;
+        /// Counts a waiting call while it waits.
+        struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let limit = self.config.sessions.max_sessions.max(1);
+        let mut waiting = None;
         let mut sessions = lock(&self.sessions);
         loop {
             match self.slot_in(&mut sessions, key, cwd) {
                 Some(handle) => return Ok(handle),
                 None => {
+                    if waiting.is_none() {
+                        if self.session_waiters.fetch_add(1, Ordering::SeqCst) >= 2 * limit {
+                            self.session_waiters.fetch_sub(1, Ordering::SeqCst);
+                            return Err(limit);
+                        }
+                        waiting = Some(Waiting(&self.session_waiters));
+                    }
                     let left = until.saturating_duration_since(Instant::now());
                     if left.is_zero() || cancel.is_cancelled() {
-                        return Err(self.config.sessions.max_sessions.max(1));
+                        return Err(limit);
                     }
                     sessions = self
                         .session_freed
@@ -560,7 +582,7 @@ impl Runner {
             Ok(j) => j,
             Err(r) => return *r,
         };
-        let (out, clean) = read_visible(&job, all, wait, cancel);
+        let (out, clean) = read_visible(&job, all, wait, self.config.jobs.ring_bytes, cancel);
         let mut d = Details::empty(Outcome::Success, self.workdir_text());
         d.job_id = Some(JobId(job.id.clone()));
         d.stdout_bytes = out.stdout_bytes;
@@ -721,35 +743,40 @@ fn close_slot(handle: &Handle) {
 /// `job_output`): waits up to `wait` for output no read returned yet that shows as text, for
 /// the job to end or to wait for input, or for `cancel`. Output that sanitizes to nothing (a
 /// terminal's setup sequences, which a PTY program writes first; blank lines) does not end the
-/// wait: it is kept (in `new` mode the reads are joined) and the wait goes on. Returns the
-/// read and its sanitized text.
+/// wait: in `new` mode it is kept (the reads joined, at most the job's ring of it) and the
+/// wait goes on. Returns the read and its sanitized text.
 fn read_visible(
     job: &Job,
     all: bool,
     wait: Duration,
+    ring_bytes: usize,
     cancel: Option<&CancelToken>,
 ) -> (JobOutput, String) {
     let until = Instant::now() + wait;
     let mut out = job.read(all, wait, cancel);
-    let mut clean = agent_exec_sink::sanitize(&out.bytes);
     loop {
+        let fresh = &out.bytes[out.bytes.len() - out.unseen..];
         let left = until.saturating_duration_since(Instant::now());
-        if !clean.trim().is_empty()
+        if !agent_exec_sink::sanitize(fresh).trim().is_empty()
             || out.status != JobStatus::Running
             || out.waiting_for_input
             || left.is_zero()
             || cancel.is_some_and(CancelToken::is_cancelled)
         {
+            let clean = agent_exec_sink::sanitize(&out.bytes);
             return (out, clean);
         }
         let mut more = job.read(all, left, cancel);
         if !all {
+            // Joined, within the job's ring: what falls out of it counts as dropped.
             let mut joined = std::mem::take(&mut out.bytes);
             joined.extend_from_slice(&more.bytes);
+            let over = joined.len().saturating_sub(ring_bytes);
+            joined.drain(..over);
+            more.dropped += out.dropped + over as u64;
+            more.unseen = more.bytes.len();
             more.bytes = joined;
-            more.dropped += out.dropped;
         }
         out = more;
-        clean = agent_exec_sink::sanitize(&out.bytes);
     }
 }

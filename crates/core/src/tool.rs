@@ -530,14 +530,16 @@ impl Tool {
         let offset = req.offset.unwrap_or(0);
         let page = max_bytes.max(1) as u64;
         let limit = req.limit.map_or(page, |l| l.min(page));
-        match store.read_bytes(&req.id, offset, Some(limit)) {
+        // At least a whole character's bytes (4), so that even a tiny page moves on.
+        match store.read_bytes(&req.id, offset, Some(limit.max(4))) {
             Ok((_, size)) if offset >= size && offset > 0 => {
                 ToolResult::invalid(render::artifact_past_end(&req.id, offset, size), cwd)
             }
             Ok((bytes, size)) => {
                 let from = offset;
                 let more_follows = from + (bytes.len() as u64) < size;
-                let (mut text, used) = page_text(&bytes, page as usize, more_follows);
+                let most = usize::try_from(limit).unwrap_or(usize::MAX);
+                let (mut text, used) = page_text(&bytes, most, more_follows);
                 // A page ends at a character's end, so that the next one starts at one.
                 let to = from + used as u64;
                 let mut details = Details::empty(Outcome::Success, cwd);
@@ -565,8 +567,8 @@ impl Tool {
 
 /// The text of a page of an artifact: `bytes` decoded (an invalid sequence shows as U+FFFD),
 /// at most `most` bytes of text — invalid bytes triple as they are replaced — and ending at a
-/// whole character (when `more_follows` them), unless that would leave nothing. Returns it
-/// and the bytes it used.
+/// whole character (when `more_follows` them), unless that would leave nothing: a page holds
+/// at least its first character (or U+FFFD). Returns it and the bytes it used.
 fn page_text(bytes: &[u8], most: usize, more_follows: bool) -> (String, usize) {
     let mut text = String::new();
     let mut used = 0;
@@ -574,7 +576,12 @@ fn page_text(bytes: &[u8], most: usize, more_follows: bool) -> (String, usize) {
         let valid = chunk.valid();
         let room = most.saturating_sub(text.len());
         if valid.len() > room {
-            let end = valid.floor_char_boundary(room);
+            let mut end = valid.floor_char_boundary(room);
+            if end == 0 && used == 0 {
+                // A page too small for its first character holds it all the same: a page
+                // always moves the reader on.
+                end = valid.ceil_char_boundary(1);
+            }
             text.push_str(&valid[..end]);
             return (text, used + end);
         }
@@ -586,7 +593,7 @@ fn page_text(bytes: &[u8], most: usize, more_follows: bool) -> (String, usize) {
         }
         // A sequence cut by the page's end is left to the next page, unless it is all there is.
         let cut_at_end = more_follows && used + invalid.len() == bytes.len() && used > 0;
-        if cut_at_end || text.len() + '\u{fffd}'.len_utf8() > most {
+        if cut_at_end || (used > 0 && text.len() + '\u{fffd}'.len_utf8() > most) {
             return (text, used);
         }
         text.push('\u{fffd}');
@@ -682,23 +689,23 @@ mod tests {
     use super::page_text;
 
     proptest! {
-        /// Pages of any bytes, of any size that holds a character, each within its size, join
-        /// back into the text of the whole (an invalid sequence as U+FFFD, as one read of it
-        /// all shows it).
+        /// Pages of any bytes, of any size, each within its size (or its first character),
+        /// join back into the text of the whole (an invalid sequence as U+FFFD, as one read of
+        /// it all shows it).
         #[test]
         fn pages_join_into_the_text_of_the_whole(
             bytes in proptest::collection::vec(
                 prop_oneof![any::<u8>(), Just(0xc3), Just(0xa9), Just(0xe2), Just(0x9c)],
                 0..400,
             ),
-            page in 4usize..64,
+            page in 1usize..64,
         ) {
             let mut joined = String::new();
             let mut from = 0;
             while from < bytes.len() {
-                let end = (from + page).min(bytes.len());
+                let end = (from + page.max(4)).min(bytes.len());
                 let (text, used) = page_text(&bytes[from..end], page, end < bytes.len());
-                prop_assert!(text.len() <= page && used > 0);
+                prop_assert!(text.len() <= page.max(4) && used > 0);
                 joined.push_str(&text);
                 from += used;
             }

@@ -140,6 +140,8 @@ pub struct Job {
 pub struct JobOutput {
     /// New (or all held) raw output.
     pub bytes: Vec<u8>,
+    /// How many of the last of `bytes` no earlier read returned (all of them in `new` mode).
+    pub unseen: usize,
     /// Bytes that were dropped from the ring before they could be read.
     pub dropped: u64,
     /// The job's status.
@@ -423,6 +425,9 @@ impl Job {
         let from = if all { 0 } else { st.read_offset };
         let (bytes, dropped) = st.ring.since(from);
         let bytes = bytes.to_vec();
+        let unseen = usize::try_from(st.ring.total() - st.read_offset)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
         st.read_offset = st.ring.total();
         let waiting_for_input =
             st.status == JobStatus::Running && self.waiting.load(Ordering::Relaxed);
@@ -433,6 +438,7 @@ impl Job {
             Vec::new()
         };
         JobOutput {
+            unseen,
             waiting_for_input,
             last_output,
             bytes,

@@ -3,8 +3,8 @@
 //!
 //! A reader thread reads bounded byte lines and checks each message (an object, a valid id, a
 //! method, named params). Cheap methods (`cancel`, `ping`, `tools/list`) are answered on the
-//! spot; the others run on a bounded [`Pool`] of workers, and past its bound a request gets a
-//! "busy" error at once. Answers, batch answers and progress notifications are written whole,
+//! spot; the others run on a bounded [`Pool`] of workers, and past its bound a request waits
+//! its turn in a bounded queue (past that, the reader reads no more). Answers, batch answers and progress notifications are written whole,
 //! one per line. When the client stops reading (stdout closed), everything in flight is
 //! cancelled and the server ends; at end of input, what is in flight finishes and is answered
 //! first. SIGTERM/SIGINT/SIGHUP cancel too.
@@ -46,7 +46,7 @@ const SERVER_BUSY: i64 = -32000;
 pub(crate) struct Bounds {
     /// The longest request line read; a longer one is answered with an error and skipped.
     pub(crate) max_line_bytes: usize,
-    /// Requests running or waiting at once; past it, a "busy" error.
+    /// Requests running at once; past it, requests wait their turn.
     pub(crate) max_inflight: usize,
     /// End of input ends everything at once, as a client gone would (`--end-on-eof`: the far
     /// side of a remote target, whose input closing means the connection dropped).
@@ -465,7 +465,7 @@ impl Server {
                 drop(reservation);
             }));
         }
-        if let Err(pool::NoThread(e)) = self.pool.submit(Box::new(finish), size) {
+        if let Err(pool::NoThread(e)) = self.pool.submit(Box::new(finish), size, token) {
             let text = format!(
                 "out of threads: no thread could be started for this request ({e}); retry once a request has been answered"
             );
@@ -536,6 +536,8 @@ impl Server {
             Some(entry) => {
                 entry.unwanted |= unwanted;
                 entry.token.cancel();
+                // Queued behind running requests: answered now, not in its turn.
+                self.pool.cancelled();
                 true
             }
             None => false,
@@ -546,6 +548,7 @@ impl Server {
         for entry in lock(&self.inflight).values() {
             entry.token.cancel();
         }
+        self.pool.cancelled();
     }
 
     /// The client no longer reads: its stdout was closed, or a write failed.

@@ -15,6 +15,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+use agent_exec_executor::CancelToken;
+
 pub(crate) type Task = Box<dyn FnOnce() + Send>;
 
 /// The most requests waiting for a worker.
@@ -29,10 +31,20 @@ const IDLE_EXIT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub(crate) struct NoThread(pub(crate) std::io::Error);
 
+/// A request waiting for a worker.
+struct Queued {
+    task: Task,
+    /// Bytes of its request line.
+    size: usize,
+    /// Its cancellation: a cancelled request does not wait its turn (its answer, `cancelled`,
+    /// costs nothing to make).
+    cancel: CancelToken,
+}
+
 #[derive(Default)]
 struct State {
-    /// Requests waiting for a worker, with their sizes.
-    queue: VecDeque<(Task, usize)>,
+    /// Requests waiting for a worker.
+    queue: VecDeque<Queued>,
     /// The sum of their sizes.
     queued_bytes: usize,
     /// The reading role, waiting for a worker to take it.
@@ -96,7 +108,12 @@ impl Pool {
     /// Runs `task` (a request of `size` bytes) on a worker: at once when fewer than `max`
     /// run, else after those ahead of it. When the queue is full, waits for room first (the
     /// caller, the reader, reads no more meanwhile). `Err`: no thread could be started for it.
-    pub(crate) fn submit(self: &Arc<Self>, task: Task, size: usize) -> Result<(), NoThread> {
+    pub(crate) fn submit(
+        self: &Arc<Self>,
+        task: Task,
+        size: usize,
+        cancel: CancelToken,
+    ) -> Result<(), NoThread> {
         let mut st = self.lock();
         while !st.queue.is_empty()
             && (st.queue.len() >= QUEUE_REQUESTS || st.queued_bytes + size > QUEUE_BYTES)
@@ -109,7 +126,7 @@ impl Pool {
         if st.running + st.queue.len() < self.max {
             self.worker_for_one_more(&mut st).map_err(NoThread)?;
         }
-        st.queue.push_back((task, size));
+        st.queue.push_back(Queued { task, size, cancel });
         st.queued_bytes += size;
         drop(st);
         self.work.notify_one();
@@ -160,9 +177,16 @@ impl Pool {
                 st = self.lock();
                 continue;
             }
-            if st.running < self.max
-                && let Some((task, size)) = st.queue.pop_front()
-            {
+            // The next in turn when one may run; else one that was cancelled while it waited.
+            let next = if st.running < self.max {
+                st.queue.pop_front()
+            } else {
+                st.queue
+                    .iter()
+                    .position(|q| q.cancel.is_cancelled())
+                    .and_then(|i| st.queue.remove(i))
+            };
+            if let Some(Queued { task, size, .. }) = next {
                 st.queued_bytes -= size;
                 st.running += 1;
                 drop(st);
@@ -190,6 +214,24 @@ impl Pool {
                 return;
             }
         }
+    }
+
+    /// A queued request was cancelled: a worker (a new one when none is idle) answers it now
+    /// rather than in its turn.
+    pub(crate) fn cancelled(self: &Arc<Self>) {
+        let mut st = self.lock();
+        if st.queue.iter().any(|q| q.cancel.is_cancelled()) && st.idle == 0 {
+            let pool = self.clone();
+            if std::thread::Builder::new()
+                .name("agent-exec-worker".into())
+                .spawn(move || pool.work_loop())
+                .is_ok()
+            {
+                st.threads += 1;
+            }
+        }
+        drop(st);
+        self.work.notify_all();
     }
 
     /// Requests running or waiting.
@@ -257,7 +299,8 @@ mod tests {
         };
         // Two run, the rest wait: the queue's text is full after the fourth.
         for n in 0..4 {
-            pool.submit(task(n), QUEUE_BYTES / 2).unwrap();
+            pool.submit(task(n), QUEUE_BYTES / 2, CancelToken::new())
+                .unwrap();
         }
         assert!(pool.reserve().is_none());
         // A fifth waits for room: submitted from another thread, it returns once one ends.
@@ -265,7 +308,8 @@ mod tests {
         let fifth = {
             let (pool, task) = (pool.clone(), task(4));
             std::thread::spawn(move || {
-                pool.submit(task, QUEUE_BYTES / 2).unwrap();
+                pool.submit(task, QUEUE_BYTES / 2, CancelToken::new())
+                    .unwrap();
                 submitted_tx.send(()).unwrap();
             })
         };

@@ -12,11 +12,13 @@ use serde_json::Value;
 /// The request's top-level `id` (a string, a number or null), when the line's `head` or its
 /// `tail` shows it whole.
 pub(crate) fn id_of_cut_line(head: &[u8], tail: &[u8]) -> Option<Value> {
-    id_in_head(head).or_else(|| id_at_end(tail))
+    // The last member wins where a key repeats (as serde_json reads it): the end first.
+    id_at_end(tail).or_else(|| id_in_head(head))
 }
 
-/// The value of the top-level `id` member among the members `head` holds whole.
+/// The value of the last top-level `id` member among the members `head` holds whole.
 fn id_in_head(head: &[u8]) -> Option<Value> {
+    let mut found = None;
     let mut at = skip_space(head, 0);
     if head.get(at) != Some(&b'{') {
         return None;
@@ -24,20 +26,28 @@ fn id_in_head(head: &[u8]) -> Option<Value> {
     at += 1;
     loop {
         at = skip_space(head, at);
-        let key_end = string_end(head, at)?;
+        let Some(key_end) = string_end(head, at) else {
+            return found;
+        };
         let key = &head[at..key_end];
         at = skip_space(head, key_end);
         if head.get(at) != Some(&b':') {
-            return None;
+            return found;
         }
         at = skip_space(head, at + 1);
         if key == b"\"id\"" {
-            return id_value(&head[at..]);
+            match id_value(&head[at..]) {
+                Some(id) => found = Some(id),
+                None => return found,
+            }
         }
-        at = skip_space(head, value_end(head, at)?);
+        let Some(end) = value_end(head, at) else {
+            return found;
+        };
+        at = skip_space(head, end);
         match head.get(at) {
             Some(b',') => at += 1,
-            _ => return None,
+            _ => return found,
         }
     }
 }

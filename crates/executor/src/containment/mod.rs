@@ -251,9 +251,11 @@ pub(crate) struct CallGroup {
 impl CallGroup {
     /// A fresh group: a cgroup where one can be made, else the process-group fallback.
     pub(crate) fn new(containment: Containment) -> CallGroup {
+        // The process's name carries its PID namespace: an agent-exec of an enclosing
+        // namespace with the same pid never takes this call's processes for its own.
         let marker = format!(
             "{}-{}",
-            std::process::id(),
+            crate::sys::process_name(std::process::id() as i32),
             NEXT_CALL.fetch_add(1, Ordering::Relaxed)
         );
         let base = match containment {
@@ -263,12 +265,15 @@ impl CallGroup {
             Containment::ProcessGroup | Containment::PidNamespace => None,
         };
         let cgroup = base.and_then(|b| cgroup::Cgroup::take(b).ok());
-        if cgroup.is_none() {
+        let pid_namespace = cgroup.is_none() && pid_namespaces(containment);
+        // Only a process group needs the watchdog's marker scan: a PID namespace's processes
+        // all die with its init, which the watchdog kills.
+        if cgroup.is_none() && !pid_namespace {
             watchdog::fallback_in_use();
         }
         CallGroup {
             marker,
-            pid_namespace: cgroup.is_none() && pid_namespaces(containment),
+            pid_namespace,
             cgroup,
             leader: AtomicI32::new(0),
             namespaces: Mutex::new(Vec::new()),

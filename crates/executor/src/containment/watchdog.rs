@@ -85,8 +85,23 @@ pub(crate) fn end_and_reap() {
         return;
     }
     drop(lifeline);
+    // Its sweep is bounded (2 s for the cgroups, 2 s for the marker scan): past that, it is
+    // left rather than holding our exit.
     let pid = nix::unistd::Pid::from_raw(w.pid);
-    while let Err(nix::errno::Errno::EINTR) = nix::sys::wait::waitpid(pid, None) {}
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    if let Some(exited) = sys::pidfd_open(w.pid) {
+        // Woken the moment it exits (it usually has nothing to do).
+        sys::poll_readable(&[Some(exited.as_raw_fd())], Some(Duration::from_secs(5)));
+    }
+    loop {
+        match nix::sys::wait::waitpid(pid, Some(nix::sys::wait::WaitPidFlag::WNOHANG)) {
+            Ok(nix::sys::wait::WaitStatus::StillAlive) if std::time::Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            _ => return,
+        }
+    }
 }
 
 /// Tells the watchdog that a call runs without a cgroup (sent before its spawn): from now on,
@@ -234,7 +249,7 @@ fn end_everything(supervisor: i32, groups: &BTreeSet<i32>, fallback_used: bool) 
         // Every call had a cgroup: skipping the `/proc` scan keeps an exit cheap.
         return;
     }
-    let prefix = format!("{supervisor}-");
+    let prefix = format!("{}-", crate::sys::process_name(supervisor));
     let until = Instant::now() + Duration::from_secs(2);
     loop {
         let mut found = false;
