@@ -238,7 +238,23 @@ fn environ_any(pid: i32, wanted: impl Fn(&[u8]) -> bool) -> bool {
 /// namespaces (an agent in a container without a cgroup namespace, `unshare --pid`) share the
 /// cgroup tree and `/tmp`, and have the same small pids.
 pub(crate) fn process_name(pid: i32) -> String {
-    format!("{pid}-{}", pid_namespace())
+    format!("{pid}-{}", base36(pid_namespace()))
+}
+
+/// `n` in base 36: the namespace's inode in 7 characters rather than 10, as the name is part
+/// of every sandboxed call's `TMPDIR`, where Unix socket paths must fit in 108 bytes.
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).expect("ASCII digits")
 }
 
 /// The inode of our PID namespace (0 where it cannot be read).
@@ -263,7 +279,7 @@ pub(crate) fn left_by_dead_process(name: &std::ffi::OsStr, prefix: &str) -> bool
     let Ok(pid) = pid.parse::<u32>() else {
         return false;
     };
-    if namespace.is_some_and(|ns| ns.parse::<u64>().ok() != Some(pid_namespace())) {
+    if namespace.is_some_and(|ns| ns != base36(pid_namespace())) {
         return false;
     }
     !std::path::Path::new(&format!("/proc/{pid}")).exists()
@@ -282,7 +298,7 @@ mod tests {
         let dead = format!("agent-exec-{}", process_name(NO_SUCH_PID));
         let alive = format!("agent-exec-{}", process_name(std::process::id() as i32));
         // The same pid in another PID namespace may be a live agent-exec: left alone.
-        let foreign = format!("agent-exec-{NO_SUCH_PID}-{}", pid_namespace() + 1);
+        let foreign = format!("agent-exec-{NO_SUCH_PID}-{}", base36(pid_namespace() + 1));
         let legacy = format!("agent-exec-{NO_SUCH_PID}");
         assert_eq!(
             [&dead, &alive, &foreign, &legacy, &"agent-exec-x".to_owned()].map(|n| judge(n)),

@@ -323,6 +323,8 @@ impl CallGroup {
     pub(crate) fn abandon_pid_namespace(&mut self) {
         crate::pidns::mark_unavailable();
         self.pid_namespace = false;
+        // Only the marker scan finds what a process group lets go.
+        watchdog::fallback_in_use();
     }
 
     /// The call's watched limits (`limits::Watcher`), counted from now.

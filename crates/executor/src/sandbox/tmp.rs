@@ -152,9 +152,11 @@ fn remove_area(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// 128 random bits from the kernel, in hex.
+/// 80 random bits from the kernel, in hex: unguessable, and short, because a call's `TMPDIR`
+/// is under it and Unix socket paths there (Python's multiprocessing, tmux, ssh's
+/// `ControlPath`) must fit in 108 bytes.
 fn unguessable_name() -> std::io::Result<String> {
-    let mut bytes = [0u8; 16];
+    let mut bytes = [0u8; 10];
     let mut filled = 0;
     while filled < bytes.len() {
         // SAFETY: getrandom(2) writes at most the given length into our buffer.
