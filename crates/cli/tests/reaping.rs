@@ -100,3 +100,44 @@ fn under_a_subreaper_that_never_reaps_nothing_is_left() {
 fn under_an_init_that_never_reaps_nothing_is_left() {
     nothing_left(Parent::Init);
 }
+
+/// agent-exec in one fresh PID namespace after another (pid 1 or 2 every time, and the
+/// namespace's inode number reused): each call starts — nothing a dead one left under the
+/// same name gets in its way.
+#[test]
+fn calls_in_fresh_pid_namespaces_one_after_another_all_start() {
+    for user in users() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        for n in 0..20 {
+            let mut cmd = match &user.name {
+                Some(name) => {
+                    let mut c = Command::new("runuser");
+                    c.args(["-u", name, "--", "unshare", "--map-current-user"]);
+                    c
+                }
+                None => Command::new("unshare"),
+            };
+            let out = cmd
+                .args(["--pid", "--fork", "--mount-proc"])
+                .arg(binary())
+                .args(["run", "--", "echo started"])
+                .current_dir(dir.path())
+                .env("HOME", dir.path())
+                .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
+                .output()
+                .expect("unshare");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                "started\n",
+                "call {n} as {:?}: {}",
+                user.name,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}

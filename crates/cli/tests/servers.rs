@@ -449,6 +449,33 @@ fn every_answer_is_bounded_and_artifacts_are_read_in_pages() {
                 &r.to_string()[..300]
             );
         }
+        // Errors that quote the request (a method, a field, a value) are bounded too.
+        let big = "x".repeat(2 << 20);
+        let errors = if mcp {
+            vec![
+                json!({"jsonrpc": "2.0", "id": 7001, "method": big, "params": {}}),
+                json!({"jsonrpc": "2.0", "id": 7002, "method": "tools/call", "params": {"name": big, "arguments": {}}}),
+                json!({"jsonrpc": "2.0", "id": 7003, "method": "tools/call", "params": {"name": "bash", "arguments": {"command": "true", format!("bogus{big}"): 1}}}),
+            ]
+        } else {
+            vec![
+                json!({"jsonrpc": "2.0", "id": 7001, "method": big, "params": {}}),
+                json!({"jsonrpc": "2.0", "id": 7002, "method": "exec", "params": {"command": "true", format!("bogus{big}"): 1}}),
+                json!({"jsonrpc": "2.0", "id": 7003, "method": "exec", "params": {"command": "true", "timeout": big}}),
+            ]
+        };
+        for message in errors {
+            s.send(&message);
+            let line = s
+                .lines
+                .recv_timeout(WAIT)
+                .expect("an answer within the wait");
+            assert!(
+                line.len() <= bound,
+                "mcp {mcp}: an error of {} bytes",
+                line.len()
+            );
+        }
         s.still_serves();
     }
 }

@@ -65,7 +65,7 @@ pub use request::{
 pub use result::{
     ArtifactId, Content, DETAIL_STRING_BYTES, Decision, Details, Direction, JobId, JobSummary,
     LimitHit, Outcome, PolicyDetails, SandboxDetails, StreamKind, TEXT_SLACK, ToolResult,
-    TruncatedBy, Truncation,
+    TruncatedBy, Truncation, cut_string,
 };
 pub use tool::Tool;
 

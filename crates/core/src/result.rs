@@ -468,8 +468,9 @@ pub const TEXT_SLACK: usize = 16 * 1024;
 pub const DETAIL_STRING_BYTES: usize = 4096;
 
 /// Cuts `text` to at most `most` bytes (at a character boundary, with room for a note saying
-/// how long it was).
-fn cut_string(text: &mut String, most: usize) {
+/// how long it was): `… [cut: N bytes in all]`. The one cut of every bounded answer, the
+/// servers' error messages included.
+pub fn cut_string(text: &mut String, most: usize) {
     if text.len() <= most {
         return;
     }

@@ -393,7 +393,8 @@ fn tools_call(server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Rep
                 def.method.params()
             ),
             cwd(),
-        ),
+        )
+        .bounded(server.tool.config().max_bytes),
     };
     Reply::Result(to_mcp(&result))
 }

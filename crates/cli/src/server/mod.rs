@@ -666,8 +666,12 @@ fn check_message(message: Value, protocol: &dyn Protocol) -> Checked {
     Checked::Call(Incoming { id, method, params })
 }
 
+/// An error answer; its message (which may quote a name or value from the request) is
+/// bounded like every answer's strings.
 fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+    let mut message = message.into();
+    agent_exec_core::cut_string(&mut message, agent_exec_core::DETAIL_STRING_BYTES);
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
 /// Writes one JSON message per line, whole, under a lock. A failed write means the client no

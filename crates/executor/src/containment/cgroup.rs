@@ -162,6 +162,12 @@ fn make_base(version: Version) -> Option<Base> {
     let parent = own_cgroup_dir(version)?;
     remove_stale(&parent, version);
     let dir = process_dir(version, std::process::id() as i32)?;
+    if dir.is_dir() {
+        // Our name is unique among live processes: a directory holding it was left by a dead
+        // one of an earlier PID namespace (its inode and pid came round again). Its cgroups'
+        // names would collide with ours: ended and removed first.
+        end_tree(&dir, version, Duration::from_secs(1));
+    }
     match fs::create_dir(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}

@@ -182,6 +182,11 @@ fn base(controller: &'static str) -> Option<&'static Path> {
             "agent-exec-{}",
             crate::sys::process_name(std::process::id() as i32)
         ));
+        // Left by a dead process under our name (an earlier PID namespace's): its limit
+        // groups' names would collide with ours.
+        if dir.is_dir() {
+            remove_emptied(&dir, 100, Duration::from_millis(10));
+        }
         match fs::create_dir(&dir) {
             Ok(()) => Some(dir),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Some(dir),

@@ -223,6 +223,7 @@ pub fn cleanup() {
 /// run without a watchdog.
 pub fn release_at_exit() {
     cleanup();
+    crate::sandbox::remove_temp_at_exit();
     let me = std::process::id() as i32;
     let left = [cgroup::Version::V2, cgroup::Version::V1Freezer]
         .into_iter()

@@ -32,6 +32,12 @@ mod seccomp;
 mod sockets;
 mod tmp;
 
+/// Removes this process's private temporary directories (at a normal exit, once every call
+/// has ended).
+pub(crate) fn remove_temp_at_exit() {
+    tmp::remove_at_exit();
+}
+
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -1,6 +1,6 @@
 //! Private temporary directories: each sandboxed call's `TMPDIR`.
 //!
-//! Layout: `$TMPDIR_OF_AGENT_EXEC/agent-exec-sandbox-<uid>/<pid>/<area>/<random>`. The first
+//! Layout: `$TMPDIR_OF_AGENT_EXEC/agent-exec-sandbox-<uid>/<pid>-<pidns>/<area>/<random>`. The first
 //! level is ours alone (checked: our directory, mode 0700, no symlink — another user cannot
 //! have made it for us), so nothing below can be reached by other users whatever its mode. An
 //! area belongs to one spec's namespaces (it is what they bind writable); within it, each call
@@ -11,10 +11,20 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// This process's directory of areas, once made.
+static PROCESS_DIR: OnceLock<PathBuf> = OnceLock::new();
+
 /// This process's directory of areas, made once.
 fn process_dir() -> std::io::Result<&'static Path> {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    if let Some(dir) = DIR.get() {
+    // One thread makes it: another finding it made must not take it for a dead process's.
+    static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if let Some(dir) = PROCESS_DIR.get() {
+        return Ok(dir);
+    }
+    let _making = MAKING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(dir) = PROCESS_DIR.get() {
         return Ok(dir);
     }
     // SAFETY: plain getter.
@@ -32,28 +42,26 @@ fn process_dir() -> std::io::Result<&'static Path> {
         let dir =
             std::env::temp_dir().join(format!("agent-exec-sandbox-{uid}-{}", unguessable_name()?));
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        return Ok(DIR.get_or_init(|| dir));
+        return Ok(PROCESS_DIR.get_or_init(|| dir));
     }
     // Those of agent-exec processes that are gone.
     for entry in std::fs::read_dir(&parent)?.flatten() {
         if crate::sys::left_by_dead_process(&entry.file_name(), "") {
-            for area in std::fs::read_dir(entry.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                remove_area(&area.path());
-            }
+            remove_areas_of(&entry.path());
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
     let dir = parent.join(crate::sys::process_name(std::process::id() as i32));
-    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
+    if std::fs::symlink_metadata(&dir).is_ok() {
+        // Our name is unique among live processes: what holds it was left by a dead one (a
+        // process of an earlier PID namespace whose inode and pid came round again; in a new
+        // namespace agent-exec is pid 1 or 2 every time). It is emptied, not reused: its
+        // areas' names would collide with ours.
+        remove_areas_of(&dir);
+        remove(&dir);
     }
-    Ok(DIR.get_or_init(|| dir))
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(PROCESS_DIR.get_or_init(|| dir))
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -142,6 +150,22 @@ pub(super) fn remove(dir: &Path) {
         let _ = std::fs::remove_dir_all(dir);
     } else {
         let _ = std::fs::remove_file(dir);
+    }
+}
+
+/// Removes the areas of a process's directory.
+fn remove_areas_of(dir: &Path) {
+    for area in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        remove_area(&area.path());
+    }
+}
+
+/// This process's directory and everything in it, at a normal exit (a call's directory is
+/// removed when the call ends, but the areas live as long as the process).
+pub(crate) fn remove_at_exit() {
+    if let Some(dir) = PROCESS_DIR.get() {
+        remove_areas_of(dir);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
