@@ -890,14 +890,7 @@ fn print_artifact_page(out: &mut impl Write, result: &ToolResult) -> anyhow::Res
         eprintln!("agent-exec: {}", result.text());
         return Ok(1);
     }
-    let text = result.text();
-    let page = match result.details.next_offset {
-        Some(_) => text
-            .rfind("\n\n[Showing bytes ")
-            .map_or(text, |note| &text[..note]),
-        None => text,
-    };
-    out.write_all(page.as_bytes())?;
+    out.write_all(result.artifact_page().as_bytes())?;
     Ok(0)
 }
 

@@ -25,7 +25,9 @@ enum Parent {
 }
 
 /// Runs the parent as `user`, driving `agent-exec MODE` `calls` times: what it found left.
-fn left_over(user: &User, parent: Parent, mode: &str, calls: usize, flags: &[&str]) -> Vec<Value> {
+/// A command run as `user` (in a PID namespace of its own for `Parent::Init`) in a directory
+/// every user may write, which is its home and holds its artifacts.
+fn as_user(user: &User, parent: Parent, dir: &tempfile::TempDir) -> Command {
     let mut cmd = match &user.name {
         Some(name) => {
             let mut c = Command::new("runuser");
@@ -41,21 +43,25 @@ fn left_over(user: &User, parent: Parent, mode: &str, calls: usize, flags: &[&st
             cmd.arg("--map-current-user");
         }
     }
-    let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(
         dir.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
     )
     .unwrap();
-    let out = cmd
+    cmd.current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"));
+    cmd
+}
+
+fn left_over(user: &User, parent: Parent, mode: &str, calls: usize, flags: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = as_user(user, parent, &dir)
         .args(["python3", PARENT])
         .arg(binary())
         .arg(mode)
         .arg(calls.to_string())
         .args(flags)
-        .current_dir(dir.path())
-        .env("HOME", dir.path())
-        .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
         .output()
         .expect("python3 and unshare");
     let said = String::from_utf8_lossy(&out.stdout);
@@ -108,27 +114,10 @@ fn under_an_init_that_never_reaps_nothing_is_left() {
 fn calls_in_fresh_pid_namespaces_one_after_another_all_start() {
     for user in users() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(
-            dir.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(0o777),
-        )
-        .unwrap();
         for n in 0..20 {
-            let mut cmd = match &user.name {
-                Some(name) => {
-                    let mut c = Command::new("runuser");
-                    c.args(["-u", name, "--", "unshare", "--map-current-user"]);
-                    c
-                }
-                None => Command::new("unshare"),
-            };
-            let out = cmd
-                .args(["--pid", "--fork", "--mount-proc"])
+            let out = as_user(&user, Parent::Init, &dir)
                 .arg(binary())
                 .args(["run", "--", "echo started"])
-                .current_dir(dir.path())
-                .env("HOME", dir.path())
-                .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
                 .output()
                 .expect("unshare");
             assert_eq!(

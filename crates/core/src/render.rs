@@ -880,8 +880,11 @@ pub(crate) fn artifact_more(from: u64, to: u64, size: u64, capped: Option<u64>) 
         Some(page) => format!(" One read returns at most {page} bytes (the output window)."),
         None => String::new(),
     };
-    format!("\n\n[Showing bytes {from}-{to} of {size}.{page} Read on with offset {to}.]")
+    format!("{ARTIFACT_MORE}{from}-{to} of {size}.{page} Read on with offset {to}.]")
 }
+
+/// How [`artifact_more`]'s note starts (what [`ToolResult::artifact_page`] leaves out).
+pub(crate) const ARTIFACT_MORE: &str = "\n\n[Showing bytes ";
 
 /// `artifact_read` from an offset at or past the end.
 pub(crate) fn artifact_past_end(id: &str, offset: u64, size: u64) -> String {

@@ -439,6 +439,18 @@ impl ToolResult {
         self.details.outcome
     }
 
+    /// The text of an `artifact_read` page without the note that says where the next page
+    /// starts (the bytes of the artifact, as text).
+    pub fn artifact_page(&self) -> &str {
+        let text = self.text();
+        match self.details.next_offset {
+            Some(_) => text
+                .rfind(crate::render::ARTIFACT_MORE)
+                .map_or(text, |note| &text[..note]),
+            None => text,
+        }
+    }
+
     /// An `invalid_request` result.
     pub fn invalid(message: impl Into<String>, cwd: String) -> Self {
         ToolResult::new(message.into(), Details::empty(Outcome::InvalidRequest, cwd))

@@ -276,8 +276,6 @@ impl Runner {
         until: Instant,
         cancel: &CancelToken,
     ) -> Result<Arc<Handle>, usize> {
-        // How often a wait looks at `cancel` (nothing wakes the condvar for it).
-        const CANCEL_CHECK: Duration = Duration::from_millis(50);
         use std::sync::atomic::Ordering;
         /// Counts a waiting call while it waits.
         struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
@@ -306,7 +304,7 @@ impl Runner {
                     }
                     sessions = self
                         .session_freed
-                        .wait_timeout(sessions, left.min(CANCEL_CHECK))
+                        .wait_timeout(sessions, left.min(agent_exec_executor::CANCEL_CHECK))
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .0;
                 }

@@ -49,6 +49,10 @@ impl Drop for Inner {
     }
 }
 
+/// How often a wait on a condition variable also looks at a [`CancelToken`] (cancelling wakes
+/// only the token's own waiters).
+pub const CANCEL_CHECK: Duration = Duration::from_millis(50);
+
 /// A cancellation flag with a descriptor that becomes readable when cancelled, so a call
 /// blocked in `poll` wakes at once. Clones share the flag.
 #[derive(Debug, Clone, Default)]

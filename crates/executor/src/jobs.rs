@@ -391,8 +391,6 @@ impl Job {
     /// waiting for input, or until `cancel` is cancelled (the reader went away: a server
     /// ending, a client that gave up).
     pub fn read(&self, all: bool, wait: Duration, cancel: Option<&CancelToken>) -> JobOutput {
-        // How often a wait looks at `cancel` (nothing wakes the condvar for it).
-        const CANCEL_CHECK: Duration = Duration::from_millis(50);
         // How often a wait looks at whether the job started waiting for input (no wakeup
         // comes for that either).
         const WAITING_CHECK: Duration = Duration::from_millis(100);
@@ -413,7 +411,7 @@ impl Job {
                 break;
             }
             let slice = match cancel {
-                Some(_) => (until - now).min(CANCEL_CHECK),
+                Some(_) => (until - now).min(crate::cancel::CANCEL_CHECK),
                 None => (until - now).min(WAITING_CHECK),
             };
             st = self

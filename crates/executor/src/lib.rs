@@ -48,7 +48,7 @@ mod supervise;
 mod sys;
 mod waiting;
 
-pub use cancel::CancelToken;
+pub use cancel::{CANCEL_CHECK, CancelToken};
 pub use containment::{Containment, GroupKind, LimitKind, Limits};
 pub use oneshot::{
     ExecOutcome, ExecSpec, ExitStatus, OutputPipes, Program, Stop, run, run_async, run_pty,
