@@ -56,10 +56,16 @@ fn internal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
 #[test]
 fn crates_depend_only_on_the_layers_below() {
     let allowed: BTreeMap<&str, &[&str]> = BTreeMap::from([
-        ("agent-exec-sink", &[][..]),
         ("agent-exec-normalize", &[][..]),
-        ("agent-exec-policy", &[][..]),
-        ("agent-exec-executor", &["agent-exec-sink"][..]),
+        // The wire types and the contract's words, which every layer speaks; the shell quoting
+        // of `Request::from_words`.
+        ("agent-exec-protocol", &["agent-exec-normalize"][..]),
+        ("agent-exec-sink", &["agent-exec-protocol"][..]),
+        ("agent-exec-policy", &["agent-exec-protocol"][..]),
+        (
+            "agent-exec-executor",
+            &["agent-exec-protocol", "agent-exec-sink"][..],
+        ),
         // Remote targets: the client of `serve` over an engine's client, which the executor
         // starts (a `Channel`); the shell quoting of normalize for ssh's command line.
         (
@@ -76,6 +82,7 @@ fn crates_depend_only_on_the_layers_below() {
                 "agent-exec-executor",
                 "agent-exec-normalize",
                 "agent-exec-policy",
+                "agent-exec-protocol",
                 "agent-exec-remote",
                 "agent-exec-sink",
             ][..],

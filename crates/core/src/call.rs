@@ -10,11 +10,11 @@ use agent_exec_executor::CancelToken;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use crate::methods::JobOutputRequest;
 use crate::progress::{CancelOnDrop, Observer, Progress, report_progress};
-use crate::request::Request;
-use crate::result::{Outcome, ToolResult};
 use crate::tool::{Approval, Tool};
+use agent_exec_protocol::JobOutputRequest;
+use agent_exec_protocol::Request;
+use agent_exec_protocol::{Outcome, ToolResult};
 
 /// Updates held for a reader that is behind.
 const UPDATES_BUFFERED: usize = 8;

@@ -33,18 +33,25 @@
 mod call;
 mod config;
 mod denial;
-mod lenient;
-mod methods;
+mod ending;
 mod plan;
 mod policy;
 mod progress;
 mod remote;
 mod render;
-mod request;
-mod result;
 mod runner;
 mod tool;
+mod validate;
 
+/// The wire types (`agent-exec-protocol`): the request, the result and its details, each
+/// method's params and the method registry.
+pub use agent_exec_protocol::{
+    ArtifactId, ArtifactRead, Content, DETAIL_STRING_BYTES, Decision, Details, Direction, Effect,
+    InvalidRequest, JobId, JobInput, JobKill, JobList, JobOutputRequest, JobSummary, LimitHit,
+    MAX_TIMEOUT_SECS, METHODS, Method, MethodInfo, Outcome, OutputMode, PolicyDetails, Request,
+    SandboxDetails, SessionClose, StreamKind, TEXT_SLACK, ToolResult, TruncatedBy, Truncation,
+    cut_string, json_kind, parse_params, request_schema, schema_for,
+};
 /// Remote targets: the URI, the connection settings, the engines (contract §9).
 pub use agent_exec_remote::{Settings as RemoteSettings, Target as RemoteTarget};
 pub use call::{AsyncApprover, Call, RunOptions};
@@ -52,22 +59,11 @@ pub use config::{
     CacheDir, Config, DENY_READ_UNDER_HOME, DEV_CACHES, SandboxOrigin, SandboxProfile,
     SandboxSettings, SessionSettings, WhenMissing, default_deny_read, dev_caches,
 };
-pub use lenient::{json_kind, parse_params};
-pub use methods::{
-    ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, OutputMode, SessionClose,
-};
 pub use policy::{AllowAll, Approver, CommandPolicy};
 pub use progress::{Observer, Progress, report_progress};
 pub use remote::RemoteConfig;
-pub use request::{
-    InvalidRequest, MAX_TIMEOUT_SECS, Request, Target, request_schema, resolve_cwd, schema_for,
-};
-pub use result::{
-    ArtifactId, Content, DETAIL_STRING_BYTES, Decision, Details, Direction, JobId, JobSummary,
-    LimitHit, Outcome, PolicyDetails, SandboxDetails, StreamKind, TEXT_SLACK, ToolResult,
-    TruncatedBy, Truncation, cut_string,
-};
 pub use tool::Tool;
+pub use validate::{Target, resolve_cwd};
 
 /// Cancels a blocking call ([`Tool::execute`]); clones share the flag.
 pub use agent_exec_executor::CancelToken;

@@ -9,8 +9,8 @@ use agent_exec_normalize::{is_diff_command, merge_limits, normalize, shell_word,
 use agent_exec_sink::{Direction, SinkConfig};
 
 use crate::config::{Config, SandboxOrigin};
-use crate::request::{Target, Validated};
-use crate::result::StreamKind;
+use crate::validate::{Target, Validated};
+use agent_exec_protocol::StreamKind;
 
 /// Where a call runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,24 +217,6 @@ fn join_words(program: String, args: &[String]) -> String {
         .join(" ")
 }
 
-/// A leading `NAME=value` word of a command line, kept an assignment: `NAME=` and the value
-/// quoted. `None` when the word is not an assignment.
-pub(crate) fn assignment_word(word: &str) -> Option<String> {
-    let (name, value) = word.split_once('=')?;
-    let mut chars = name.chars();
-    let valid = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    valid.then(|| {
-        if value.is_empty() {
-            format!("{name}=")
-        } else {
-            format!("{name}={}", shell_word(value))
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,7 +231,7 @@ mod tests {
 
     #[test]
     fn words_from_a_command_line_reach_the_program_intact() {
-        use crate::request::Request;
+        use agent_exec_protocol::Request;
         let line = |w: &[&str]| Request::from_words(w).command.unwrap_or_default();
         assert_eq!(line(&["ls | wc -l"]), "ls | wc -l");
         assert_eq!(line(&["sh", "-c", "echo hi"]), "sh -c 'echo hi'");

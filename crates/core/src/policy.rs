@@ -3,7 +3,7 @@
 
 use agent_exec_policy::{Context, Decision, Policy, Verdict};
 
-use crate::request::Target;
+use crate::validate::Target;
 
 /// Decides whether a command may run. Implemented by [`agent_exec_policy::Policy`].
 pub trait CommandPolicy: Send + Sync {

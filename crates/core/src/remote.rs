@@ -15,9 +15,9 @@ use crate::config::{Config, SandboxOrigin};
 use crate::plan::Plan;
 use crate::progress::Observer;
 use crate::render;
-use crate::request::Request;
-use crate::result::{Details, Outcome, ToolResult};
 use crate::tool::{Approval, Tool};
+use agent_exec_protocol::Request;
+use agent_exec_protocol::{Details, Outcome, ToolResult};
 
 /// The operator's remote targets (flags `--target`, `--allow-target`, `--remote-binary`,
 /// `--install`).
@@ -136,7 +136,12 @@ impl Tool {
             (SandboxMode::WorkspaceWrite, SandboxOrigin::Default),
             |mode| (mode, SandboxOrigin::Operator),
         );
-        let validated = match here.validate(&config.workdir, config.default_timeout, far_mode) {
+        let validated = match crate::validate::validate(
+            &here,
+            &config.workdir,
+            config.default_timeout,
+            far_mode,
+        ) {
             Ok(v) => v,
             Err(e) => {
                 let mut invalid = ToolResult::invalid(e.0, request.cwd.clone().unwrap_or_default());

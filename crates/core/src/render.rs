@@ -15,7 +15,8 @@ use agent_exec_sink::{OmittedSummary, TruncatedBy, View, ViewPart, format_size};
 
 use crate::config::SandboxOrigin;
 use crate::denial::Denial;
-use crate::result::{Ending, LimitHit, Outcome, Truncation};
+use crate::ending::Ending;
+use agent_exec_protocol::{LimitHit, Outcome, Truncation};
 
 /// Something the model is told after the output, in brackets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -790,7 +791,7 @@ pub(crate) fn sessions_full(limit: usize) -> String {
 }
 
 /// `job_list`: one line per job.
-pub(crate) fn job_list(jobs: &[crate::result::JobSummary]) -> String {
+pub(crate) fn job_list(jobs: &[agent_exec_protocol::JobSummary]) -> String {
     if jobs.is_empty() {
         return "No background jobs.".to_owned();
     }
@@ -883,8 +884,7 @@ pub(crate) fn artifact_more(from: u64, to: u64, size: u64, capped: Option<u64>) 
     format!("{ARTIFACT_MORE}{from}-{to} of {size}.{page} Read on with offset {to}.]")
 }
 
-/// How [`artifact_more`]'s note starts (what [`ToolResult::artifact_page`] leaves out).
-pub(crate) const ARTIFACT_MORE: &str = "\n\n[Showing bytes ";
+use agent_exec_protocol::ARTIFACT_MORE;
 
 /// `artifact_read` from an offset at or past the end.
 pub(crate) fn artifact_past_end(id: &str, offset: u64, size: u64) -> String {

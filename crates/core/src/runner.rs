@@ -14,10 +14,11 @@ use agent_exec_normalize::shell_word;
 use agent_exec_sink::{ArtifactStore, Capture, OutputSink, SinkConfig};
 
 use crate::config::Config;
+use crate::ending::classify;
 use crate::plan::{Lines, Mode, Plan};
 use crate::progress::{Observed, Observer};
 use crate::render::{self, Note};
-use crate::result::{Details, JobId, Outcome, ToolResult, classify};
+use agent_exec_protocol::{Details, JobId, Outcome, ToolResult};
 
 /// What running a plan came to.
 pub(crate) enum Ran {
@@ -549,10 +550,7 @@ impl Runner {
             Ok(job) => {
                 let mut d = Details::empty(Outcome::Success, cwd_text);
                 d.job_id = Some(JobId(job.id.clone()));
-                d.sandbox = plan
-                    .sandbox
-                    .as_deref()
-                    .map(crate::result::SandboxDetails::of);
+                d.sandbox = plan.sandbox.as_deref().map(crate::ending::sandbox_details);
                 ToolResult::new(render::job_started(&job.id, &plan.shown), d)
             }
             Err(e) => ToolResult::invalid(render::job_error_text(&e), cwd_text),
@@ -597,7 +595,7 @@ impl Runner {
                 d.cancelled = o.cancelled();
                 d.timed_out = o.timed_out();
                 d.processes_stopped = o.processes_stopped as u64;
-                d.limit_hit = o.limit_hit.map(crate::result::LimitHit::from);
+                d.limit_hit = o.limit_hit.map(crate::ending::limit_hit);
                 Some(o)
             }
         };
@@ -671,7 +669,7 @@ impl Runner {
                 d.signal = ending.signal;
                 d.cancelled = o.cancelled();
                 d.processes_stopped = o.processes_stopped as u64;
-                d.limit_hit = o.limit_hit.map(crate::result::LimitHit::from);
+                d.limit_hit = o.limit_hit.map(crate::ending::limit_hit);
                 Some(o)
             }
             JobStatus::Running => None,
@@ -681,7 +679,7 @@ impl Runner {
 
     /// `job_list`: every job held, running or finished (until it expires).
     pub(crate) fn job_list(&self) -> ToolResult {
-        let jobs: Vec<crate::result::JobSummary> = self
+        let jobs: Vec<agent_exec_protocol::JobSummary> = self
             .jobs
             .list()
             .iter()
@@ -694,7 +692,7 @@ impl Runner {
                         (ending.outcome.as_str().to_owned(), ending.exit_code)
                     }
                 };
-                crate::result::JobSummary {
+                agent_exec_protocol::JobSummary {
                     job_id: JobId(job.id.clone()),
                     command: job.command().to_owned(),
                     status,

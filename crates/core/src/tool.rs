@@ -9,17 +9,15 @@ use agent_exec_policy::{Context, Decision, Policy, Verdict};
 use agent_exec_sink::{ArtifactStore, Capture, Direction, View, ViewPart};
 
 use crate::config::{Config, SandboxOrigin};
-use crate::methods::{ArtifactRead, JobInput, JobOutputRequest, OutputMode};
+use crate::ending::classify;
 use crate::plan::{Mode, Plan};
 use crate::policy::{Approver, CommandPolicy};
 use crate::progress::Observer;
 use crate::render::{self, CallText, Note};
-use crate::request::Request;
-use crate::result::{
-    ArtifactId, Details, LimitHit, Outcome, PolicyDetails, SandboxDetails, ToolResult, Truncation,
-    classify,
-};
 use crate::runner::{Ran, Runner};
+use agent_exec_protocol::Request;
+use agent_exec_protocol::{ArtifactId, Details, Outcome, PolicyDetails, ToolResult, Truncation};
+use agent_exec_protocol::{ArtifactRead, JobInput, JobOutputRequest, OutputMode};
 
 /// The agent bash tool. Cheap to clone (its sessions, jobs and artifact store are shared by
 /// the clones); calls may run concurrently from any thread.
@@ -172,7 +170,8 @@ impl Tool {
             return self.remote_exec(request, &target, cancel, approval, observer);
         }
         let config = &self.runner.config;
-        let validated = match request.validate(
+        let validated = match crate::validate::validate(
+            request,
             &config.workdir,
             config.default_timeout,
             config.sandbox.operator_mode(),
@@ -265,7 +264,7 @@ impl Tool {
                 let mut d = Details::empty(outcome, cwd.display().to_string());
                 d.cancelled = outcome == Outcome::Cancelled;
                 d.session = plan.session().map(str::to_owned);
-                d.sandbox = plan.sandbox.as_deref().map(SandboxDetails::of);
+                d.sandbox = plan.sandbox.as_deref().map(crate::ending::sandbox_details);
                 return ToolResult::new(text, d);
             }
             Ran::Executed {
@@ -335,7 +334,7 @@ impl Tool {
         {
             warnings.push(why);
         }
-        let limit_hit = exec.limit_hit.map(LimitHit::from);
+        let limit_hit = exec.limit_hit.map(crate::ending::limit_hit);
         let denial = match &plan.sandbox {
             Some(spec) if ending.outcome != Outcome::Success && exec.spawn_error.is_none() => {
                 crate::denial::detect(spec, output()).map(|d| {
@@ -388,7 +387,7 @@ impl Tool {
             policy: None,
             processes_stopped: exec.processes_stopped as u64,
             warnings,
-            sandbox: plan.sandbox.as_deref().map(SandboxDetails::of),
+            sandbox: plan.sandbox.as_deref().map(crate::ending::sandbox_details),
             limit_hit,
             running: None,
             jobs: None,

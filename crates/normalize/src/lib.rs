@@ -20,7 +20,7 @@
 
 mod quote;
 
-pub use quote::{shell_word, single_quoted};
+pub use quote::{assignment_word, shell_word, single_quoted};
 mod scan;
 
 use scan::{Scan, scan};

@@ -18,3 +18,21 @@ pub fn shell_word(word: &str) -> String {
 pub fn single_quoted(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))
 }
+
+/// A leading `NAME=value` word of a command line, kept an assignment: `NAME=` and the value
+/// quoted. `None` when the word is not an assignment.
+pub fn assignment_word(word: &str) -> Option<String> {
+    let (name, value) = word.split_once('=')?;
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then(|| {
+        if value.is_empty() {
+            format!("{name}=")
+        } else {
+            format!("{name}={}", shell_word(value))
+        }
+    })
+}

@@ -113,17 +113,9 @@ const LARGE_COMMAND_BYTES: usize = 2048;
 /// Stack for analysing long commands (deep nesting recurses in the parser).
 const LARGE_COMMAND_STACK: usize = 256 << 20;
 
-/// What to do with a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Decision {
-    /// Run it.
-    Allow,
-    /// Run it only with approval.
-    Ask,
-    /// Do not run it.
-    Deny,
-}
+/// What to do with a command: allow, ask or deny (the contract's words, defined once in
+/// `agent-exec-protocol`).
+pub use agent_exec_protocol::Decision;
 
 /// The policy's answer for one command.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -49,58 +49,9 @@ pub enum Stream {
     Stderr,
 }
 
-/// Which part of an output that does not fit is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Keep the end (the default).
-    #[default]
-    Tail,
-    /// Keep the start.
-    Head,
-    /// Keep the start and the end; the middle is elided with a marker.
-    Both,
-    /// Keep a small head, the tail, and the salient lines (errors, failures, panics…) of the
-    /// elided middle.
-    Smart,
-}
-
-impl Direction {
-    /// The name used in results and options.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Tail => "tail",
-            Direction::Head => "head",
-            Direction::Both => "both",
-            Direction::Smart => "smart",
-        }
-    }
-}
-
-impl std::str::FromStr for Direction {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "tail" => Ok(Direction::Tail),
-            "head" => Ok(Direction::Head),
-            "both" => Ok(Direction::Both),
-            "smart" => Ok(Direction::Smart),
-            other => Err(format!(
-                "unknown direction {other:?}: use tail, head, both or smart"
-            )),
-        }
-    }
-}
-
-/// What cut the output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TruncatedBy {
-    /// The byte budget.
-    Bytes,
-    /// The line budget.
-    Lines,
-}
+/// Which part of an output is kept, and what cut it: the contract's words, defined once in
+/// `agent-exec-protocol`.
+pub use agent_exec_protocol::{Direction, TruncatedBy};
 
 /// A push-model consumer of command output, in the manner of `grep_searcher::Sink`.
 ///

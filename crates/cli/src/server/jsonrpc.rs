@@ -1,28 +1,19 @@
 //! `agent-exec serve`: the tool's methods as JSON-RPC 2.0 (contract §7).
 
-use agent_exec_core::{Details, Outcome, Progress, ToolResult};
+use agent_exec_core::{Details, METHODS, Method, Outcome, Progress, ToolResult};
 use agent_exec_executor::CancelToken;
 use serde_json::{Value, json};
 
-use super::methods::{Method, Reporting, call};
+use super::methods::{Reporting, call};
 use super::{INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Protocol, Reply, Server};
-
-const METHODS: &str =
-    "exec, job_output, job_input, job_kill, job_list, cancel, artifact_read, session_close";
 
 pub(crate) struct JsonRpc;
 
-fn method(name: &str) -> Option<Method> {
-    Some(match name {
-        "exec" => Method::Exec,
-        "job_output" => Method::JobOutput,
-        "job_input" => Method::JobInput,
-        "job_kill" => Method::JobKill,
-        "job_list" => Method::JobList,
-        "artifact_read" => Method::ArtifactRead,
-        "session_close" => Method::SessionClose,
-        _ => return None,
-    })
+/// `serve`'s methods for messages: the tool's, and `cancel`.
+fn method_names() -> String {
+    let mut names: Vec<&str> = METHODS.iter().map(|m| m.name).collect();
+    names.push("cancel");
+    names.join(", ")
 }
 
 impl Protocol for JsonRpc {
@@ -30,10 +21,10 @@ impl Protocol for JsonRpc {
         method == "cancel"
     }
 
-    fn params_of(&self, name: &str) -> Option<&'static str> {
+    fn params_of(&self, name: &str) -> Option<String> {
         match name {
-            "cancel" => Some("id"),
-            other => method(other).map(Method::params),
+            "cancel" => Some("id".to_owned()),
+            other => Method::named(other).map(|m| m.info().params()),
         }
     }
 
@@ -49,12 +40,13 @@ impl Protocol for JsonRpc {
         if incoming.method == "cancel" {
             return cancel_exec(server, &incoming.params);
         }
-        let Some(method) = method(&incoming.method) else {
+        let Some(method) = Method::named(&incoming.method) else {
             return Reply::Error(
                 METHOD_NOT_FOUND,
                 format!(
-                    "method not found: {:?}; methods: {METHODS}",
-                    incoming.method
+                    "method not found: {:?}; methods: {}",
+                    incoming.method,
+                    method_names()
                 ),
             );
         };

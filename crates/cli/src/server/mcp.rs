@@ -5,15 +5,11 @@
 
 use std::sync::OnceLock;
 
-use agent_exec_core::{
-    ArtifactRead, Details, JobInput, JobKill, JobList, JobOutputRequest, Progress, Request,
-    SessionClose, ToolResult,
-};
+use agent_exec_core::{Details, Effect, METHODS, Method, MethodInfo, Progress, ToolResult};
 use agent_exec_executor::CancelToken;
-use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
-use super::methods::{Method, Reporting, call};
+use super::methods::{Reporting, call};
 use super::{INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Protocol, Reply, Server};
 
 /// Protocol versions spoken, newest first.
@@ -24,117 +20,72 @@ const PROGRESS_MESSAGE_CHARS: usize = 200;
 
 pub(crate) struct Mcp;
 
-/// One MCP tool and the method behind it.
+/// One MCP tool: a method of the registry, with its schema as MCP clients take it.
 struct ToolDef {
-    name: &'static str,
-    method: Method,
-    title: &'static str,
-    description: &'static str,
-    annotations: Value,
+    info: &'static MethodInfo,
     input_schema: Value,
 }
 
-/// What a tool does to the world, as MCP's annotation hints. A tool here either only reads, or
-/// acts and may destroy.
-#[derive(Clone, Copy)]
-enum Effect {
-    ReadOnly,
-    Acts { idempotent: bool, open_world: bool },
+impl ToolDef {
+    /// The tool's name (`bash_output`), not the method's.
+    fn tool_name(&self) -> &'static str {
+        self.info.tool
+    }
+
+    /// The arguments it takes, for messages: its schema's properties.
+    fn params(&self) -> String {
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props
+                    .keys()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    }
 }
 
+/// MCP's annotation hints of what a method does to the world: it either only reads, or acts
+/// and may destroy.
 fn hints(effect: Effect) -> Value {
     let (read_only, idempotent, open_world) = match effect {
         Effect::ReadOnly => (true, false, false),
-        Effect::Acts {
-            idempotent,
-            open_world,
-        } => (false, idempotent, open_world),
+        // `bash`, `bash_input`: whatever the command does.
+        Effect::RunsCommands => (false, false, true),
+        // `bash_kill`, `bash_session_close`: ending what runs; doing it twice changes nothing
+        // more.
+        Effect::EndsProcesses => (false, true, false),
     };
     json!({"readOnlyHint": read_only, "destructiveHint": !read_only, "idempotentHint": idempotent, "openWorldHint": open_world})
 }
 
-/// `bash`, `bash_input`: whatever the command does.
-const RUNS_COMMANDS: Effect = Effect::Acts {
-    idempotent: false,
-    open_world: true,
-};
-/// `bash_kill`, `bash_session_close`: ending what runs; doing it twice changes nothing more.
-const ENDS_PROCESSES: Effect = Effect::Acts {
-    idempotent: true,
-    open_world: false,
-};
-
 fn defs() -> &'static [ToolDef] {
     static DEFS: OnceLock<Vec<ToolDef>> = OnceLock::new();
     DEFS.get_or_init(|| {
-        let mut bash = input_schema::<Request>();
-        // Progress comes through `_meta.progressToken` here; the request field is `serve`'s.
-        // A model's bash tool takes a command line: `executable`/`argv` (still accepted) would
-        // contradict `required: ["command"]`.
-        if let Some(props) = bash.get_mut("properties").and_then(Value::as_object_mut) {
-            for field in ["progress", "executable", "argv"] {
-                props.remove(field);
-            }
-        }
-        bash["required"] = json!(["command"]);
-        vec![
-            ToolDef {
-                name: "bash",
-                method: Method::Exec,
-                title: "Run a shell command",
-                description: "Run a shell command. Output is bounded (the full output is kept as artifact://ID, read it with read_artifact), the command is ended on timeout with no survivors, and a safety policy applies. Use run_in_background for servers and watchers, session to keep cd/exports between calls.",
-                annotations: hints(RUNS_COMMANDS),
-                input_schema: bash,
-            },
-            ToolDef {
-                name: "bash_output",
-                method: Method::JobOutput,
-                title: "Read a background job's output",
-                description: "Read a background job's output: mode \"new\" (since the last read) or \"all\"; wait_ms waits for output or the job's end. structuredContent.running says whether it still runs.",
-                annotations: hints(Effect::ReadOnly),
-                input_schema: input_schema::<JobOutputRequest>(),
-            },
-            ToolDef {
-                name: "bash_input",
-                method: Method::JobInput,
-                title: "Type into a background job",
-                description: "Write to a background job's stdin (a newline is appended unless enter is false; eof closes it).",
-                annotations: hints(RUNS_COMMANDS),
-                input_schema: input_schema::<JobInput>(),
-            },
-            ToolDef {
-                name: "bash_kill",
-                method: Method::JobKill,
-                title: "Stop a background job",
-                description: "End a background job and everything it started (TERM, then KILL).",
-                annotations: hints(ENDS_PROCESSES),
-                input_schema: input_schema::<JobKill>(),
-            },
-            ToolDef {
-                name: "bash_jobs",
-                method: Method::JobList,
-                title: "List background jobs",
-                description: "List the background jobs: id, command, status, exit code, bytes of output.",
-                annotations: hints(Effect::ReadOnly),
-                input_schema: input_schema::<JobList>(),
-            },
-            ToolDef {
-                name: "read_artifact",
-                method: Method::ArtifactRead,
-                title: "Read a full output",
-                description: "Read a spilled full output (artifact://ID) by byte offset and limit, or only its lines matching grep (a regex), numbered, with context lines around each.",
-                annotations: hints(Effect::ReadOnly),
-                input_schema: input_schema::<ArtifactRead>(),
-            },
-            ToolDef {
-                name: "bash_session_close",
-                method: Method::SessionClose,
-                title: "Close a shell session",
-                description: "End a persistent session's shell and everything it started (a command running in it is cancelled).",
-                annotations: hints(ENDS_PROCESSES),
-                input_schema: input_schema::<SessionClose>(),
-            },
-        ]
+        METHODS
+            .iter()
+            .map(|info| {
+                let mut input_schema = input_schema(info.params_schema());
+                if info.method == Method::Exec {
+                    // Progress comes through `_meta.progressToken` here; the request field is
+                    // `serve`'s. A model's bash tool takes a command line: `executable`/`argv`
+                    // (still accepted) would contradict `required: ["command"]`.
+                    if let Some(props) = input_schema
+                        .get_mut("properties")
+                        .and_then(Value::as_object_mut)
+                    {
+                        for field in ["progress", "executable", "argv"] {
+                            props.remove(field);
+                        }
+                    }
+                    input_schema["required"] = json!(["command"]);
+                }
+                ToolDef { info, input_schema }
+            })
+            .collect()
     })
 }
 
@@ -145,12 +96,12 @@ fn tools_list() -> Value {
         let tools: Vec<Value> = defs()
             .iter()
             .map(|d| {
-                let mut annotations = d.annotations.clone();
-                annotations["title"] = json!(d.title);
+                let mut annotations = hints(d.info.effect);
+                annotations["title"] = json!(d.info.title);
                 json!({
-                    "name": d.name,
-                    "title": d.title,
-                    "description": d.description,
+                    "name": d.tool_name(),
+                    "title": d.info.title,
+                    "description": d.info.description,
                     "inputSchema": d.input_schema,
                     "outputSchema": output,
                     "annotations": annotations,
@@ -164,8 +115,8 @@ fn tools_list() -> Value {
 
 /// An input schema as every client takes it: no `$schema`, no `$ref`s, no nullable unions or
 /// `null` in enums (some clients reject them), `required` present.
-fn input_schema<T: JsonSchema>() -> Value {
-    let mut schema = self_contained_schema::<T>();
+fn input_schema(schema: Value) -> Value {
+    let mut schema = self_contained(schema);
     drop_nulls(&mut schema);
     if let Some(top) = schema.as_object_mut() {
         // The type's doc comment is written for Rust users; the tool's description is the
@@ -181,12 +132,11 @@ fn input_schema<T: JsonSchema>() -> Value {
 
 /// What `structuredContent` holds: the result's details (the same for every tool).
 fn output_schema() -> Value {
-    self_contained_schema::<Details>()
+    self_contained(agent_exec_core::schema_for::<Details>())
 }
 
-/// `T`'s schema with its definitions inlined and without `$schema` or a title.
-fn self_contained_schema<T: JsonSchema>() -> Value {
-    let mut schema = agent_exec_core::schema_for::<T>();
+/// A schema with its definitions inlined and without `$schema` or a title.
+fn self_contained(mut schema: Value) -> Value {
     let defs = schema
         .as_object_mut()
         .and_then(|o| o.remove("$defs"))
@@ -278,16 +228,17 @@ impl Protocol for Mcp {
         method != "tools/call"
     }
 
-    fn params_of(&self, method: &str) -> Option<&'static str> {
-        match method {
-            "initialize" => Some("protocolVersion, capabilities, clientInfo"),
-            "tools/call" => Some("name, arguments, _meta"),
-            "tools/list" => Some("cursor"),
-            "notifications/cancelled" => Some("requestId, reason"),
-            "notifications/progress" => Some("progressToken, progress, total, message"),
-            "ping" | "notifications/initialized" => Some("none"),
-            _ => None,
-        }
+    fn params_of(&self, method: &str) -> Option<String> {
+        let params = match method {
+            "initialize" => "protocolVersion, capabilities, clientInfo",
+            "tools/call" => "name, arguments, _meta",
+            "tools/list" => "cursor",
+            "notifications/cancelled" => "requestId, reason",
+            "notifications/progress" => "progressToken, progress, total, message",
+            "ping" | "notifications/initialized" => "none",
+            _ => return None,
+        };
+        Some(params.to_owned())
     }
 
     fn allows_null_id(&self) -> bool {
@@ -340,7 +291,13 @@ fn initialize(params: &Value, sandbox: &str) -> Value {
 
 fn tools_call(server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Reply {
     let params = &incoming.params;
-    let names = || defs().iter().map(|d| d.name).collect::<Vec<_>>().join(", ");
+    let names = || {
+        defs()
+            .iter()
+            .map(ToolDef::tool_name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Reply::Error(
             INVALID_PARAMS,
@@ -350,7 +307,7 @@ fn tools_call(server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Rep
             ),
         );
     };
-    let Some(def) = defs().iter().find(|d| d.name == name) else {
+    let Some(def) = defs().iter().find(|d| d.tool_name() == name) else {
         return Reply::Error(
             INVALID_PARAMS,
             format!("unknown tool {name:?}; tools: {}", names()),
@@ -384,13 +341,13 @@ fn tools_call(server: &Server, incoming: &Incoming, cancel: &CancelToken) -> Rep
         Some(_) => Reporting::Always(&report),
         None => Reporting::Off,
     };
-    let result = match call(server, def.method, arguments, cancel, reporting) {
+    let result = match call(server, def.info.method, arguments, cancel, reporting) {
         Ok(result) => result,
         // The model made the mistake: it sees the message and can correct the call.
         Err(problem) => ToolResult::invalid(
             format!(
                 "invalid arguments for {name}: {problem}. It takes: {}",
-                def.method.params()
+                def.params()
             ),
             cwd(),
         )
@@ -444,11 +401,19 @@ mod tests {
     fn input_schemas_have_no_nullable_unions_refs_or_dialect_and_say_what_is_required() {
         for def in defs() {
             let mut found = Vec::new();
-            walk(&def.input_schema, &mut found, def.name);
-            assert!(found.is_empty(), "{}: {found:?}", def.name);
-            assert_eq!(def.input_schema["type"], "object", "{}", def.name);
-            assert!(def.input_schema["required"].is_array(), "{}", def.name);
-            assert!(def.input_schema["properties"].is_object(), "{}", def.name);
+            walk(&def.input_schema, &mut found, def.tool_name());
+            assert!(found.is_empty(), "{}: {found:?}", def.tool_name());
+            assert_eq!(def.input_schema["type"], "object", "{}", def.tool_name());
+            assert!(
+                def.input_schema["required"].is_array(),
+                "{}",
+                def.tool_name()
+            );
+            assert!(
+                def.input_schema["properties"].is_object(),
+                "{}",
+                def.tool_name()
+            );
         }
         let bash = &defs()[0].input_schema;
         assert_eq!(bash["required"], json!(["command"]));

@@ -1,56 +1,15 @@
-//! The methods both servers offer (contract §7), with their params checked: one place that
-//! turns params into a call of the [`Tool`](agent_exec_core::Tool).
+//! The methods both servers offer (contract §7, listed once in the protocol's registry), with
+//! their params checked: one place that turns params into a call of the
+//! [`Tool`](agent_exec_core::Tool).
 
 use agent_exec_core::{
-    ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, Progress, Request, SessionClose,
-    ToolResult, parse_params,
+    ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, Method, Progress, Request,
+    SessionClose, ToolResult, parse_params,
 };
 use agent_exec_executor::CancelToken;
 use serde_json::Value;
 
 use super::Server;
-
-/// A method of the tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Method {
-    Exec,
-    JobOutput,
-    JobInput,
-    JobKill,
-    JobList,
-    ArtifactRead,
-    SessionClose,
-}
-
-impl Method {
-    /// Its name in `serve` (contract §7).
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Method::Exec => "exec",
-            Method::JobOutput => "job_output",
-            Method::JobInput => "job_input",
-            Method::JobKill => "job_kill",
-            Method::JobList => "job_list",
-            Method::ArtifactRead => "artifact_read",
-            Method::SessionClose => "session_close",
-        }
-    }
-
-    /// The params a method takes, for messages.
-    pub(crate) fn params(self) -> &'static str {
-        match self {
-            Method::Exec => {
-                "command or executable/argv, cwd, env, timeout, head, tail, run_in_background, session, pty, progress, sandbox, target"
-            }
-            Method::JobOutput => "job_id, mode, wait_ms, target",
-            Method::JobInput => "job_id, data, enter, eof, target",
-            Method::JobKill => "job_id, target",
-            Method::JobList => "target",
-            Method::ArtifactRead => "id, offset, limit, grep, context, target",
-            Method::SessionClose => "session, target",
-        }
-    }
-}
 
 /// Where an `exec`'s progress goes.
 #[derive(Clone, Copy)]

@@ -70,7 +70,7 @@ pub(crate) trait Protocol: Send + Sync + 'static {
     /// Answers a request (`id` is set) or carries out a notification (the reply is dropped).
     fn answer(&self, server: &Server, call: &Incoming, cancel: &CancelToken) -> Reply;
     /// The params a method takes (for the error on positional params); `None`: no such method.
-    fn params_of(&self, method: &str) -> Option<&'static str>;
+    fn params_of(&self, method: &str) -> Option<String>;
     /// Whether `"id": null` is a request id (JSON-RPC allows it; MCP does not).
     fn allows_null_id(&self) -> bool;
     /// Whether a JSON array of messages is a batch (JSON-RPC 2.0; MCP since 2025-06-18 not).

@@ -46,52 +46,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-/// How much a call may change.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum SandboxMode {
-    /// No sandbox.
-    #[default]
-    Off,
-    /// The workspace, the writable roots and a private temporary directory are writable.
-    WorkspaceWrite,
-    /// Only a private temporary directory is writable.
-    ReadOnly,
-}
-
-impl SandboxMode {
-    /// The contract's name: `off`, `workspace-write`, `read-only`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxMode::Off => "off",
-            SandboxMode::WorkspaceWrite => "workspace-write",
-            SandboxMode::ReadOnly => "read-only",
-        }
-    }
-
-    /// The mode of a contract name.
-    pub fn parse(name: &str) -> Option<SandboxMode> {
-        match name {
-            "off" => Some(SandboxMode::Off),
-            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
-            "read-only" => Some(SandboxMode::ReadOnly),
-            _ => None,
-        }
-    }
-}
+/// How much a call may write: the contract's modes, defined once in `agent-exec-protocol`.
+pub use agent_exec_protocol::SandboxMode;
 
 /// Whether a sandboxed call may use the network.
 #[derive(

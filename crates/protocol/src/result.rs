@@ -2,9 +2,7 @@
 
 use std::fmt;
 
-use agent_exec_executor::{ExecOutcome, ExitStatus};
-pub use agent_exec_policy::Decision;
-pub use agent_exec_sink::{Direction, TruncatedBy};
+use crate::vocab::{Decision, Direction, TruncatedBy};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -54,57 +52,6 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// How an execution ended, classified once for calls, jobs and `job_kill` alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Ending {
-    pub(crate) outcome: Outcome,
-    pub(crate) exit_code: Option<i32>,
-    /// The signal that ended it, unless we ended it because the output window was full.
-    pub(crate) signal: Option<i32>,
-    /// Exit 141 or SIGPIPE: a reader closed the pipe early; counted as success.
-    pub(crate) sigpipe: bool,
-}
-
-/// The one classification of an [`ExecOutcome`] (contract §3: 141 and SIGPIPE are success; a
-/// command we stopped once the window was full succeeded).
-pub(crate) fn classify(exec: &ExecOutcome) -> Ending {
-    let (exit_code, signal) = match exec.status {
-        Some(ExitStatus::Exited(c)) => (Some(c), None),
-        Some(ExitStatus::Signaled(n)) => (None, Some(n)),
-        None => (None, None),
-    };
-    let sigpipe = exit_code == Some(141) || signal == Some(libc_sigpipe());
-    let signal = if exec.stopped_by_sink() { None } else { signal };
-    let outcome = if exec.spawn_error.is_some() {
-        Outcome::SpawnFailed
-    } else if exec.stopped_by_sink() {
-        Outcome::Success
-    } else if exec.cancelled() {
-        Outcome::Cancelled
-    } else if exec.timed_out() || exec.waiting_for_input() {
-        // A prompt nobody could answer would have waited for the timeout: it is one, early.
-        Outcome::Timeout
-    } else if exit_code == Some(0) || sigpipe {
-        Outcome::Success
-    } else if signal.is_some() {
-        Outcome::Signaled
-    } else {
-        // A non-zero code, or (rarely) no status at all: the command did not succeed.
-        Outcome::ExitNonzero
-    };
-    Ending {
-        outcome,
-        exit_code,
-        signal,
-        sigpipe,
-    }
-}
-
-/// SIGPIPE's number on Linux (every architecture agent-exec runs on).
-const fn libc_sigpipe() -> i32 {
-    13
 }
 
 /// `diff` when the output is a diff (contract §3), else `plain`.
@@ -195,7 +142,6 @@ pub struct Content {
 
 /// What was cut, when anything was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct Truncation {
     /// Which part was kept.
     #[schemars(with = "String")]
@@ -226,7 +172,6 @@ pub struct Truncation {
 
 /// The policy's verdict, when it decided something other than a silent allow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct PolicyDetails {
     /// `allow`, `ask` or `deny`.
     #[schemars(with = "String")]
@@ -239,7 +184,6 @@ pub struct PolicyDetails {
 
 /// Structured details of a call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct Details {
     /// How the call ended.
     pub outcome: Outcome,
@@ -302,7 +246,6 @@ pub struct Details {
 
 /// One background job, as `job_list` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct JobSummary {
     /// Its id.
     pub job_id: JobId,
@@ -322,22 +265,11 @@ pub struct JobSummary {
 
 /// The sandbox of a call (contract §8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct SandboxDetails {
     /// `read-only` or `workspace-write`.
     pub mode: String,
     /// `off` or `on`.
     pub network: String,
-}
-
-impl SandboxDetails {
-    /// The details of a sandbox spec.
-    pub fn of(spec: &agent_exec_executor::SandboxSpec) -> SandboxDetails {
-        SandboxDetails {
-            mode: spec.mode.as_str().to_owned(),
-            network: spec.network.as_str().to_owned(),
-        }
-    }
 }
 
 /// Which resource limit ended or hampered a command.
@@ -353,18 +285,6 @@ pub enum LimitHit {
     Cpu,
     /// The file size limit: a write was refused.
     FileSize,
-}
-
-impl From<agent_exec_executor::LimitKind> for LimitHit {
-    fn from(kind: agent_exec_executor::LimitKind) -> LimitHit {
-        use agent_exec_executor::LimitKind as K;
-        match kind {
-            K::Memory => LimitHit::Memory,
-            K::Procs => LimitHit::Procs,
-            K::Cpu => LimitHit::Cpu,
-            _ => LimitHit::FileSize,
-        }
-    }
 }
 
 impl Details {
@@ -398,7 +318,7 @@ impl Details {
     }
 
     /// Sets the outcome and what follows from it (`success`).
-    pub(crate) fn set_outcome(&mut self, outcome: Outcome) {
+    pub fn set_outcome(&mut self, outcome: Outcome) {
         self.outcome = outcome;
         self.success = outcome == Outcome::Success;
     }
@@ -444,9 +364,7 @@ impl ToolResult {
     pub fn artifact_page(&self) -> &str {
         let text = self.text();
         match self.details.next_offset {
-            Some(_) => text
-                .rfind(crate::render::ARTIFACT_MORE)
-                .map_or(text, |note| &text[..note]),
+            Some(_) => text.rfind(ARTIFACT_MORE).map_or(text, |note| &text[..note]),
             None => text,
         }
     }
@@ -472,6 +390,10 @@ impl ToolResult {
         self
     }
 }
+
+/// How the note of an `artifact_read` page that more follows starts (what
+/// [`ToolResult::artifact_page`] leaves out; the rest of the note is the renderer's).
+pub const ARTIFACT_MORE: &str = "\n\n[Showing bytes ";
 
 /// What an answer's text may hold beyond the output window: headers, notices and notes.
 pub const TEXT_SLACK: usize = 16 * 1024;

@@ -1,12 +1,10 @@
-//! The request of one tool call (contract §1) and its validation.
+//! The request of one tool call (contract §1): its fields, the builder, and parsing that names
+//! the field at fault. What a request means (validation, the plan) is `agent-exec-core`'s.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent_exec_executor::SandboxMode;
-
-use crate::config::SandboxOrigin;
+use crate::vocab::SandboxMode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +15,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// use std::time::Duration;
-/// use agent_exec_core::Request;
+/// use agent_exec_protocol::Request;
 ///
 /// let request = Request::shell("cargo test")
 ///     .cwd("crates/core")
@@ -96,8 +94,8 @@ pub struct Request {
     )]
     pub pty: bool,
     /// Send live progress while it runs (`serve`: `exec/progress` notifications). The library
-    /// streams progress through [`Tool::start`](crate::Tool::start) or
-    /// [`Tool::execute_observed`](crate::Tool::execute_observed) instead.
+    /// streams progress through `Tool::start` or `Tool::execute_observed` (`agent-exec-core`)
+    /// instead.
     #[serde(
         default,
         deserialize_with = "crate::lenient::flag",
@@ -144,7 +142,7 @@ impl Request {
                 many.iter()
                     .map(|w| {
                         let w = w.as_ref();
-                        match crate::plan::assignment_word(w).filter(|_| assigning) {
+                        match agent_exec_normalize::assignment_word(w).filter(|_| assigning) {
                             Some(a) => a,
                             None => {
                                 assigning = false;
@@ -244,42 +242,6 @@ impl Request {
     }
 }
 
-/// What to run, once validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A shell command line.
-    Shell(String),
-    /// A program and its arguments.
-    Program(String, Vec<String>),
-}
-
-/// A request that passed validation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Validated {
-    /// What to run.
-    pub(crate) target: Target,
-    /// The resolved working directory (absolute). `None` in a session without an explicit cwd.
-    pub(crate) cwd: Option<PathBuf>,
-    /// Extra environment.
-    pub(crate) env: Vec<(String, String)>,
-    /// Timeout after clamping.
-    pub(crate) timeout: Duration,
-    /// Explicit head.
-    pub(crate) head: Option<usize>,
-    /// Explicit tail.
-    pub(crate) tail: Option<usize>,
-    /// Background job.
-    pub(crate) background: bool,
-    /// Session name.
-    pub(crate) session: Option<String>,
-    /// PTY mode.
-    pub(crate) pty: bool,
-    /// The sandbox mode of the call: the operator's, or the request's when stricter.
-    pub(crate) sandbox: SandboxMode,
-    /// Who set it.
-    pub(crate) sandbox_origin: SandboxOrigin,
-}
-
 /// Longest timeout accepted, in seconds.
 pub const MAX_TIMEOUT_SECS: i64 = 3600;
 
@@ -307,178 +269,6 @@ impl Request {
         crate::lenient::parse_params(value)
             .map_err(|e| InvalidRequest(format!("invalid request: {e}")))
     }
-
-    /// Checks the request and resolves its working directory against `base`.
-    pub(crate) fn validate(
-        &self,
-        base: &Path,
-        default_timeout: Duration,
-        (operator_sandbox, operator_origin): (SandboxMode, SandboxOrigin),
-    ) -> Result<Validated, InvalidRequest> {
-        self.reject_nul()?;
-        let sandbox = match self.sandbox.as_deref() {
-            None => operator_sandbox,
-            Some(name) => {
-                let asked = SandboxMode::parse(name).ok_or_else(|| {
-                    InvalidRequest(format!(
-                        "sandbox must be off, read-only or workspace-write, not {name:?}"
-                    ))
-                })?;
-                if asked < operator_sandbox {
-                    return Err(InvalidRequest(format!(
-                        "a request can only tighten the sandbox (operator: {})",
-                        operator_sandbox.as_str()
-                    )));
-                }
-                asked
-            }
-        };
-        let target = match (&self.command, &self.executable) {
-            (Some(_), Some(_)) => {
-                return Err(InvalidRequest(
-                    "give either command or executable, not both".into(),
-                ));
-            }
-            (Some(c), None) if !c.trim().is_empty() => {
-                if self.argv.is_some() {
-                    return Err(InvalidRequest(
-                        "argv goes with executable, not with command".into(),
-                    ));
-                }
-                Target::Shell(c.clone())
-            }
-            (None, Some(e)) if !e.trim().is_empty() => {
-                Target::Program(e.clone(), self.argv.clone().unwrap_or_default())
-            }
-            (None, Some(_)) => return Err(InvalidRequest("executable is empty".into())),
-            _ => return Err(InvalidRequest("command is required".into())),
-        };
-        let timeout = match (self.timeout, self.timeout_ms) {
-            (Some(_), Some(_)) => {
-                return Err(InvalidRequest(
-                    "give either timeout or timeout_ms, not both".into(),
-                ));
-            }
-            (Some(s), None) => Duration::from_secs(s.clamp(1, MAX_TIMEOUT_SECS) as u64),
-            (None, Some(ms)) => {
-                Duration::from_millis(ms.clamp(1000, MAX_TIMEOUT_SECS * 1000) as u64)
-            }
-            (None, None) => default_timeout,
-        };
-        let cwd = match &self.cwd {
-            Some(dir) if !dir.is_empty() => Some(resolve_cwd(base, dir)?),
-            _ if self.session.is_some() => None,
-            _ => Some(resolve_cwd(base, ".")?),
-        };
-        if let Some(session) = &self.session
-            && session.trim().is_empty()
-        {
-            return Err(InvalidRequest("session name is empty".into()));
-        }
-        if self.pty && self.session.is_some() && !self.run_in_background {
-            return Err(InvalidRequest(
-                "pty is not available in a session: the session's shell keeps its state on pipes of its own. Drop `session` to run it under a terminal (one-shot, or with run_in_background for an interactive program), or drop `pty`".into(),
-            ));
-        }
-        let to_usize = |v: Option<u64>| v.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-        Ok(Validated {
-            target,
-            cwd,
-            env: self
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            timeout,
-            head: to_usize(self.head),
-            tail: to_usize(self.tail),
-            background: self.run_in_background,
-            session: self.session.clone(),
-            pty: self.pty,
-            sandbox,
-            // A mode the request names is its own, even the operator's (it fails closed).
-            sandbox_origin: if self.sandbox.is_none() {
-                operator_origin
-            } else {
-                SandboxOrigin::Request
-            },
-        })
-    }
-}
-
-impl Request {
-    /// No string a shell or `execve` receives may hold a NUL byte.
-    fn reject_nul(&self) -> Result<(), InvalidRequest> {
-        let nul = |field: &str, value: &str| {
-            if value.contains('\0') {
-                Err(InvalidRequest(format!(
-                    "{field} contains a NUL byte (\\0), which no shell or program can receive; remove it"
-                )))
-            } else {
-                Ok(())
-            }
-        };
-        nul("command", self.command.as_deref().unwrap_or_default())?;
-        nul("executable", self.executable.as_deref().unwrap_or_default())?;
-        nul("cwd", self.cwd.as_deref().unwrap_or_default())?;
-        nul("session", self.session.as_deref().unwrap_or_default())?;
-        for a in self.argv.iter().flatten() {
-            nul("argv", a)?;
-        }
-        for (k, v) in &self.env {
-            nul("env", k)?;
-            nul("env", v)?;
-            if k.is_empty() || k.contains('=') {
-                return Err(InvalidRequest(format!(
-                    "env name {k:?} is not a variable name: a name is not empty and holds no '=' (give {{\"NAME\": \"value\"}})"
-                )));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Resolves `dir` against `base` and checks it is a directory (contract §2 messages).
-pub fn resolve_cwd(base: &Path, dir: &str) -> Result<PathBuf, InvalidRequest> {
-    let expanded = match dir.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => std::env::var_os("HOME")
-            .map_or_else(
-                || PathBuf::from(dir),
-                |h| PathBuf::from(h).join(rest.trim_start_matches('/')),
-            ),
-        _ => PathBuf::from(dir),
-    };
-    let path = if expanded.is_absolute() {
-        expanded
-    } else {
-        base.join(expanded)
-    };
-    let path = normalize_lexically(&path);
-    match std::fs::metadata(&path) {
-        Ok(m) if m.is_dir() => Ok(path),
-        Ok(_) => Err(InvalidRequest(format!(
-            "Working directory is not a directory: {}",
-            path.display()
-        ))),
-        Err(_) => Err(InvalidRequest(format!(
-            "Working directory does not exist: {}",
-            path.display()
-        ))),
-    }
-}
-
-fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The JSON Schema of [`Request`].
