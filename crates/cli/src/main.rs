@@ -306,7 +306,7 @@ impl ServeArgs {
         };
         if let Some(word) = &self.settings {
             // A far side: the near side's settings, whole; this machine's own directories.
-            let mut config = Config::from_far_settings(word).map_err(anyhow::Error::msg)?;
+            let mut config = Config::from_far_settings(word).map_err(|e| anyhow::anyhow!("{e}"))?;
             if let Some(dir) = workdir {
                 config.workdir = dir;
             }

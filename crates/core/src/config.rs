@@ -9,6 +9,7 @@ use agent_exec_executor::jobs::JobLimits;
 use agent_exec_executor::{
     DrainLimits, Limits, NetworkMode, PreparedSettings, SandboxMode, SandboxSpec,
 };
+use agent_exec_remote::{Settings, Target, pattern_matches};
 use agent_exec_sink::{Direction, Retention, TerminalSize};
 
 /// How the tool runs commands.
@@ -67,7 +68,7 @@ pub struct Config {
     /// Remote targets (contract §9): where calls run when they name none, which a request may
     /// name, and how connections are made. Default: none; every call runs here.
     #[serde(skip)]
-    pub remote: crate::remote::RemoteConfig,
+    pub remote: RemoteConfig,
     /// The terminal of `pty` calls and jobs: the size programs see (`stty size`) and the screen
     /// their output is rendered on. Default: 80×24.
     pub pty_size: TerminalSize,
@@ -551,7 +552,7 @@ impl Default for Config {
             sandbox: SandboxSettings::default(),
             limits: Limits::default(),
             prepared_shells: PreparedSettings::default(),
-            remote: crate::remote::RemoteConfig::default(),
+            remote: RemoteConfig::default(),
             pty_size: TerminalSize::DEFAULT,
             prompt_idle: Some(agent_exec_executor::PROMPT_IDLE),
             salient: agent_exec_sink::SalientConfig::default(),
@@ -577,17 +578,23 @@ impl Config {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
     }
 
+    /// The arguments of the far side's `serve` that carry the operator's settings there, all
+    /// of them in one serialization ([`Config::to_far_settings`]): the far side enforces them
+    /// for its calls, and a setting added to [`Config`] reaches it with no list to keep.
+    pub(crate) fn far_side_args(&self) -> Vec<String> {
+        vec!["--settings".to_owned(), self.to_far_settings()]
+    }
+
     /// The settings a near side sent ([`Config::to_far_settings`]), on this machine: what
     /// belongs to it (its working directory, artifact store, session cache, default deny-read
     /// paths) is its own.
-    pub fn from_far_settings(word: &str) -> Result<Config, String> {
+    pub fn from_far_settings(word: &str) -> Result<Config, FarSettingsError> {
         use base64::Engine as _;
         let json = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(word.trim())
-            .map_err(|e| format!("--settings is not the base64 a near side sends: {e}"))?;
-        let mut config: Config = serde_json::from_slice(&json).map_err(|e| {
-            format!("--settings does not hold this version's settings ({e}); install the same agent-exec on both sides (--install)")
-        })?;
+            .map_err(|e| FarSettingsError::NotBase64(e.to_string()))?;
+        let mut config: Config = serde_json::from_slice(&json)
+            .map_err(|e| FarSettingsError::NotThisVersion(e.to_string()))?;
         let mut deny_read = default_deny_read();
         for path in std::mem::take(&mut config.sandbox.deny_read) {
             if !deny_read.contains(&path) {
@@ -598,7 +605,7 @@ impl Config {
         config
             .salient
             .validate()
-            .map_err(|e| format!("--settings: {e}"))?;
+            .map_err(FarSettingsError::Invalid)?;
         Ok(config)
     }
 
@@ -620,6 +627,72 @@ impl Config {
                 .cloned(),
         );
         held
+    }
+}
+
+/// Why a far side cannot take the settings a near side sent (its text: `render.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FarSettingsError {
+    /// Not the base64 a near side sends.
+    NotBase64(String),
+    /// Not this version's settings.
+    NotThisVersion(String),
+    /// A value the settings refuse.
+    Invalid(String),
+}
+
+impl std::error::Error for FarSettingsError {}
+
+/// Why a request cannot use the target it names (its text: `render.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TargetRefused {
+    /// Not a target URI.
+    Invalid(String),
+    /// A target the operator did not allow; what they allow.
+    NotAllowed { asked: String, allowed: Vec<String> },
+}
+
+/// The operator's remote targets (flags `--target`, `--allow-target`, `--remote-binary`,
+/// `--install`).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RemoteConfig {
+    /// Where calls run when they name no target; `None`: here.
+    pub target: Option<Target>,
+    /// Targets a request may name, as patterns (`*` stands for any run of characters). The
+    /// operator's own `target` is always allowed.
+    pub allowed: Vec<String>,
+    /// How connections are made.
+    pub settings: Settings,
+}
+
+impl RemoteConfig {
+    /// Where a call goes: the target it names (when allowed), else the operator's.
+    pub(crate) fn resolve(&self, asked: Option<&str>) -> Result<Option<Target>, TargetRefused> {
+        let Some(asked) = asked.map(str::trim).filter(|s| !s.is_empty()) else {
+            return Ok(self.target.clone());
+        };
+        let target: Target = asked
+            .parse()
+            .map_err(|e: agent_exec_remote::TargetError| TargetRefused::Invalid(e.0))?;
+        let uri = target.to_string();
+        // The URI as printed back from what was parsed: what the client will reach.
+        let allowed = self.target.as_ref() == Some(&target)
+            || self.allowed.iter().any(|p| pattern_matches(p, &uri));
+        if allowed {
+            return Ok(Some(target));
+        }
+        let allowed: Vec<String> = self
+            .target
+            .iter()
+            .map(ToString::to_string)
+            .chain(self.allowed.iter().cloned())
+            .collect();
+        Err(TargetRefused::NotAllowed {
+            asked: asked.to_owned(),
+            allowed,
+        })
     }
 }
 
@@ -671,5 +744,94 @@ mod tests {
         assert_eq!(c.prepared_shells.idle, Duration::from_mins(1));
         assert_eq!(c.pty_size.to_string(), "80x24");
         assert_eq!(c.prompt_idle, Some(Duration::from_secs(5)));
+    }
+}
+
+#[cfg(test)]
+mod remote_tests {
+    use super::*;
+
+    fn config(target: Option<&str>, allowed: &[&str]) -> RemoteConfig {
+        RemoteConfig {
+            target: target.map(|t| t.parse().unwrap()),
+            allowed: allowed.iter().map(|s| (*s).to_owned()).collect(),
+            settings: Settings::default(),
+        }
+    }
+
+    #[test]
+    fn a_request_names_only_an_allowed_target() {
+        let c = config(Some("docker://main"), &["docker://agent-*"]);
+        assert_eq!(
+            c.resolve(None).unwrap().unwrap().to_string(),
+            "docker://main"
+        );
+        assert_eq!(
+            c.resolve(Some("docker://agent-3"))
+                .unwrap()
+                .unwrap()
+                .to_string(),
+            "docker://agent-3"
+        );
+        assert_eq!(
+            c.resolve(Some("docker://main"))
+                .unwrap()
+                .unwrap()
+                .to_string(),
+            "docker://main"
+        );
+        let refused = c.resolve(Some("ssh://prod")).unwrap_err().to_string();
+        assert!(
+            refused.contains("\"ssh://prod\" is not allowed")
+                && refused.contains("docker://agent-*"),
+            "{refused}"
+        );
+        let none = config(None, &[])
+            .resolve(Some("docker://x"))
+            .unwrap_err()
+            .to_string();
+        assert!(none.contains("--allow-target"), "{none}");
+        assert!(config(None, &[]).resolve(None).unwrap().is_none());
+        let bad = config(None, &["*"])
+            .resolve(Some("docker://-x"))
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("not a valid name"), "{bad}");
+    }
+
+    #[test]
+    fn the_operators_settings_reach_the_far_side_whole() {
+        let mut c = Config::default();
+        c.sandbox.mode = Some(SandboxMode::WorkspaceWrite);
+        c.sandbox.deny_read.push("/srv/secrets".into());
+        c.limits.memory = Some(512 << 20);
+        c.max_bytes = 1000;
+        c.max_lines = Some(40);
+        c.retention.max_count = 7;
+        c.env.secrets.pass.push("MY_TOKEN".into());
+        c.env.overrides.insert("PAGER".into(), "less".into());
+        c.salient.patterns = vec!["BOOM".into()];
+        c.sessions.max_sessions = 3;
+        c.prompt_idle = None;
+        c.pty_size = "120x40".parse().unwrap();
+        let args = c.far_side_args();
+        assert_eq!(args[0], "--settings");
+        assert!(
+            args[1]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "one word no shell reads: {}",
+            args[1]
+        );
+        let far = Config::from_far_settings(&args[1]).unwrap();
+        let json = |c: &Config| serde_json::to_value(c).unwrap();
+        assert_eq!(json(&far), json(&c));
+        // What is this machine's own stays the far side's.
+        c.workdir = "/near/only".into();
+        c.artifacts_dir = "/near/artifacts".into();
+        let far = Config::from_far_settings(&c.to_far_settings()).unwrap();
+        assert_eq!(far.workdir, Config::default().workdir);
+        assert_eq!(far.artifacts_dir, Config::default().artifacts_dir);
+        assert!(Config::from_far_settings("not base64!").is_err());
     }
 }

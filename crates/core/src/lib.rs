@@ -56,12 +56,12 @@ pub use agent_exec_protocol::{
 pub use agent_exec_remote::{Settings as RemoteSettings, Target as RemoteTarget};
 pub use call::{AsyncApprover, Call, RunOptions};
 pub use config::{
-    CacheDir, Config, DENY_READ_UNDER_HOME, DEV_CACHES, SandboxOrigin, SandboxProfile,
-    SandboxSettings, SessionSettings, WhenMissing, default_deny_read, dev_caches,
+    CacheDir, Config, DENY_READ_UNDER_HOME, DEV_CACHES, FarSettingsError, RemoteConfig,
+    SandboxOrigin, SandboxProfile, SandboxSettings, SessionSettings, WhenMissing,
+    default_deny_read, dev_caches,
 };
 pub use policy::{AllowAll, Approver, CommandPolicy};
 pub use progress::{Observer, Progress, report_progress};
-pub use remote::RemoteConfig;
 pub use tool::Tool;
 pub use validate::{Target, resolve_cwd};
 

@@ -3,6 +3,7 @@
 //! artifacts. The rest of the crate hands typed parts in; a change of wording is a change of
 //! this file (and of the snapshot tests that pin it).
 
+use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use agent_exec_executor::{
 };
 use agent_exec_sink::{OmittedSummary, TruncatedBy, View, ViewPart, format_size};
 
-use crate::config::SandboxOrigin;
+use crate::config::{FarSettingsError, SandboxOrigin, TargetRefused};
 use crate::denial::Denial;
 use crate::ending::Ending;
 use agent_exec_protocol::{LimitHit, Outcome, Truncation};
@@ -565,6 +566,50 @@ fn rc_snapshot_error_text(e: &RcSnapshotError) -> String {
         RcSnapshotError::TimedOut(d) => format!("~/.bashrc did not finish within {}", seconds(*d)),
         other => other.to_string(),
     }
+}
+
+impl fmt::Display for TargetRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetRefused::Invalid(why) => f.write_str(why),
+            TargetRefused::NotAllowed { asked, allowed } => {
+                let what = if allowed.is_empty() {
+                    "none (the operator allows targets with --allow-target PATTERN)".to_owned()
+                } else {
+                    allowed.join(", ")
+                };
+                write!(
+                    f,
+                    "target {asked:?} is not allowed; allowed targets: {what}"
+                )
+            }
+        }
+    }
+}
+
+impl fmt::Display for FarSettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FarSettingsError::NotBase64(problem) => {
+                write!(
+                    f,
+                    "--settings is not the base64 a near side sends: {problem}"
+                )
+            }
+            FarSettingsError::NotThisVersion(problem) => write!(
+                f,
+                "--settings does not hold this version's settings ({problem}); install the same agent-exec on both sides (--install)"
+            ),
+            FarSettingsError::Invalid(problem) => write!(f, "--settings: {problem}"),
+        }
+    }
+}
+
+/// A far side's answer that is not a result of this version.
+pub(crate) fn foreign_answer(uri: &str, problem: &str) -> String {
+    format!(
+        "the answer of {uri} is not a result of this version of agent-exec ({problem}); install the same version there"
+    )
 }
 
 /// A remote call that did not reach the far side, or whose connection dropped: what

@@ -155,9 +155,7 @@ impl Runner {
             prepared: PreparedShells::new(config.prepared_shells),
             remotes: agent_exec_remote::Remotes::new({
                 let mut settings = config.remote.settings.clone();
-                settings
-                    .serve_args
-                    .extend(crate::remote::far_side_args(&config));
+                settings.serve_args.extend(config.far_side_args());
                 settings
             }),
             store,

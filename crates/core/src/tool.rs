@@ -2,11 +2,15 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_exec_executor::{CancelToken, SandboxMode};
 use agent_exec_normalize::apply_head_tail;
 use agent_exec_policy::{Context, Decision, Policy, Verdict};
+use agent_exec_protocol::MAX_WAIT_MS;
+use agent_exec_remote::Target as RemoteTarget;
 use agent_exec_sink::{ArtifactStore, Capture, Direction, View, ViewPart};
+use serde_json::Value;
 
 use crate::config::{Config, SandboxOrigin};
 use crate::ending::classify;
@@ -421,7 +425,7 @@ impl Tool {
         self.runner.job_output(
             req.job_id.as_str(),
             req.mode == OutputMode::All,
-            std::time::Duration::from_millis(req.wait_ms.min(600_000)),
+            Duration::from_millis(req.wait_ms.min(MAX_WAIT_MS)),
             cancel,
         )
     }
@@ -678,6 +682,116 @@ fn truncation_details(
         salient_lines: view.salient_lines,
         artifact_id: capture.artifact.as_ref().map(|a| ArtifactId(a.id.clone())),
         artifact_capped: capture.artifact.as_ref().is_some_and(|a| a.capped),
+    }
+}
+
+/// Calls on remote targets (contract §9): checked and policed here, carried over there.
+impl Tool {
+    /// Where a call goes: `Ok(None)` here; why the target named cannot be used.
+    pub(crate) fn target_of(&self, asked: Option<&str>) -> Result<Option<RemoteTarget>, String> {
+        self.runner()
+            .config
+            .remote
+            .resolve(asked)
+            .map_err(|refused| refused.to_string())
+    }
+
+    /// Carries a server method (`job_output`, `job_input`, `job_kill`, `job_list`,
+    /// `artifact_read`, `session_close`) to the target its params name (`target`), or the
+    /// operator's; `None` when it is for here. The params are those of the method (contract
+    /// §7).
+    pub fn forward(
+        &self,
+        target: Option<&str>,
+        method: &str,
+        params: Value,
+        cancel: &CancelToken,
+    ) -> Option<ToolResult> {
+        let target = match self.target_of(target) {
+            Ok(Some(t)) => t,
+            Ok(None) => return None,
+            Err(refused) => {
+                return Some(ToolResult::invalid(refused, self.runner().workdir_text()));
+            }
+        };
+        let mut params = params;
+        if let Some(object) = params.as_object_mut() {
+            object.remove("target");
+        }
+        // A job's output may be waited for (at most 10 minutes); the rest answer at once.
+        let waits = params
+            .get("wait_ms")
+            .and_then(Value::as_u64)
+            .map_or(Duration::ZERO, |ms| {
+                Duration::from_millis(ms.min(MAX_WAIT_MS))
+            });
+        let answer = self.runner().remotes.call(
+            &target,
+            method,
+            params,
+            cancel,
+            waits + crate::remote::NO_ANSWER_BOUND,
+            &mut |_| {},
+        );
+        Some(crate::remote::remote_result(&target, answer, ""))
+    }
+
+    /// An `exec` on `target`: checked and policed here, run over there.
+    pub(crate) fn remote_exec(
+        &self,
+        request: &Request,
+        target: &RemoteTarget,
+        cancel: &CancelToken,
+        approval: Approval,
+        observer: Option<&Observer>,
+    ) -> ToolResult {
+        let config = &self.runner().config;
+        // The working directory is the far side's: it is resolved there.
+        let mut here = request.clone();
+        here.cwd = None;
+        // The far side enforces its own default; this side only checks a request tightens it.
+        let far_mode = config.sandbox.mode.map_or(
+            (SandboxMode::WorkspaceWrite, SandboxOrigin::Default),
+            |mode| (mode, SandboxOrigin::Operator),
+        );
+        let validated = match crate::validate::validate(
+            &here,
+            &config.workdir,
+            config.default_timeout,
+            far_mode,
+        ) {
+            Ok(v) => v,
+            Err(e) => {
+                let mut invalid = ToolResult::invalid(e.0, request.cwd.clone().unwrap_or_default());
+                invalid.details.target = Some(target.to_string());
+                return invalid;
+            }
+        };
+        let plan = Plan::new(validated, config);
+        if let Some(mut refused) = self.police(&plan, approval) {
+            refused.details.target = Some(target.to_string());
+            return refused;
+        }
+        let mut forwarded = request.clone();
+        forwarded.target = None;
+        if forwarded.timeout.is_none() && forwarded.timeout_ms.is_none() {
+            forwarded.timeout_ms = i64::try_from(config.default_timeout.as_millis()).ok();
+        }
+        forwarded.progress |= observer.is_some();
+        let params = serde_json::to_value(&forwarded).expect("a request serializes");
+        let answer = self.runner().remotes.call(
+            target,
+            "exec",
+            params,
+            cancel,
+            plan.timeout + config.grace + crate::remote::NO_ANSWER_BOUND,
+            &mut |update| {
+                if let Some(observer) = observer {
+                    observer.absorb(update);
+                }
+            },
+        );
+        crate::remote::remote_result(target, answer, request.cwd.as_deref().unwrap_or(""))
     }
 }
 

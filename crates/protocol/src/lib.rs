@@ -25,7 +25,8 @@ mod vocab;
 
 pub use lenient::{json_kind, parse_params};
 pub use methods::{
-    ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, OutputMode, SessionClose,
+    ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, MAX_WAIT_MS, OutputMode,
+    SessionClose,
 };
 pub use registry::{Effect, METHODS, Method, MethodInfo};
 pub use request::{InvalidRequest, MAX_TIMEOUT_SECS, Request, request_schema, schema_for};

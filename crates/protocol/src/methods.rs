@@ -4,6 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::result::JobId;
 
+/// The longest a `job_output` waits (`wait_ms`): 10 minutes.
+pub const MAX_WAIT_MS: u64 = 600_000;
+
 /// `job_output` parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -18,7 +21,7 @@ pub struct JobOutputRequest {
     pub mode: OutputMode,
     /// Wait up to this long (at most 10 minutes) for new output or the job's end. Default: 0.
     #[serde(default, deserialize_with = "crate::lenient::uint_or_zero")]
-    #[schemars(range(max = 600_000))]
+    #[schemars(range(max = MAX_WAIT_MS))]
     pub wait_ms: u64,
     /// The remote target the job, session or artifact lives on (contract §9). Default: the
     /// operator's `--target`, else here.
