@@ -34,6 +34,7 @@ mod call;
 mod config;
 mod denial;
 mod ending;
+mod parts;
 mod plan;
 mod policy;
 mod progress;

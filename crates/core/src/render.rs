@@ -17,31 +17,8 @@ use agent_exec_sink::{OmittedSummary, TruncatedBy, View, ViewPart, format_size};
 use crate::config::{FarSettingsError, SandboxOrigin, TargetRefused};
 use crate::denial::Denial;
 use crate::ending::Ending;
+use crate::parts::{NotRun, Note};
 use agent_exec_protocol::{LimitHit, Outcome, Truncation};
-
-/// Something the model is told after the output, in brackets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Note {
-    /// The rc snapshot did not finish within this call's (shorter) timeout.
-    RcSnapshotDeferred { limit: Duration },
-    /// The rc snapshot could not be made; said once.
-    RcSnapshotFailed(RcSnapshotError),
-    /// The session's shell was started afresh; `None`: it had ended unnoticed.
-    SessionRestarted(Option<SessionEnd>),
-    /// This call ended the session's shell.
-    SessionEnded(SessionEnd),
-    /// Exit 141 or SIGPIPE, counted as success.
-    SigPipe { exit_code: Option<i32> },
-    /// A trailing `| head -n N` was satisfied and the command stopped.
-    StoppedAtHead { lines: usize },
-    /// Processes still running when the command ended, which were ended.
-    ProcessesStopped(usize),
-    /// A `pty` call was ended as it waited for input nobody could give; the prompt is the last
-    /// non-empty line it showed, if any.
-    WaitingForInput { prompt: Option<String> },
-    /// A problem that did not stop the call.
-    Warning(String),
-}
 
 /// The longest prompt quoted (in characters); a longer one is cut at the front.
 const PROMPT_CHARS: usize = 200;
@@ -638,6 +615,16 @@ pub(crate) fn shell_start_failed(e: &SpawnError) -> String {
 
 /// A close came while the session's shell was starting.
 /// The call was cancelled before its command started.
+/// A session call that ran nothing, and why.
+pub(crate) fn not_run(why: &NotRun) -> String {
+    match why {
+        NotRun::SessionsFull(limit) => sessions_full(*limit),
+        NotRun::Cancelled => cancelled_before_run(),
+        NotRun::ShellStartFailed(e) => shell_start_failed(e),
+        NotRun::Closed => closed_before_run(),
+    }
+}
+
 pub(crate) fn cancelled_before_run() -> String {
     "[Command cancelled]\nThe call was cancelled before the command started; nothing was run."
         .to_owned()

@@ -7,18 +7,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use agent_exec_executor::jobs::{Job, JobOutput, JobRegistry, JobStatus};
+use agent_exec_executor::jobs::{Job, JobError, JobOutput, JobRegistry, JobStatus};
 use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig};
 use agent_exec_executor::{CancelToken, ExecOutcome, PreparedShells, SandboxSpec};
 use agent_exec_normalize::shell_word;
 use agent_exec_sink::{ArtifactStore, Capture, OutputSink, SinkConfig};
 
 use crate::config::Config;
-use crate::ending::classify;
+use crate::parts::{NotRun, Note};
 use crate::plan::{Lines, Mode, Plan};
 use crate::progress::{Observed, Observer};
-use crate::render::{self, Note};
-use agent_exec_protocol::{Details, JobId, Outcome, ToolResult};
 
 /// What running a plan came to.
 pub(crate) enum Ran {
@@ -31,11 +29,7 @@ pub(crate) enum Ran {
         notes: Vec<Note>,
     },
     /// Nothing ran.
-    NotRun {
-        outcome: Outcome,
-        text: String,
-        cwd: PathBuf,
-    },
+    NotRun { why: NotRun, cwd: PathBuf },
 }
 
 #[derive(Debug)]
@@ -390,8 +384,7 @@ impl Runner {
             Ok(handle) => handle,
             Err(limit) => {
                 return Ran::NotRun {
-                    outcome: Outcome::InvalidRequest,
-                    text: render::sessions_full(limit),
+                    why: NotRun::SessionsFull(limit),
                     cwd: start_cwd,
                 };
             }
@@ -401,8 +394,7 @@ impl Runner {
         if cancel.is_cancelled() {
             // Cancelled while it waited for the session's previous command: it never starts.
             return Ran::NotRun {
-                outcome: Outcome::Cancelled,
-                text: render::cancelled_before_run(),
+                why: NotRun::Cancelled,
                 cwd: start_cwd,
             };
         }
@@ -416,8 +408,7 @@ impl Runner {
         }
         if let Err(e) = self.ensure_shell(&mut slot, plan, &start_cwd, &mut notes) {
             return Ran::NotRun {
-                outcome: Outcome::SpawnFailed,
-                text: render::shell_start_failed(&e),
+                why: NotRun::ShellStartFailed(e),
                 cwd: start_cwd,
             };
         }
@@ -427,8 +418,7 @@ impl Runner {
             let mut closing = lock(&handle.closing);
             if closing.closed {
                 return Ran::NotRun {
-                    outcome: Outcome::Cancelled,
-                    text: render::closed_before_run(),
+                    why: NotRun::Closed,
                     cwd: start_cwd,
                 };
             }
@@ -502,8 +492,9 @@ impl Runner {
         Ok(())
     }
 
-    /// `session_close`: ends a session's shell and everything it started.
-    pub(crate) fn session_close(&self, name: &str) -> ToolResult {
+    /// `session_close`: ends a session's shell and everything it started; whether there was
+    /// one.
+    pub(crate) fn session_close(&self, name: &str) -> bool {
         // Take the slots out under the map lock; close them after it is released, so other
         // sessions never wait for this one's running command.
         let removed: Vec<Arc<Handle>> = {
@@ -520,16 +511,15 @@ impl Runner {
             close_slot(s);
         }
         self.session_freed.notify_all();
-        if removed.is_empty() {
-            return ToolResult::invalid(render::no_session(name), self.workdir_text());
-        }
-        let mut d = Details::empty(Outcome::Success, self.workdir_text());
-        d.session = Some(name.to_owned());
-        ToolResult::new(render::session_closed(name), d)
+        !removed.is_empty()
     }
 
     /// Starts a background job: it runs the command as typed, with no output window.
-    pub(crate) fn start_job(&self, plan: &Plan, pty: bool) -> ToolResult {
+    pub(crate) fn start_job(
+        &self,
+        plan: &Plan,
+        pty: bool,
+    ) -> (Result<Arc<Job>, JobError>, PathBuf) {
         let cwd = plan
             .cwd
             .clone()
@@ -543,168 +533,29 @@ impl Runner {
                 both: false,
             },
         ));
-        let cwd_text = cwd.display().to_string();
-        match self.jobs.start(spec, plan.shown.clone(), spill, pty) {
-            Ok(job) => {
-                let mut d = Details::empty(Outcome::Success, cwd_text);
-                d.job_id = Some(JobId(job.id.clone()));
-                d.sandbox = plan.sandbox.as_deref().map(crate::ending::sandbox_details);
-                ToolResult::new(render::job_started(&job.id, &plan.shown), d)
-            }
-            Err(e) => ToolResult::invalid(render::job_error_text(&e), cwd_text),
-        }
+        (self.jobs.start(spec, plan.shown.clone(), spill, pty), cwd)
     }
 
-    fn job(&self, id: &str) -> Result<Arc<agent_exec_executor::jobs::Job>, Box<ToolResult>> {
-        self.jobs.get(id).map_err(|e| {
-            Box::new(ToolResult::invalid(
-                render::job_error_text(&e),
-                self.workdir_text(),
-            ))
-        })
+    /// The job `id`.
+    pub(crate) fn job(&self, id: &str) -> Result<Arc<Job>, JobError> {
+        self.jobs.get(id)
     }
 
-    /// `job_output`: a background job's output since the last read (or all held).
-    pub(crate) fn job_output(
+    /// A job's output since the last read (or all held), as read and as shown: see
+    /// [`read_visible`].
+    pub(crate) fn read_job(
         &self,
-        id: &str,
+        job: &Job,
         all: bool,
         wait: Duration,
         cancel: Option<&CancelToken>,
-    ) -> ToolResult {
-        let job = match self.job(id) {
-            Ok(j) => j,
-            Err(r) => return *r,
-        };
-        let (out, clean) = read_visible(&job, all, wait, self.config.jobs.ring_bytes, cancel);
-        let mut d = Details::empty(Outcome::Success, self.workdir_text());
-        d.job_id = Some(JobId(job.id.clone()));
-        d.stdout_bytes = out.stdout_bytes;
-        d.stderr_bytes = out.stderr_bytes;
-        d.duration_ms = out.elapsed.as_millis() as u64;
-        d.running = Some(out.status == JobStatus::Running);
-        let ended = match &out.status {
-            JobStatus::Running => None,
-            JobStatus::Finished(o) => {
-                let ending = classify(o);
-                d.set_outcome(ending.outcome);
-                d.exit_code = ending.exit_code;
-                d.signal = ending.signal;
-                d.cancelled = o.cancelled();
-                d.timed_out = o.timed_out();
-                d.processes_stopped = o.processes_stopped as u64;
-                d.limit_hit = o.limit_hit.map(crate::ending::limit_hit);
-                Some(o)
-            }
-        };
-        let prompt = render::prompt_of(&agent_exec_sink::sanitize(&out.last_output));
-        let text = render::job_output(&render::JobRead {
-            id: &job.id,
-            ended,
-            elapsed: out.elapsed,
-            stdout_bytes: out.stdout_bytes,
-            stderr_bytes: out.stderr_bytes,
-            dropped: out.dropped,
-            output: &clean,
-            all,
-            max_bytes: self.config.max_bytes,
-            artifact: out.artifact_id.as_deref(),
-            waiting: out.waiting_for_input,
-            prompt: prompt.as_deref(),
-        });
-        // A finished job stays readable (`mode: "all"`) until it expires.
-        ToolResult::new(text, d)
+    ) -> (JobOutput, String) {
+        read_visible(job, all, wait, self.config.jobs.ring_bytes, cancel)
     }
 
-    /// `job_input`: writes to a background job's stdin.
-    pub(crate) fn job_input(&self, id: &str, data: &[u8], eof: bool) -> ToolResult {
-        let job = match self.job(id) {
-            Ok(j) => j,
-            Err(r) => return *r,
-        };
-        let mut d = Details::empty(Outcome::Success, self.workdir_text());
-        d.job_id = Some(JobId(job.id.clone()));
-        d.running = Some(job.status() == JobStatus::Running);
-        match job.input(data, eof) {
-            Ok(taken) if taken.written == data.len() && (taken.closed || !eof) => {
-                ToolResult::new(render::job_input_sent(&job.id, data.len(), taken.closed), d)
-            }
-            Ok(taken) if taken.written == data.len() => {
-                // Under a terminal, the data went but the Ctrl-D that closes it did not.
-                d.set_outcome(Outcome::InvalidRequest);
-                ToolResult::new(render::job_input_not_closed(&job.id, data.len()), d)
-            }
-            Ok(taken) => {
-                d.set_outcome(Outcome::InvalidRequest);
-                ToolResult::new(
-                    render::job_input_partial(&job.id, taken.written, data.len(), eof),
-                    d,
-                )
-            }
-            Err(e) => {
-                d.set_outcome(Outcome::InvalidRequest);
-                ToolResult::new(render::job_error_text(&e), d)
-            }
-        }
-    }
-
-    /// `job_kill`: ends a background job's whole tree. The operation succeeded when the job is
-    /// gone; the details say how it ended.
-    pub(crate) fn job_kill(&self, id: &str) -> ToolResult {
-        let job = match self.job(id) {
-            Ok(j) => j,
-            Err(r) => return *r,
-        };
-        let was_running = job.status() == JobStatus::Running;
-        let status = job.kill(self.config.grace + Duration::from_secs(5));
-        let mut d = Details::empty(Outcome::Success, self.workdir_text());
-        d.job_id = Some(JobId(job.id.clone()));
-        d.running = Some(status == JobStatus::Running);
-        let ended = match &status {
-            JobStatus::Finished(o) => {
-                let ending = classify(o);
-                d.exit_code = ending.exit_code;
-                d.signal = ending.signal;
-                d.cancelled = o.cancelled();
-                d.processes_stopped = o.processes_stopped as u64;
-                d.limit_hit = o.limit_hit.map(crate::ending::limit_hit);
-                Some(o)
-            }
-            JobStatus::Running => None,
-        };
-        ToolResult::new(render::job_killed(&job.id, ended, was_running), d)
-    }
-
-    /// `job_list`: every job held, running or finished (until it expires).
-    pub(crate) fn job_list(&self) -> ToolResult {
-        let jobs: Vec<agent_exec_protocol::JobSummary> = self
-            .jobs
-            .list()
-            .iter()
-            .map(|job| {
-                let (stdout_bytes, stderr_bytes) = job.output_bytes();
-                let (status, exit_code) = match job.status() {
-                    JobStatus::Running => ("running".to_owned(), None),
-                    JobStatus::Finished(o) => {
-                        let ending = classify(&o);
-                        (ending.outcome.as_str().to_owned(), ending.exit_code)
-                    }
-                };
-                agent_exec_protocol::JobSummary {
-                    job_id: JobId(job.id.clone()),
-                    command: job.command().to_owned(),
-                    status,
-                    exit_code,
-                    stdout_bytes,
-                    stderr_bytes,
-                    elapsed_ms: job.elapsed().as_millis() as u64,
-                }
-            })
-            .collect();
-        let mut d = Details::empty(Outcome::Success, self.workdir_text());
-        let text = render::job_list(&jobs);
-        d.jobs = Some(jobs);
-        ToolResult::new(text, d)
+    /// Every job held, running or finished (until it expires), oldest first.
+    pub(crate) fn jobs(&self) -> Vec<Arc<Job>> {
+        self.jobs.list()
     }
 
     pub(crate) fn shutdown(&self) {

@@ -14,13 +14,17 @@ use serde_json::Value;
 
 use crate::config::{Config, SandboxOrigin};
 use crate::ending::classify;
+use crate::parts::Note;
 use crate::plan::{Mode, Plan};
 use crate::policy::{Approver, CommandPolicy};
 use crate::progress::Observer;
-use crate::render::{self, CallText, Note};
+use crate::render::{self, CallText};
 use crate::runner::{Ran, Runner};
+use agent_exec_executor::jobs::{JobError, JobStatus};
 use agent_exec_protocol::Request;
-use agent_exec_protocol::{ArtifactId, Details, Outcome, PolicyDetails, ToolResult, Truncation};
+use agent_exec_protocol::{
+    ArtifactId, Details, JobId, JobSummary, Outcome, PolicyDetails, ToolResult, Truncation,
+};
 use agent_exec_protocol::{ArtifactRead, JobInput, JobOutputRequest, OutputMode};
 
 /// The agent bash tool. Cheap to clone (its sessions, jobs and artifact store are shared by
@@ -203,7 +207,7 @@ impl Tool {
         }
         match plan.mode {
             Mode::Job { pty } => {
-                let started = self.runner.start_job(&plan, pty);
+                let started = self.start_job(&plan, pty);
                 // Cancelled while it started: nobody will learn its id, so it must not run on.
                 if cancel.is_cancelled()
                     && let Some(job) = &started.details.job_id
@@ -264,7 +268,9 @@ impl Tool {
     fn shape(&self, plan: &Plan, ran: Ran) -> ToolResult {
         let config = &self.runner.config;
         let (exec, capture, cwd, mut notes) = match ran {
-            Ran::NotRun { outcome, text, cwd } => {
+            Ran::NotRun { why, cwd } => {
+                let outcome = why.outcome();
+                let text = render::not_run(&why);
                 let mut d = Details::empty(outcome, cwd.display().to_string());
                 d.cancelled = outcome == Outcome::Cancelled;
                 d.session = plan.session().map(str::to_owned);
@@ -422,12 +428,70 @@ impl Tool {
         ) {
             return r;
         }
-        self.runner.job_output(
-            req.job_id.as_str(),
-            req.mode == OutputMode::All,
-            Duration::from_millis(req.wait_ms.min(MAX_WAIT_MS)),
-            cancel,
-        )
+        let job = match self.runner.job(req.job_id.as_str()) {
+            Ok(job) => job,
+            Err(e) => return self.job_refused(&e),
+        };
+        let all = req.mode == OutputMode::All;
+        let wait = Duration::from_millis(req.wait_ms.min(MAX_WAIT_MS));
+        let (out, clean) = self.runner.read_job(&job, all, wait, cancel);
+        let mut d = Details::empty(Outcome::Success, self.runner.workdir_text());
+        d.job_id = Some(JobId(job.id.clone()));
+        d.stdout_bytes = out.stdout_bytes;
+        d.stderr_bytes = out.stderr_bytes;
+        d.duration_ms = out.elapsed.as_millis() as u64;
+        d.running = Some(out.status == JobStatus::Running);
+        let ended = match &out.status {
+            JobStatus::Running => None,
+            JobStatus::Finished(o) => {
+                let ending = classify(o);
+                d.set_outcome(ending.outcome);
+                d.exit_code = ending.exit_code;
+                d.signal = ending.signal;
+                d.cancelled = o.cancelled();
+                d.timed_out = o.timed_out();
+                d.processes_stopped = o.processes_stopped as u64;
+                d.limit_hit = o.limit_hit.map(crate::ending::limit_hit);
+                Some(o)
+            }
+        };
+        let prompt = render::prompt_of(&agent_exec_sink::sanitize(&out.last_output));
+        let text = render::job_output(&render::JobRead {
+            id: &job.id,
+            ended,
+            elapsed: out.elapsed,
+            stdout_bytes: out.stdout_bytes,
+            stderr_bytes: out.stderr_bytes,
+            dropped: out.dropped,
+            output: &clean,
+            all,
+            max_bytes: self.runner.config.max_bytes,
+            artifact: out.artifact_id.as_deref(),
+            waiting: out.waiting_for_input,
+            prompt: prompt.as_deref(),
+        });
+        // A finished job stays readable (`mode: "all"`) until it expires.
+        ToolResult::new(text, d)
+    }
+
+    /// Starts a background job: it runs the command as typed, with no output window.
+    fn start_job(&self, plan: &Plan, pty: bool) -> ToolResult {
+        let (started, cwd) = self.runner.start_job(plan, pty);
+        let cwd = cwd.display().to_string();
+        match started {
+            Ok(job) => {
+                let mut d = Details::empty(Outcome::Success, cwd);
+                d.job_id = Some(JobId(job.id.clone()));
+                d.sandbox = plan.sandbox.as_deref().map(crate::ending::sandbox_details);
+                ToolResult::new(render::job_started(&job.id, &plan.shown), d)
+            }
+            Err(e) => ToolResult::invalid(render::job_error_text(&e), cwd),
+        }
+    }
+
+    /// A job method's answer when the job cannot be used (no such job, …).
+    fn job_refused(&self, e: &JobError) -> ToolResult {
+        ToolResult::invalid(render::job_error_text(e), self.runner.workdir_text())
     }
 
     /// `job_input`: writes to a background job's stdin.
@@ -445,7 +509,35 @@ impl Tool {
         if req.enter && !(req.eof && data.is_empty()) {
             data.push(b'\n');
         }
-        self.runner.job_input(req.job_id.as_str(), &data, req.eof)
+        let job = match self.runner.job(req.job_id.as_str()) {
+            Ok(job) => job,
+            Err(e) => return self.job_refused(&e),
+        };
+        let eof = req.eof;
+        let mut d = Details::empty(Outcome::Success, self.runner.workdir_text());
+        d.job_id = Some(JobId(job.id.clone()));
+        d.running = Some(job.status() == JobStatus::Running);
+        match job.input(&data, eof) {
+            Ok(taken) if taken.written == data.len() && (taken.closed || !eof) => {
+                ToolResult::new(render::job_input_sent(&job.id, data.len(), taken.closed), d)
+            }
+            Ok(taken) if taken.written == data.len() => {
+                // Under a terminal, the data went but the Ctrl-D that closes it did not.
+                d.set_outcome(Outcome::InvalidRequest);
+                ToolResult::new(render::job_input_not_closed(&job.id, data.len()), d)
+            }
+            Ok(taken) => {
+                d.set_outcome(Outcome::InvalidRequest);
+                ToolResult::new(
+                    render::job_input_partial(&job.id, taken.written, data.len(), eof),
+                    d,
+                )
+            }
+            Err(e) => {
+                d.set_outcome(Outcome::InvalidRequest);
+                ToolResult::new(render::job_error_text(&e), d)
+            }
+        }
     }
 
     /// `job_kill`: ends a background job's whole tree.
@@ -455,7 +547,29 @@ impl Tool {
         if let Some(r) = self.forward(None, "job_kill", params, &CancelToken::new()) {
             return r;
         }
-        self.runner.job_kill(job_id)
+        let job = match self.runner.job(job_id) {
+            Ok(job) => job,
+            Err(e) => return self.job_refused(&e),
+        };
+        // The operation succeeded when the job is gone; the details say how it ended.
+        let was_running = job.status() == JobStatus::Running;
+        let status = job.kill(self.runner.config.grace + JOB_KILL_SLACK);
+        let mut d = Details::empty(Outcome::Success, self.runner.workdir_text());
+        d.job_id = Some(JobId(job.id.clone()));
+        d.running = Some(status == JobStatus::Running);
+        let ended = match &status {
+            JobStatus::Finished(o) => {
+                let ending = classify(o);
+                d.exit_code = ending.exit_code;
+                d.signal = ending.signal;
+                d.cancelled = o.cancelled();
+                d.processes_stopped = o.processes_stopped as u64;
+                d.limit_hit = o.limit_hit.map(crate::ending::limit_hit);
+                Some(o)
+            }
+            JobStatus::Running => None,
+        };
+        ToolResult::new(render::job_killed(&job.id, ended, was_running), d)
     }
 
     /// `session_close`: ends a session's shell and everything it started.
@@ -465,7 +579,12 @@ impl Tool {
         if let Some(r) = self.forward(None, "session_close", params, &CancelToken::new()) {
             return r;
         }
-        self.runner.session_close(name)
+        if !self.runner.session_close(name) {
+            return ToolResult::invalid(render::no_session(name), self.runner.workdir_text());
+        }
+        let mut d = Details::empty(Outcome::Success, self.runner.workdir_text());
+        d.session = Some(name.to_owned());
+        ToolResult::new(render::session_closed(name), d)
     }
 
     /// `job_list`: the background jobs held (running, or finished and not yet expired).
@@ -475,7 +594,34 @@ impl Tool {
         if let Some(r) = self.forward(None, "job_list", params, &CancelToken::new()) {
             return r;
         }
-        self.runner.job_list()
+        let jobs: Vec<JobSummary> = self
+            .runner
+            .jobs()
+            .iter()
+            .map(|job| {
+                let (stdout_bytes, stderr_bytes) = job.output_bytes();
+                let (status, exit_code) = match job.status() {
+                    JobStatus::Running => ("running".to_owned(), None),
+                    JobStatus::Finished(o) => {
+                        let ending = classify(&o);
+                        (ending.outcome.as_str().to_owned(), ending.exit_code)
+                    }
+                };
+                JobSummary {
+                    job_id: JobId(job.id.clone()),
+                    command: job.command().to_owned(),
+                    status,
+                    exit_code,
+                    stdout_bytes,
+                    stderr_bytes,
+                    elapsed_ms: job.elapsed().as_millis() as u64,
+                }
+            })
+            .collect();
+        let mut d = Details::empty(Outcome::Success, self.runner.workdir_text());
+        let text = render::job_list(&jobs);
+        d.jobs = Some(jobs);
+        ToolResult::new(text, d)
     }
 
     /// `artifact_read`: bytes of a spilled output, from `offset`, at most `limit` (default:
@@ -684,6 +830,9 @@ fn truncation_details(
         artifact_capped: capture.artifact.as_ref().is_some_and(|a| a.capped),
     }
 }
+
+/// How long `job_kill` waits for a job's tree beyond the grace between TERM and KILL.
+const JOB_KILL_SLACK: Duration = Duration::from_secs(5);
 
 /// Calls on remote targets (contract §9): checked and policed here, carried over there.
 impl Tool {
