@@ -10,7 +10,7 @@ use agent_exec_core::{Config, NetworkMode, SandboxMode, SandboxProfile};
 use clap::Args;
 use serde::Deserialize;
 
-use crate::parse_size;
+use crate::args::parse_size;
 
 #[derive(Debug, Args, Clone, Default)]
 pub(crate) struct ContainmentArgs {

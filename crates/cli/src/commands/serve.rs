@@ -1,0 +1,68 @@
+//! `agent-exec serve` and `agent-exec mcp`: the tool behind a server.
+
+use std::sync::Arc;
+
+use agent_exec_core::{Config, PolicyConfig, Tool};
+
+use crate::args::ServeArgs;
+use crate::config_file::{build_tool, policy_from};
+use crate::server;
+
+impl ServeArgs {
+    pub(crate) fn tool(&self) -> anyhow::Result<Tool> {
+        let workdir = match &self.cwd {
+            Some(dir) => {
+                let dir = std::path::absolute(dir)?;
+                anyhow::ensure!(
+                    dir.is_dir(),
+                    "--cwd {}: not a directory; give the directory calls run in",
+                    dir.display()
+                );
+                Some(dir)
+            }
+            None => None,
+        };
+        if let Some(word) = &self.settings {
+            // A far side: the near side's settings, whole; this machine's own directories.
+            let mut config = Config::from_far_settings(word).map_err(|e| anyhow::anyhow!("{e}"))?;
+            if let Some(dir) = workdir {
+                config.workdir = dir;
+            }
+            if let Some(dir) = &self.artifacts {
+                config.artifacts_dir.clone_from(dir);
+            }
+            let policy = policy_from(PolicyConfig::default(), &self.policy, &config.workdir)?;
+            return Ok(Tool::new_with_policy(config, Arc::new(policy)));
+        }
+        build_tool(
+            self.artifacts.clone(),
+            self.max_bytes,
+            self.direction.as_deref(),
+            &self.policy,
+            &self.retention,
+            &self.containment,
+            &self.terminal,
+            |c| {
+                if let Some(dir) = workdir {
+                    c.workdir = dir;
+                }
+                c.sessions.rc_snapshot = self.rc_snapshot;
+                c.sessions.command_prefix.clone_from(&self.command_prefix);
+                c.sessions.max_sessions = self.max_sessions;
+                c.prepared_shells.per_key = self.prepared_shells;
+                self.remote.apply(c)
+            },
+        )
+    }
+}
+
+/// `serve` (JSON-RPC) or `mcp`: runs until the client is done.
+pub(crate) fn serve(args: &ServeArgs, mcp: bool) -> anyhow::Result<i32> {
+    let _ = agent_exec_executor::containment::become_subreaper();
+    let bounds = server::Bounds {
+        max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
+        max_inflight: args.max_inflight as usize,
+        end_on_eof: args.end_on_eof,
+    };
+    Ok(server::run(args.tool()?, bounds, mcp))
+}
