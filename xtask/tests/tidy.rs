@@ -163,3 +163,257 @@ fn only_the_executor_starts_processes() {
         "processes start only in executor: {offenders:#?}"
     );
 }
+
+/// A crate's files as modules (`["containment", "cgroup"]`), each with the modules its
+/// non-test code names: `crate::…`, `super::…`, `self::…`, a child module's name, and an item
+/// the crate root re-exports (`crate::ExecSpec` is the module that defines it).
+fn module_graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let module_of = |file: &Path| -> Option<Vec<String>> {
+        let rel = file.strip_prefix(src).ok()?.with_extension("");
+        let mut parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.first().is_some_and(|p| p == "bin") {
+            return None;
+        }
+        if matches!(
+            parts.last().map(String::as_str),
+            Some("mod" | "lib" | "main")
+        ) {
+            parts.pop();
+        }
+        Some(parts)
+    };
+    let parsed: BTreeMap<Vec<String>, syn::File> = files
+        .iter()
+        .filter_map(|f| {
+            let module = module_of(f)?;
+            let text = std::fs::read_to_string(f).unwrap();
+            let file = syn::parse_file(&text)
+                .unwrap_or_else(|e| panic!("{} does not parse: {e}", f.display()));
+            Some((module, file))
+        })
+        .collect();
+    let modules: BTreeSet<Vec<String>> = parsed.keys().cloned().collect();
+    // What the root re-exports: `pub use oneshot::{ExecSpec, …}` makes `crate::ExecSpec`
+    // oneshot's.
+    let mut reexported: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    if let Some(root) = parsed.get(&Vec::new()) {
+        for item in &root.items {
+            if let syn::Item::Use(u) = item {
+                let mut paths = Vec::new();
+                flatten_use(&u.tree, &mut Vec::new(), &mut paths);
+                for path in paths {
+                    if let Some((name, module)) = path.split_last()
+                        && modules.contains(module)
+                    {
+                        reexported.insert(name.clone(), module.to_vec());
+                    }
+                }
+            }
+        }
+    }
+    let mut graph = BTreeMap::new();
+    for (module, file) in &parsed {
+        let mut paths = PathCollector::default();
+        for item in &file.items {
+            if !is_test_only(item) {
+                syn::visit::Visit::visit_item(&mut paths, item);
+            }
+        }
+        let mut edges = BTreeSet::new();
+        for path in paths.paths {
+            let (base, rest): (Vec<String>, &[String]) = match path.first().map(String::as_str) {
+                Some("crate") => (Vec::new(), &path[1..]),
+                Some("super") => {
+                    let mut base = module.clone();
+                    let mut rest = &path[..];
+                    while rest.first().is_some_and(|s| s == "super") {
+                        base.pop();
+                        rest = &rest[1..];
+                    }
+                    (base, rest)
+                }
+                Some("self") => (module.clone(), &path[1..]),
+                Some(first)
+                    if modules.contains(&[module.as_slice(), &[first.to_owned()]].concat()) =>
+                {
+                    (module.clone(), &path[..])
+                }
+                _ => continue,
+            };
+            let mut target = base;
+            for segment in rest {
+                let next = [target.as_slice(), std::slice::from_ref(segment)].concat();
+                if modules.contains(&next) {
+                    target = next;
+                } else {
+                    if target.is_empty()
+                        && let Some(owner) = reexported.get(segment)
+                    {
+                        target.clone_from(owner);
+                    }
+                    break;
+                }
+            }
+            if !target.is_empty() && &target != module {
+                edges.insert(target);
+            }
+        }
+        graph.insert(module.clone(), edges);
+    }
+    graph
+}
+
+fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => out.push([prefix.as_slice(), &[n.ident.to_string()]].concat()),
+        syn::UseTree::Rename(r) => out.push([prefix.as_slice(), &[r.ident.to_string()]].concat()),
+        syn::UseTree::Glob(_) => out.push(prefix.clone()),
+        syn::UseTree::Group(g) => {
+            for tree in &g.items {
+                flatten_use(tree, prefix, out);
+            }
+        }
+    }
+}
+
+fn is_test_only(item: &syn::Item) -> bool {
+    let attrs = match item {
+        syn::Item::Mod(m) => &m.attrs,
+        syn::Item::Fn(f) => &f.attrs,
+        syn::Item::Use(u) => &u.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        _ => return false,
+    };
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
+}
+
+/// Every path in the code: `use` trees flattened, and the paths of expressions, types and
+/// patterns.
+#[derive(Default)]
+struct PathCollector {
+    paths: Vec<Vec<String>>,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for PathCollector {
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        flatten_use(&u.tree, &mut Vec::new(), &mut self.paths);
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        self.paths
+            .push(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !m.attrs.iter().any(|a| {
+            a.path().is_ident("cfg")
+                && a.parse_args::<syn::Meta>()
+                    .is_ok_and(|m| m.path().is_ident("test"))
+        }) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+}
+
+/// The strongly connected components of more than one module (Tarjan's algorithm).
+fn cycles(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<String>> {
+    struct Walk<'g> {
+        graph: &'g BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        index: BTreeMap<&'g Vec<String>, usize>,
+        low: BTreeMap<&'g Vec<String>, usize>,
+        stack: Vec<&'g Vec<String>>,
+        found: Vec<Vec<String>>,
+    }
+    impl<'g> Walk<'g> {
+        fn visit(&mut self, v: &'g Vec<String>) {
+            let i = self.index.len();
+            self.index.insert(v, i);
+            self.low.insert(v, i);
+            self.stack.push(v);
+            for w in self.graph.get(v).into_iter().flatten() {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(lw);
+                } else if self.stack.contains(&w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    component.push(w.join("::"));
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.found.push(component);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        found: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !walk.index.contains_key(v) {
+            walk.visit(v);
+        }
+    }
+    walk.found
+}
+
+/// core and executor are layered inside too: no two files need each other, directly or
+/// round about (ARCHITECTURE.md's code map lists them bottom-up).
+#[test]
+fn no_file_cycle_inside_core_or_executor() {
+    #[allow(clippy::single_element_loop)] // executor joins once its cycle is gone
+    for krate in ["core"] {
+        let graph = module_graph(&workspace_root().join("crates").join(krate).join("src"));
+        let found = cycles(&graph);
+        // Each cycle with the edges that make it, to say what to move.
+        let explained: Vec<String> = found
+            .iter()
+            .map(|members| {
+                let mut text = members.join(", ");
+                for (from, to) in &graph {
+                    for to in to {
+                        if members.contains(&from.join("::")) && members.contains(&to.join("::")) {
+                            text.push_str(&format!("\n  {} -> {}", from.join("::"), to.join("::")));
+                        }
+                    }
+                }
+                text
+            })
+            .collect();
+        assert!(
+            found.is_empty(),
+            "crates/{krate}: files that need each other (move what both need below them):\n{}",
+            explained.join("\n")
+        );
+    }
+}
