@@ -2,15 +2,15 @@
 use std::sync::Arc;
 
 use agent_exec_core::{
-    Approver, CancelToken, CommandPolicy, Config, Decision, Policy, PolicyConfig, PolicyContext,
-    Request, Target, Tool, Verdict,
+    Approver, CancelToken, CommandPolicy, Config, Decision, Invocation, Policy, PolicyConfig,
+    PolicyContext, Request, Tool, Verdict,
 };
 
 /// Asks before anything that talks to the network; the built-in policy decides the rest.
 struct NoSurpriseNetwork(Policy);
 
 impl CommandPolicy for NoSurpriseNetwork {
-    fn check(&self, target: &Target, ctx: &PolicyContext<'_>) -> Verdict {
+    fn check(&self, target: &Invocation, ctx: &PolicyContext<'_>) -> Verdict {
         let verdict = CommandPolicy::check(&self.0, target, ctx);
         let network = verdict
             .commands

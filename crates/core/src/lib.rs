@@ -64,7 +64,7 @@ pub use config::{
 pub use policy::{AllowAll, Approver, CommandPolicy};
 pub use progress::{Observer, Progress, report_progress};
 pub use tool::Tool;
-pub use validate::{Target, resolve_cwd};
+pub use validate::{Invocation, resolve_cwd};
 
 /// Cancels a blocking call ([`Tool::execute`]); clones share the flag.
 pub use agent_exec_executor::CancelToken;

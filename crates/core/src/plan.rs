@@ -9,7 +9,7 @@ use agent_exec_normalize::{is_diff_command, merge_limits, normalize, shell_word,
 use agent_exec_sink::{Direction, SinkConfig};
 
 use crate::config::{Config, SandboxOrigin};
-use crate::validate::{Target, Validated};
+use crate::validate::{Invocation, Validated};
 use agent_exec_protocol::StreamKind;
 
 /// Where a call runs.
@@ -37,10 +37,10 @@ pub(crate) struct Lines {
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
     /// What the policy reads: the command as typed.
-    pub(crate) checked: Target,
+    pub(crate) checked: Invocation,
     /// What runs: with a trailing `| head`/`| tail` taken out (one-shot and session calls), or
     /// as typed (a background job has no output window for a limit to apply to).
-    pub(crate) run: Target,
+    pub(crate) run: Invocation,
     /// The command as the model typed it, for the texts it reads (argv shell-quoted).
     pub(crate) shown: String,
     pub(crate) mode: Mode,
@@ -61,21 +61,21 @@ impl Plan {
     pub(crate) fn new(validated: Validated, config: &Config) -> Plan {
         let background = validated.background;
         let (run, extracted, shown) = match &validated.target {
-            Target::Shell(command) => {
+            Invocation::Shell(command) => {
                 let normalized = normalize(command);
                 (
-                    Target::Shell(normalized.command),
+                    Invocation::Shell(normalized.command),
                     normalized.limit,
                     command.clone(),
                 )
             }
-            Target::Program(program, args) => {
+            Invocation::Program(program, args) => {
                 (validated.target.clone(), None, argv_line(program, args))
             }
         };
         let stream_kind = match &run {
-            Target::Shell(c) if is_diff_command(c) => StreamKind::Diff,
-            Target::Program(..) if is_diff_command(&shown) => StreamKind::Diff,
+            Invocation::Shell(c) if is_diff_command(c) => StreamKind::Diff,
+            Invocation::Program(..) if is_diff_command(&shown) => StreamKind::Diff,
             _ => StreamKind::Plain,
         };
         let (head, tail) = merge_limits(validated.head, validated.tail, extracted);
@@ -135,19 +135,19 @@ impl Plan {
     /// the program always, so no alias, function or keyword of the session can stand in for it.
     pub(crate) fn shell_line(&self) -> String {
         match &self.run {
-            Target::Shell(c) => c.clone(),
-            Target::Program(program, args) => join_words(single_quoted(program), args),
+            Invocation::Shell(c) => c.clone(),
+            Invocation::Program(program, args) => join_words(single_quoted(program), args),
         }
     }
 
     /// The executor's spec for running this plan in `cwd`.
     pub(crate) fn spec(&self, config: &Config, cwd: &Path) -> ExecSpec {
         let program = match &self.run {
-            Target::Shell(c) => Program::Shell {
+            Invocation::Shell(c) => Program::Shell {
                 command: c.clone(),
                 shell: config.shell.clone(),
             },
-            Target::Program(p, args) => Program::Argv {
+            Invocation::Program(p, args) => Program::Argv {
                 program: p.clone(),
                 args: args.clone(),
             },

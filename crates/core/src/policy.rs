@@ -3,19 +3,19 @@
 
 use agent_exec_policy::{Context, Decision, Policy, Verdict};
 
-use crate::validate::Target;
+use crate::validate::Invocation;
 
 /// Decides whether a command may run. Implemented by [`agent_exec_policy::Policy`].
 pub trait CommandPolicy: Send + Sync {
     /// The verdict on `target`.
-    fn check(&self, target: &Target, ctx: &Context<'_>) -> Verdict;
+    fn check(&self, target: &Invocation, ctx: &Context<'_>) -> Verdict;
 }
 
 impl CommandPolicy for Policy {
-    fn check(&self, target: &Target, ctx: &Context<'_>) -> Verdict {
+    fn check(&self, target: &Invocation, ctx: &Context<'_>) -> Verdict {
         match target {
-            Target::Shell(command) => Policy::check(self, command, ctx),
-            Target::Program(program, args) => self.check_argv(program, args, ctx),
+            Invocation::Shell(command) => Policy::check(self, command, ctx),
+            Invocation::Program(program, args) => self.check_argv(program, args, ctx),
         }
     }
 }
@@ -25,7 +25,7 @@ impl CommandPolicy for Policy {
 pub struct AllowAll;
 
 impl CommandPolicy for AllowAll {
-    fn check(&self, _: &Target, _: &Context<'_>) -> Verdict {
+    fn check(&self, _: &Invocation, _: &Context<'_>) -> Verdict {
         Verdict {
             decision: Decision::Allow,
             reason: "no policy".into(),

@@ -11,7 +11,7 @@ use crate::config::SandboxOrigin;
 
 /// What to run, once validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum Invocation {
     /// A shell command line.
     Shell(String),
     /// A program and its arguments.
@@ -22,7 +22,7 @@ pub enum Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Validated {
     /// What to run.
-    pub(crate) target: Target,
+    pub(crate) target: Invocation,
     /// The resolved working directory (absolute). `None` in a session without an explicit cwd.
     pub(crate) cwd: Option<PathBuf>,
     /// Extra environment.
@@ -82,10 +82,10 @@ pub(crate) fn validate(
                     "argv goes with executable, not with command".into(),
                 ));
             }
-            Target::Shell(c.clone())
+            Invocation::Shell(c.clone())
         }
         (None, Some(e)) if !e.trim().is_empty() => {
-            Target::Program(e.clone(), request.argv.clone().unwrap_or_default())
+            Invocation::Program(e.clone(), request.argv.clone().unwrap_or_default())
         }
         (None, Some(_)) => return Err(InvalidRequest("executable is empty".into())),
         _ => return Err(InvalidRequest("command is required".into())),

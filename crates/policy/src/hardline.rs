@@ -11,7 +11,7 @@ use crate::command::{Class, Cmd, Finding, Origin, RedirKind};
 use crate::flags::{parse, spec_for};
 use crate::nested::find_starts;
 use crate::paths::{
-    Links, Target, classify, critical_file, display, in_system_tree, normalize, physical,
+    Links, PathClass, classify, critical_file, display, in_system_tree, normalize, physical,
 };
 use crate::words::{Seg, Word};
 
@@ -342,44 +342,44 @@ fn delete_finding(
     family: Family,
     what: &str,
     word: &Word,
-    target: &Target,
+    target: &PathClass,
     home: &Path,
 ) -> Option<Finding> {
     let shown = word.text();
     let ([root, home_rule, system], unknown) = family.rules();
     let deny = |rule: RuleId, reason: String| Some(Finding::deny(Class::Hardline, rule, reason));
     match target {
-        Target::Root => deny(
+        PathClass::Root => deny(
             root,
             format!(
                 "{what} of / (`{shown}`) is never allowed (hardline guard). Delete a specific project directory instead."
             ),
         ),
-        Target::HomeData(dir) => deny(
+        PathClass::HomeData(dir) => deny(
             home_rule,
             format!(
                 "{what} of `{dir}` in the home directory (`{shown}`) is never allowed (hardline guard): it holds the user's keys, settings or documents. Delete a specific file you created instead."
             ),
         ),
-        Target::Home => deny(
+        PathClass::Home => deny(
             home_rule,
             format!(
                 "{what} of the home directory (`{shown}`) is never allowed (hardline guard). Delete a specific directory inside it instead."
             ),
         ),
-        Target::System(dir) => deny(
+        PathClass::System(dir) => deny(
             system,
             format!(
                 "{what} of the system directory {} (`{shown}`) is never allowed (hardline guard). Delete a specific project directory instead.",
                 display(Path::new(dir), home)
             ),
         ),
-        Target::Unknown(why) => Some(Finding::ask(
+        PathClass::Unknown(why) => Some(Finding::ask(
             Class::Unresolved,
             unknown,
             format!("{what}: {why}, so it needs approval. Write the target path literally."),
         )),
-        Target::Safe => None,
+        PathClass::Safe => None,
     }
 }
 
@@ -439,7 +439,7 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
                 under.segs.push(Seg::Glob("*".into()));
             }
             let t = classify(&under, &cmd.cwd, home, ctx.links);
-            if matches!(t, Target::Root | Target::System(_) | Target::Home) {
+            if matches!(t, PathClass::Root | PathClass::System(_) | PathClass::Home) {
                 found = worst(
                     found,
                     delete_finding(
@@ -465,7 +465,7 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
         !args[i].is_static()
             && !matches!(
                 classify(&args[i], &cmd.cwd, ctx.home, ctx.links),
-                Target::Safe
+                PathClass::Safe
             )
     });
     if cmd.origin == Origin::Exec && unknown_target {
@@ -481,7 +481,7 @@ fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding>
                 continue;
             }
             let t = classify(&args[i], &cmd.cwd, home, ctx.links);
-            if matches!(t, Target::Root | Target::Home | Target::System(_)) {
+            if matches!(t, PathClass::Root | PathClass::Home | PathClass::System(_)) {
                 found = worst(
                     found,
                     Some(Finding::ask(
@@ -782,7 +782,7 @@ fn mv(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         }
         let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
         let f = match t {
-            Target::Root | Target::Home | Target::System(_) => {
+            PathClass::Root | PathClass::Home | PathClass::System(_) => {
                 delete_finding(Family::Move, "moving", &args[i], &t, ctx.home).map(|mut f| {
                     f.rule = RuleId::HardlineMoveSystem.into();
                     f
@@ -981,12 +981,12 @@ fn rsync(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         let path = path.trim_start_matches(':');
         let remote = if path.is_empty() || path == "~" || path.starts_with("~/") && path.len() <= 2
         {
-            Some(Target::Home)
+            Some(PathClass::Home)
         } else if path.starts_with('/') {
             let p = normalize(Path::new("/"), Path::new(path));
             match crate::paths::protected(&p, home) {
-                Target::Root => Some(Target::Root),
-                Target::System(s) if p.components().count() <= 2 => Some(Target::System(s)),
+                PathClass::Root => Some(PathClass::Root),
+                PathClass::System(s) if p.components().count() <= 2 => Some(PathClass::System(s)),
                 _ => None,
             }
         } else {
@@ -1061,10 +1061,10 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
             }
             let t = classify(&args[i], &cmd.cwd, home, ctx.links);
             let f = match t {
-                Target::Root | Target::System(_) => Some(t),
+                PathClass::Root | PathClass::System(_) => Some(t),
                 _ => target_paths(cmd, &args[i], ctx)
                     .filter(|ps| ps.iter().any(|p| critical_file(p) || in_system_tree(p)))
-                    .map(|_| Target::System(args[i].text())),
+                    .map(|_| PathClass::System(args[i].text())),
             };
             if let Some(t) = f {
                 found = worst(
@@ -1139,7 +1139,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
     let mut found = None;
     for &i in p.positionals.iter().skip(skip) {
         let t = classify(&args[i], &cmd.cwd, home, ctx.links);
-        if locks_out && t == Target::Home {
+        if locks_out && t == PathClass::Home {
             found = worst(
                 found,
                 delete_finding(
@@ -1153,8 +1153,8 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
             continue;
         }
         // `chmod -R 700 ~/.ssh` is how keys are fixed, not broken.
-        let t = if matches!(t, Target::Home | Target::HomeData(_)) {
-            Target::Safe
+        let t = if matches!(t, PathClass::Home | PathClass::HomeData(_)) {
+            PathClass::Safe
         } else {
             t
         };

@@ -321,7 +321,7 @@ pub(crate) fn normalize(base: &Path, path: &Path) -> PathBuf {
 
 /// How dangerous a deletion target is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Target {
+pub(crate) enum PathClass {
     /// `/` itself, or everything under it.
     Root,
     /// The home directory (or everything in it).
@@ -336,18 +336,18 @@ pub(crate) enum Target {
     Safe,
 }
 
-impl Target {
+impl PathClass {
     fn rank(&self) -> u8 {
         match self {
-            Target::Root => 4,
-            Target::Home | Target::HomeData(_) => 3,
-            Target::System(_) => 2,
-            Target::Unknown(_) => 1,
-            Target::Safe => 0,
+            PathClass::Root => 4,
+            PathClass::Home | PathClass::HomeData(_) => 3,
+            PathClass::System(_) => 2,
+            PathClass::Unknown(_) => 1,
+            PathClass::Safe => 0,
         }
     }
 
-    fn worst(self, other: Target) -> Target {
+    fn worst(self, other: PathClass) -> PathClass {
         if other.rank() > self.rank() {
             other
         } else {
@@ -375,7 +375,7 @@ fn path_text(segs: &[Seg]) -> String {
 
 /// Classifies what a destructive command aimed at `word` could reach, lexically and through
 /// symbolic links.
-pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path, links: &Links) -> Target {
+pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path, links: &Links) -> PathClass {
     if word.starts_temp() {
         // A temporary path is harmless, unless it comes out empty (`mktemp` failed):
         // `"$d"/*` is then `/*`.
@@ -385,11 +385,11 @@ pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path, links: &Links) -> Ta
         let empty_case = if rest.text().starts_with('/') {
             classify(&rest, cwd, home, links)
         } else {
-            Target::Safe
+            PathClass::Safe
         };
         return match empty_case {
-            Target::Safe => Target::Safe,
-            _ => Target::Unknown(format!(
+            PathClass::Safe => PathClass::Safe,
+            _ => PathClass::Unknown(format!(
                 "`{}` is `{}` if the temporary path comes out empty",
                 word.text(),
                 rest.text()
@@ -397,19 +397,19 @@ pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path, links: &Links) -> Ta
         };
     }
     if word.starts_dynamic() {
-        return Target::Unknown(format!(
+        return PathClass::Unknown(format!(
             "`{}` is only known at run time and could expand to /",
             word.text()
         ));
     }
-    let mut result = Target::Safe;
+    let mut result = PathClass::Safe;
     let text = path_text(&word.segs);
     let is_abs = text.starts_with('/');
     let bases: Vec<&Path> = if is_abs {
         vec![Path::new("/")]
     } else {
         if cwd.unknown {
-            result = result.worst(Target::Unknown(format!(
+            result = result.worst(PathClass::Unknown(format!(
                 "`{}` is relative to a directory only known at run time",
                 word.text()
             )));
@@ -422,7 +422,7 @@ pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path, links: &Links) -> Ta
     result
 }
 
-fn classify_in(word: &Word, base: &Path, home: &Path, links: &Links) -> Target {
+fn classify_in(word: &Word, base: &Path, home: &Path, links: &Links) -> PathClass {
     // The text up to the first dynamic part; glob characters kept.
     let mut prefix = String::new();
     let mut dynamic = false;
@@ -450,18 +450,18 @@ fn classify_in(word: &Word, base: &Path, home: &Path, links: &Links) -> Target {
         };
         let lexical = normalize(base, Path::new(&dir_text));
         let real = physical(base, &dir_text, links, true);
-        let dir = if protected(&lexical, home) == Target::Safe {
+        let dir = if protected(&lexical, home) == PathClass::Safe {
             real
         } else {
             lexical
         };
         return match protected(&dir, home) {
-            Target::Safe => Target::Safe,
+            PathClass::Safe => PathClass::Safe,
             // `/lib/modules/$(uname -r)`: whatever it is, it is inside a system tree.
-            Target::System(s) if in_system_tree(&dir) && !word.text().contains("..") => {
-                Target::System(s)
+            PathClass::System(s) if in_system_tree(&dir) && !word.text().contains("..") => {
+                PathClass::System(s)
             }
-            _ => Target::Unknown(format!(
+            _ => PathClass::Unknown(format!(
                 "`{}` is only known at run time and could expand to {}",
                 word.text(),
                 display(&dir, home)
@@ -470,7 +470,7 @@ fn classify_in(word: &Word, base: &Path, home: &Path, links: &Links) -> Target {
     }
     let real = physical(base, &prefix, links, false);
     if real.starts_with(DYNAMIC_LINK) {
-        return Target::Unknown(format!(
+        return PathClass::Unknown(format!(
             "`{}` goes through a symbolic link whose target is only known at run time",
             word.text()
         ));
@@ -479,7 +479,7 @@ fn classify_in(word: &Word, base: &Path, home: &Path, links: &Links) -> Target {
 }
 
 /// A glob: what the directory holding the first glob component could lose.
-fn classify_glob(word: &Word, base: &Path, home: &Path, links: &Links) -> Target {
+fn classify_glob(word: &Word, base: &Path, home: &Path, links: &Links) -> PathClass {
     // Split the word into path components, noting which hold glob characters.
     let mut comps: Vec<(String, bool)> = vec![(String::new(), false)];
     let mut leading_slash = false;
@@ -502,7 +502,7 @@ fn classify_glob(word: &Word, base: &Path, home: &Path, links: &Links) -> Target
         }
     }
     let Some(first_glob) = comps.iter().position(|c| c.1) else {
-        return Target::Safe;
+        return PathClass::Safe;
     };
     let mut dir_text = comps[..first_glob]
         .iter()
@@ -513,7 +513,7 @@ fn classify_glob(word: &Word, base: &Path, home: &Path, links: &Links) -> Target
         dir_text.insert(0, '/');
     }
     let lexical = normalize(base, Path::new(&dir_text));
-    let dir = if lexical == Path::new("/") || protected(&lexical, home) != Target::Safe {
+    let dir = if lexical == Path::new("/") || protected(&lexical, home) != PathClass::Safe {
         lexical
     } else {
         physical(base, &dir_text, links, true)
@@ -528,26 +528,26 @@ fn classify_glob(word: &Word, base: &Path, home: &Path, links: &Links) -> Target
             .filter(|name| glob_match(pattern, name))
             .collect();
         if match_all || (hits.len() > 1 && last) {
-            return Target::Root;
+            return PathClass::Root;
         }
         if !hits.is_empty() {
-            return Target::System(format!("/{}", hits[0]));
+            return PathClass::System(format!("/{}", hits[0]));
         }
-        return Target::Safe;
+        return PathClass::Safe;
     }
     match protected(&dir, home) {
-        Target::Safe => {
+        PathClass::Safe => {
             if SYSTEM_PARENTS.iter().any(|p| Path::new(p) == dir)
                 || HOME_PARENTS.iter().any(|p| Path::new(p) == dir)
             {
-                Target::System(dir.display().to_string())
+                PathClass::System(dir.display().to_string())
             } else {
-                Target::Safe
+                PathClass::Safe
             }
         }
         // Inside a system tree every entry matters (`/usr/lib/python3*`).
         t if match_all || !last || broad_glob(pattern) || in_system_tree(&dir) => t,
-        _ => Target::Safe,
+        _ => PathClass::Safe,
     }
 }
 
@@ -564,9 +564,9 @@ fn broad_glob(pattern: &str) -> bool {
 }
 
 /// Whether deleting this exact directory (recursively) is catastrophic.
-pub(crate) fn protected(path: &Path, home: &Path) -> Target {
+pub(crate) fn protected(path: &Path, home: &Path) -> PathClass {
     if path == Path::new("/") {
-        return Target::Root;
+        return PathClass::Root;
     }
     // The caller's home, or a home only known on the other side (`ssh`, a container), or a
     // directory that holds it (`/work` when the home is `/work/me`).
@@ -574,32 +574,32 @@ pub(crate) fn protected(path: &Path, home: &Path) -> Target {
         || path == Path::new(UNKNOWN_HOME)
         || (home.starts_with(path) && home != Path::new(UNKNOWN_HOME))
     {
-        return Target::Home;
+        return PathClass::Home;
     }
     for h in [home, Path::new(UNKNOWN_HOME)] {
         if let Ok(rest) = path.strip_prefix(h)
             && let [Component::Normal(first)] = rest.components().collect::<Vec<_>>().as_slice()
             && HOME_DATA.iter().any(|d| first == d)
         {
-            return Target::HomeData(display(path, h));
+            return PathClass::HomeData(display(path, h));
         }
     }
     if in_system_tree(path) {
-        return Target::System(path.to_string_lossy().into_owned());
+        return PathClass::System(path.to_string_lossy().into_owned());
     }
     let s = path.to_string_lossy();
     if let Some(name) = s.strip_prefix('/')
         && SYSTEM_TOP.contains(&name)
     {
-        return Target::System(s.into_owned());
+        return PathClass::System(s.into_owned());
     }
     if let Some(parent) = path.parent() {
         let parent = parent.to_string_lossy();
         if SYSTEM_PARENTS.contains(&parent.as_ref()) || HOME_PARENTS.contains(&parent.as_ref()) {
-            return Target::System(s.into_owned());
+            return PathClass::System(s.into_owned());
         }
     }
-    Target::Safe
+    PathClass::Safe
 }
 
 /// A path for messages: the unknown home shows as `~`.
@@ -761,17 +761,17 @@ mod tests {
         let cwd = Cwd::known(PathBuf::from("/work/p"));
         let links = Links::new();
         let c = |w: &str| classify(&Word::lit(w), &cwd, home, &links);
-        assert_eq!(c("/"), Target::Root);
-        assert_eq!(c("/home/u"), Target::Home);
-        assert_eq!(c("/usr"), Target::System("/usr".into()));
-        assert_eq!(c("/usr/lib"), Target::System("/usr/lib".into()));
+        assert_eq!(c("/"), PathClass::Root);
+        assert_eq!(c("/home/u"), PathClass::Home);
+        assert_eq!(c("/usr"), PathClass::System("/usr".into()));
+        assert_eq!(c("/usr/lib"), PathClass::System("/usr/lib".into()));
         assert_eq!(
             c("/usr/lib/python3/dist-packages"),
-            Target::System("/usr/lib/python3/dist-packages".into())
+            PathClass::System("/usr/lib/python3/dist-packages".into())
         );
-        assert_eq!(c("/usr/local/lib/node_modules/x"), Target::Safe);
-        assert_eq!(c("/tmp/x"), Target::Safe);
-        assert_eq!(c("node_modules"), Target::Safe);
-        assert_eq!(c("../../.."), Target::Root);
+        assert_eq!(c("/usr/local/lib/node_modules/x"), PathClass::Safe);
+        assert_eq!(c("/tmp/x"), PathClass::Safe);
+        assert_eq!(c("node_modules"), PathClass::Safe);
+        assert_eq!(c("../../.."), PathClass::Root);
     }
 }
