@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use agent_exec_core::Request;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::containment::ContainmentArgs;
@@ -57,10 +58,11 @@ pub(crate) struct PolicyArgs {
     pub(crate) workspace_only: bool,
 }
 
-/// `run`'s arguments. A flag that sets a request's field says where it is declared that it
-/// cannot go with `--request` (the whole request as JSON).
+/// The flags of `run` that set a request's fields: each says where it is declared that it
+/// cannot go with `--request` (the whole request as JSON), and [`RequestArgs::apply`] sets its
+/// field. A new request field's flag is these two places.
 #[derive(Debug, Args)]
-pub(crate) struct RunArgs {
+pub(crate) struct RequestArgs {
     /// Working directory.
     #[arg(short = 'C', long, conflicts_with = "request")]
     pub(crate) cwd: Option<String>,
@@ -84,6 +86,30 @@ pub(crate) struct RunArgs {
     /// Run under a pseudo-terminal.
     #[arg(long, conflicts_with = "request")]
     pub(crate) pty: bool,
+}
+
+impl RequestArgs {
+    /// Sets the request's fields the flags give (the working directory is `run`'s to resolve).
+    pub(crate) fn apply(&self, request: &mut Request) -> anyhow::Result<()> {
+        for kv in &self.env {
+            let Some((k, v)) = kv.split_once('=') else {
+                anyhow::bail!("--env expects K=V, got {kv:?}");
+            };
+            request.env.insert(k.to_owned(), v.to_owned());
+        }
+        request.timeout = self.timeout;
+        request.head = self.head;
+        request.tail = self.tail;
+        request.pty = self.pty;
+        Ok(())
+    }
+}
+
+/// `run`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) fields: RequestArgs,
     /// Bytes of output shown (default 51200).
     #[arg(long)]
     pub(crate) max_bytes: Option<usize>,

@@ -53,7 +53,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
     // `-C DIR` is where the command runs and so the root the workspace (the policy's
     // `--workspace-only`, the sandbox's default workspace) is measured from.
     // On a remote target the directory is the far side's, resolved there.
-    let workdir = match &args.cwd {
+    let workdir = match &args.fields.cwd {
         Some(dir) if !dir.is_empty() && !args.remote.is_remote() => Some(named_dir(dir)?),
         _ => None,
     };
@@ -111,23 +111,12 @@ pub(crate) fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
             "no command given: write it after the options, e.g. `agent-exec run -- ls -la`, or give --request FILE"
         ),
         None => {
-            let mut env = std::collections::BTreeMap::new();
-            for kv in &args.env {
-                let Some((k, v)) = kv.split_once('=') else {
-                    anyhow::bail!("--env expects K=V, got {kv:?}");
-                };
-                env.insert(k.to_owned(), v.to_owned());
-            }
             let mut request = Request::from_words(&args.command);
             request.cwd = match &workdir {
                 Some(dir) => Some(dir.display().to_string()),
-                None => args.cwd.clone(),
+                None => args.fields.cwd.clone(),
             };
-            request.env = env;
-            request.timeout = args.timeout;
-            request.head = args.head;
-            request.tail = args.tail;
-            request.pty = args.pty;
+            args.fields.apply(&mut request)?;
             request
         }
     };
