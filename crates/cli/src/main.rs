@@ -9,6 +9,7 @@ mod remote;
 mod server;
 mod terminal;
 
+use std::ffi::c_int;
 use std::io::Write;
 use std::sync::OnceLock;
 
@@ -45,7 +46,7 @@ fn long_version() -> String {
 
 static CANCEL: OnceLock<CancelToken> = OnceLock::new();
 
-extern "C" fn on_signal(_: libc::c_int) {
+extern "C" fn on_signal(_: c_int) {
     // Async-signal-safe: an atomic swap and a write(2).
     if let Some(token) = CANCEL.get() {
         token.cancel();
@@ -59,17 +60,23 @@ pub(crate) fn install_cancel_handlers(token: CancelToken) {
 
 /// Installs `handler` for SIGINT, SIGTERM and SIGHUP (the terminal or the parent went away: a
 /// request to stop, like SIGTERM) — except SIGHUP when it was inherited ignored (`nohup`).
-pub(crate) fn on_stop_signals(handler: extern "C" fn(libc::c_int)) {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: querying and setting dispositions; the handlers only do async-signal-safe
-        // work (an atomic store, a write to a pipe).
-        unsafe {
-            let mut current: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(sig, std::ptr::null(), &raw mut current);
-            if sig == libc::SIGHUP && current.sa_sigaction == libc::SIG_IGN {
-                continue;
-            }
-            libc::signal(sig, handler as *const () as libc::sighandler_t);
+pub(crate) fn on_stop_signals(handler: extern "C" fn(c_int)) {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    // `SA_RESTART`, as `signal(2)` gives: a read the signal interrupts goes on.
+    let action = SigAction::new(
+        SigHandler::Handler(handler),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handlers only do async-signal-safe work (an atomic store, a write to a
+        // pipe).
+        let Ok(old) = (unsafe { sigaction(sig, &action) }) else {
+            continue;
+        };
+        if sig == Signal::SIGHUP && matches!(old.handler(), SigHandler::SigIgn) {
+            // SAFETY: putting back the disposition we were given.
+            let _ = unsafe { sigaction(sig, &old) };
         }
     }
 }

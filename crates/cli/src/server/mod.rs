@@ -55,7 +55,7 @@ pub(crate) struct Bounds {
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_stop(_: libc::c_int) {
+extern "C" fn on_stop(_: std::ffi::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
@@ -130,12 +130,7 @@ struct Stdin;
 
 impl std::io::Read for Stdin {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        // SAFETY: reading into a buffer of its length from descriptor 0.
-        let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
-        if n < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(n as usize)
+        Ok(rustix::io::read(rustix::stdio::stdin(), buf)?)
     }
 }
 
@@ -218,21 +213,20 @@ const CANCELLED_CALLS_END_WITHIN: Duration = Duration::from_secs(10);
 /// Blocks until the client closes its end of stdout (or stdout is unusable); false if that
 /// cannot be watched.
 fn wait_stdout_closed() -> bool {
-    let mut pfd = libc::pollfd {
-        fd: libc::STDOUT_FILENO,
-        // No events asked: poll reports only errors and hang-ups, which a pipe's write end gets
-        // once its reader is gone (a file or terminal never does).
-        events: 0,
-        revents: 0,
-    };
+    use rustix::event::{PollFd, PollFlags, poll};
+    // No events asked: poll reports only errors and hang-ups, which a pipe's write end gets
+    // once its reader is gone (a file or terminal never does).
+    let stdout = rustix::stdio::stdout();
+    let mut pfd = [PollFd::new(&stdout, PollFlags::empty())];
     loop {
-        // SAFETY: one valid pollfd.
-        let n = unsafe { libc::poll(&raw mut pfd, 1, -1) };
-        if n > 0 {
-            return pfd.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0;
-        }
-        if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return false;
+        match poll(&mut pfd, None) {
+            Ok(n) if n > 0 => {
+                return pfd[0]
+                    .revents()
+                    .intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL);
+            }
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return false,
         }
     }
 }
@@ -701,26 +695,16 @@ impl Out {
 // Straight to the descriptor, not through `std::io::stdout()`: only this writer uses stdout in
 // the servers, and its buffer would hide how much of a line a failed write took.
 fn write_stdout(mut bytes: &[u8]) -> std::io::Result<()> {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let stdout = rustix::stdio::stdout();
     while !bytes.is_empty() {
-        // SAFETY: writing from a valid buffer of its length to fd 1.
-        let n = unsafe { libc::write(libc::STDOUT_FILENO, bytes.as_ptr().cast(), bytes.len()) };
-        if n >= 0 {
-            bytes = &bytes[n as usize..];
-            continue;
-        }
-        let e = std::io::Error::last_os_error();
-        match e.kind() {
-            std::io::ErrorKind::Interrupted => {}
-            std::io::ErrorKind::WouldBlock => {
-                let mut pfd = libc::pollfd {
-                    fd: libc::STDOUT_FILENO,
-                    events: libc::POLLOUT,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd.
-                unsafe { libc::poll(&raw mut pfd, 1, -1) };
+        match rustix::io::write(stdout, bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) => {
+                let _ = poll(&mut [PollFd::new(&stdout, PollFlags::OUT)], None);
             }
-            _ => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(())
