@@ -309,6 +309,11 @@ impl Server {
         self.process.kill()
     }
 
+    /// Its exit status if it has exited (reaping it), without waiting.
+    pub(crate) fn try_wait(&mut self) -> Option<ExitStatus> {
+        self.process.try_wait()
+    }
+
     /// Waits ([`WAIT`] at most) for the server to exit; its status.
     pub(crate) fn wait_exit(&mut self) -> ExitStatus {
         self.process.wait_exit()
