@@ -460,7 +460,9 @@ fn cancel_and_timeout_reach_the_far_side(engine: &dyn Engine, tag: &str) {
     let r = answer(&mut serve, id);
     assert_eq!(r["details"]["outcome"], "cancelled", "{r}");
     assert!(text(&r).starts_with("[Command cancelled]"), "{r}");
-    wait_until("the cancelled command ended over there", WAIT, || !running());
+    wait_until("the cancelled command ended over there", WAIT, || {
+        !running()
+    });
     let r = serve.result("exec", json!({"command": "sleep 30", "timeout": 1}));
     assert_eq!(r["details"]["outcome"], "timeout", "{r}");
     assert!(
