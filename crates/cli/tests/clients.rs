@@ -2,6 +2,8 @@
 //! serve`: the Python one runs its demo, which is also a check. (Only Python: CI has python3,
 //! not necessarily node.)
 
+mod common;
+
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -47,7 +49,7 @@ fn python_client_demo_passes() {
     let artifacts = tempfile::tempdir().expect("temp dir for artifacts");
     let mut child = Command::new("python3")
         .arg(&script)
-        .arg(env!("CARGO_BIN_EXE_agent-exec"))
+        .arg(common::exe())
         .env("AGENT_EXEC_ARTIFACTS", artifacts.path())
         // Its progress lines then survive a kill at the bound.
         .env("PYTHONUNBUFFERED", "1")

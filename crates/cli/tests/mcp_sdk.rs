@@ -6,6 +6,8 @@
 //! The SDK lives in a venv under the target directory, made here when missing (`.ci/run`
 //! makes it first; `AGENT_EXEC_TEST_PYTHON` points at another interpreter that has `mcp`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -48,7 +50,7 @@ fn the_official_mcp_python_sdk_uses_every_tool() {
     let work = tempfile::tempdir().unwrap();
     let mut child = Command::new(python)
         .arg(&script)
-        .arg(assert_cmd::cargo::cargo_bin("agent-exec"))
+        .arg(common::exe())
         .arg(work.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -9,6 +9,8 @@
 //! `mcp_ts_sdk` under the target directory, when that copy lacks the pinned version (`.ci/run`
 //! installs it first).
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -70,7 +72,7 @@ fn the_official_mcp_typescript_sdk_uses_every_tool() {
     let work = tempfile::tempdir().unwrap();
     let mut child = Command::new("node")
         .arg(&client)
-        .arg(assert_cmd::cargo::cargo_bin("agent-exec"))
+        .arg(common::exe())
         .arg(work.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
