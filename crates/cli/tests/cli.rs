@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 mod common;
-use common::{Server, alive, exe};
+use common::{Server, alive, exe, poll};
 
 fn agent(artifacts: &std::path::Path) -> Command {
     let mut cmd = Command::new(exe());
@@ -535,15 +535,12 @@ fn server_with_job_and_session(s: &mut Server) -> Vec<i32> {
     let mut pids = Vec::new();
     // Bounded by time, not by tries: `mode: "all"` answers at once, and a loaded machine may
     // take a while to start the job's processes.
-    let until = std::time::Instant::now() + std::time::Duration::from_mins(1);
-    for i in 0.. {
-        if std::time::Instant::now() > until {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut i = 0;
+    poll(std::time::Duration::from_mins(1), || {
+        i += 1;
         let r = call(
             s,
-            10 + i,
+            9 + i,
             "job_output",
             &format!(r#"{{"job_id":"{job}","mode":"all","wait_ms":100}}"#),
         );
@@ -556,10 +553,8 @@ fn server_with_job_and_session(s: &mut Server) -> Vec<i32> {
             .skip(1)
             .filter_map(|l| l.trim().parse().ok())
             .collect();
-        if pids.len() == 2 {
-            break;
-        }
-    }
+        pids.len() == 2
+    });
     assert_eq!(pids.len(), 2);
     let r = call(
         s,
