@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 mod common;
-use common::{Server, alive, exe, poll};
+use common::{Bounded as _, Server, alive, exe, poll};
 
 fn agent(artifacts: &std::path::Path) -> Command {
     let mut cmd = Command::new(exe());
@@ -17,7 +17,7 @@ fn agent(artifacts: &std::path::Path) -> Command {
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let out = agent(dir.path()).args(args).output().unwrap();
+    let out = agent(dir.path()).args(args).output_bounded().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -103,7 +103,7 @@ fn invalid_requests_are_2() {
         .unwrap()
         .write_all(br#"{"command":"echo hi","bogus":1}"#)
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_within(child, "agent-exec run", common::RUN);
     assert_eq!(out.status.code(), Some(2));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["details"]["outcome"], "invalid_request");
@@ -130,7 +130,7 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let out = agent(dir.path())
         .args(["run", "--json", "--", "seq 1 100000"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -149,13 +149,13 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     assert!(text.ends_with(&notice), "{}", &text[text.len() - 200..]);
     let lines = agent(dir.path())
         .args(["artifact", &format!("artifact://{id}"), "--lines", "2:3"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&lines.stdout), "2\n3\n");
     // --grep: the matching lines, numbered, with -C lines of context, as `grep -n -C` prints.
     let grep = agent(dir.path())
         .args(["artifact", &id, "--grep", "^5000[01]$", "-C", "1"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(grep.status.code(), Some(0), "{grep:?}");
     let grep = String::from_utf8_lossy(&grep.stdout);
@@ -166,7 +166,7 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     assert!(grep.contains("2 lines of 100000 matched"), "{grep}");
     let bad = agent(dir.path())
         .args(["artifact", &id, "--grep", "("])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_ne!(bad.status.code(), Some(0));
     assert!(
@@ -175,12 +175,12 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     );
     let context_alone = agent(dir.path())
         .args(["artifact", &id, "-C", "2"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(context_alone.status.code(), Some(2), "{context_alone:?}");
     let missing = agent(dir.path())
         .args(["artifact", "999"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_ne!(missing.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&missing.stderr).contains(&format!("available: {id}")));
@@ -302,7 +302,7 @@ fn sigterm_to_run_cancels_and_prints_the_partial_result() {
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_within(child, "agent-exec run", common::RUN);
     assert_eq!(out.status.code(), Some(130));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("[Command cancelled]\npartial\n"), "{text}");
@@ -688,7 +688,7 @@ fn json_snapshot(args: &[&str]) -> String {
         .env("AGENT_EXEC_ARTIFACTS", dir.path())
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", std::env::var_os("HOME").unwrap_or_default());
-    let out = cmd.args(args).output().unwrap();
+    let out = cmd.args(args).output_bounded().unwrap();
     let (code, out, err) = (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -725,7 +725,7 @@ fn on_a_terminal(no_color: bool) -> String {
     if no_color {
         cmd.env("NO_COLOR", "1");
     }
-    let out = cmd.output().expect("util-linux script");
+    let out = cmd.output_bounded().expect("util-linux script");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -770,7 +770,7 @@ fn a_working_directory_the_user_cannot_enter_gets_its_own_error() {
             .arg("-C")
             .arg(&locked)
             .args(["--", command])
-            .output()
+            .output_bounded()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(127), "{text}");
@@ -796,7 +796,7 @@ fn the_workspace_is_rooted_where_the_user_named_it() {
         let out = agent(artifacts.path())
             .current_dir(top.path())
             .args(args)
-            .output()
+            .output_bounded()
             .unwrap();
         (
             out.status.code().unwrap_or(-1),
@@ -861,13 +861,13 @@ fn the_config_file_adds_salient_patterns() {
         .args(["run", "--max-bytes", "2000", "--config"])
         .arg(&config)
         .args(["--", command])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(with.status.code(), Some(0), "{with:?}");
     assert!(String::from_utf8_lossy(&with.stdout).contains("\nbucket b7: QUOTA EXCEEDED\n"));
     let without = agent(dir.path())
         .args(["run", "--max-bytes", "2000", "--", command])
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(!String::from_utf8_lossy(&without.stdout).contains("QUOTA EXCEEDED"));
     std::fs::write(&config, "[window]\nsalient_patterns = ['(']\n").unwrap();
@@ -875,7 +875,7 @@ fn the_config_file_adds_salient_patterns() {
         .args(["run", "--config"])
         .arg(&config)
         .args(["--", "true"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
     let err = String::from_utf8_lossy(&bad.stderr);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 mod common;
-use common::{Server, exe};
+use common::{Bounded as _, Server, exe};
 
 fn agent(dir: &std::path::Path) -> Command {
     let mut cmd = Command::new(exe());
@@ -19,7 +19,11 @@ fn agent(dir: &std::path::Path) -> Command {
 /// `agent-exec run ARGS`: exit code, stdout, stderr.
 fn run(args: &[&str]) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let out = agent(dir.path()).arg("run").args(args).output().unwrap();
+    let out = agent(dir.path())
+        .arg("run")
+        .args(args)
+        .output_bounded()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use common::{Server, poll, wait_until};
+use common::{Bounded as _, Server, poll, wait_until};
 use engines::{Containers, Engine, KubectlStandIn, Sshd, WAIT, agent_exec};
 use serde_json::{Value, json};
 
@@ -29,7 +29,7 @@ fn run_json(engine: Option<&dyn Engine>, flags: &[String], command: &str, cwd: &
         cmd.envs(engine.env());
     }
     cmd.args(flags).arg("--").arg(command);
-    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    let out = cmd.stdin(Stdio::null()).output_bounded().unwrap();
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "not JSON ({e}): {}\n{}",
@@ -142,7 +142,7 @@ fn results_equal_local_ones(engine: &dyn Engine) {
         .envs(engine.env())
         // The kubectl stand-in's far side runs here and inherits this.
         .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
-        .output()
+        .output_bounded()
         .unwrap();
     let expected: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
     assert!(
@@ -539,7 +539,7 @@ fn container_engine(engines: &mut Containers, engine: &str) {
     let out = Command::new(agent_exec())
         .args(["run", "--target", &bare_uri, "--", "echo hi"])
         .envs(main.env())
-        .output()
+        .output_bounded()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(127), "{said}");
@@ -559,7 +559,7 @@ fn container_engine(engines: &mut Containers, engine: &str) {
         ])
         .envs(main.env())
         .current_dir(dir.path())
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),

@@ -12,12 +12,10 @@ pub(crate) mod server;
 pub(crate) use process::*;
 pub(crate) use server::Server;
 
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -188,22 +186,11 @@ pub(crate) fn run_json(cmd: Command) -> Value {
 
 /// Runs `cmd` to its end (bounded: a hang fails the test instead of stalling it).
 pub(crate) fn bounded(mut cmd: Command) -> Vec<u8> {
-    let mut child = cmd
+    let child = cmd
         .stdout(Stdio::piped())
         .spawn()
         .expect("spawn agent-exec");
-    let mut stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        let _ = tx.send(buf);
-    });
-    let out = rx
-        .recv_timeout(Duration::from_mins(2))
-        .expect("agent-exec finished within the bound");
-    let _ = child.wait();
-    out
+    output_within(child, "agent-exec", RUN).stdout
 }
 
 pub(crate) fn walk(dir: &Path) -> Vec<PathBuf> {

@@ -2,12 +2,18 @@
 //! that is killed and reaped when dropped, and bounded waits (a hang fails the test with a
 //! message naming what it waited for; nothing asserts on elapsed time).
 
+use std::io::Read;
 use std::path::Path;
-use std::process::{Child, ExitStatus};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The bound on every wait unless a test names its own.
 pub(crate) const WAIT: Duration = Duration::from_mins(1);
+
+/// The bound on a whole `agent-exec run` (or another program) run to its end by
+/// [`Bounded::output_bounded`]: generous, a safety net against hangs and not a threshold.
+pub(crate) const RUN: Duration = Duration::from_mins(2);
 
 /// How often a bounded wait looks again.
 const TICK: Duration = Duration::from_millis(20);
@@ -118,13 +124,21 @@ impl Guard {
 
     /// Waits (at most `bound`) for it to exit; its status. Panics naming it when it does not.
     pub(crate) fn wait_exit_within(&mut self, bound: Duration) -> ExitStatus {
-        let what = format!("{} (pid {}) to exit", self.what, self.pid());
         let mut status = None;
-        wait_until(&what, bound, || {
+        let exited = poll(bound, || {
             status = self.try_wait();
             status.is_some()
         });
-        status.expect("wait_until returned once it exited")
+        if !exited {
+            let pid = self.pid();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let stack = std::fs::read_to_string(format!("/proc/{pid}/stack")).unwrap_or_default();
+            panic!(
+                "waited {bound:?} in vain for {} (pid {pid}) to exit: /proc/{pid}/stat {stat:?}, stack {stack:?}",
+                self.what
+            );
+        }
+        status.expect("poll returned once it exited")
     }
 
     /// [`Guard::wait_exit_within`] the usual bound, [`WAIT`].
@@ -147,5 +161,58 @@ impl Drop for Guard {
         let _ = self.child.kill();
         // Bounded even here: a process stuck in the kernel must not hang the test binary.
         poll(WAIT, || self.child.try_wait().ok().flatten().is_some());
+    }
+}
+
+/// Waits (at most `bound`) for `child` to exit and for the pipes it was given to close; what it
+/// wrote to them. Panics naming `what` when either takes longer (and kills the child).
+pub(crate) fn output_within(mut child: Child, what: &str, bound: Duration) -> Output {
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            let _ = tx.send(bytes);
+        });
+        rx
+    }
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let start = Instant::now();
+    let status = Guard::new(child, what).wait_exit_within(bound);
+    let collect = |rx: mpsc::Receiver<Vec<u8>>| {
+        rx.recv_timeout(bound.saturating_sub(start.elapsed()) + Duration::from_secs(5))
+            .unwrap_or_else(|_| panic!("{what}: its output stayed open after it exited"))
+    };
+    Output {
+        status,
+        stdout: collect(stdout),
+        stderr: collect(stderr),
+    }
+}
+
+/// [`Command::output`], bounded.
+pub(crate) trait Bounded {
+    /// [`Command::output`] (stdin null, stdout and stderr captured) that fails the test
+    /// instead of hanging it when the program outlives `bound`.
+    fn output_within(&mut self, bound: Duration) -> std::io::Result<Output>;
+
+    /// [`Bounded::output_within`] [`RUN`].
+    fn output_bounded(&mut self) -> std::io::Result<Output> {
+        self.output_within(RUN)
+    }
+}
+
+impl Bounded for Command {
+    fn output_within(&mut self, bound: Duration) -> std::io::Result<Output> {
+        let what = self.get_program().to_string_lossy().into_owned();
+        let child = self
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        Ok(output_within(child, &what, bound))
     }
 }
