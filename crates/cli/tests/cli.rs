@@ -1,13 +1,15 @@
 //! The `agent-exec` binary as users and acceptance tests drive it: exit codes, text, JSON.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
+mod common;
+use common::{Bounded as _, Server, alive, exe, poll};
+
 fn agent(artifacts: &std::path::Path) -> Command {
-    let mut cmd = Command::cargo_bin("agent-exec").unwrap();
+    let mut cmd = Command::new(exe());
     cmd.env("AGENT_EXEC_ARTIFACTS", artifacts)
         .current_dir(std::env::temp_dir());
     cmd
@@ -15,7 +17,7 @@ fn agent(artifacts: &std::path::Path) -> Command {
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let out = agent(dir.path()).args(args).output().unwrap();
+    let out = agent(dir.path()).args(args).output_bounded().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -101,7 +103,7 @@ fn invalid_requests_are_2() {
         .unwrap()
         .write_all(br#"{"command":"echo hi","bogus":1}"#)
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_within(child, "agent-exec run", common::RUN);
     assert_eq!(out.status.code(), Some(2));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["details"]["outcome"], "invalid_request");
@@ -128,7 +130,7 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let out = agent(dir.path())
         .args(["run", "--json", "--", "seq 1 100000"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -147,13 +149,13 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     assert!(text.ends_with(&notice), "{}", &text[text.len() - 200..]);
     let lines = agent(dir.path())
         .args(["artifact", &format!("artifact://{id}"), "--lines", "2:3"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&lines.stdout), "2\n3\n");
     // --grep: the matching lines, numbered, with -C lines of context, as `grep -n -C` prints.
     let grep = agent(dir.path())
         .args(["artifact", &id, "--grep", "^5000[01]$", "-C", "1"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(grep.status.code(), Some(0), "{grep:?}");
     let grep = String::from_utf8_lossy(&grep.stdout);
@@ -164,7 +166,7 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     assert!(grep.contains("2 lines of 100000 matched"), "{grep}");
     let bad = agent(dir.path())
         .args(["artifact", &id, "--grep", "("])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_ne!(bad.status.code(), Some(0));
     assert!(
@@ -173,12 +175,12 @@ fn truncation_spills_to_an_artifact_that_can_be_read_back() {
     );
     let context_alone = agent(dir.path())
         .args(["artifact", &id, "-C", "2"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(context_alone.status.code(), Some(2), "{context_alone:?}");
     let missing = agent(dir.path())
         .args(["artifact", "999"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_ne!(missing.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&missing.stderr).contains(&format!("available: {id}")));
@@ -300,99 +302,87 @@ fn sigterm_to_run_cancels_and_prints_the_partial_result() {
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_within(child, "agent-exec run", common::RUN);
     assert_eq!(out.status.code(), Some(130));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("[Command cancelled]\npartial\n"), "{text}");
 }
 
-struct Server {
-    child: std::process::Child,
-    out: BufReader<std::process::ChildStdout>,
-    _dir: tempfile::TempDir,
+/// `agent-exec serve` as [`agent`] runs it.
+fn start() -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = agent(dir.path());
+    cmd.arg("serve");
+    Server::spawn(cmd).keeping(dir)
 }
 
-impl Server {
-    fn start() -> Server {
-        let dir = tempfile::tempdir().unwrap();
-        let mut child = agent(dir.path())
-            .arg("serve")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        Server {
-            child,
-            out,
-            _dir: dir,
-        }
-    }
-    fn send(&mut self, line: &str) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-    fn recv(&mut self) -> Value {
-        let mut line = String::new();
-        self.out.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
-    }
-    fn call(&mut self, id: u64, method: &str, params: &str) -> Value {
-        self.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
-        ));
-        self.recv()
-    }
+/// Sends request `id` with `params` written as JSON text; its answer.
+fn call(s: &mut Server, id: u64, method: &str, params: &str) -> Value {
+    let params = serde_json::from_str(params).unwrap_or_else(|e| panic!("{e}: {params}"));
+    s.request(id, method, params)
 }
 
 #[test]
 fn serve_sessions_keep_cwd_and_exports() {
-    let mut s = Server::start();
-    let r = s.call(
+    let mut s = start();
+    let r = call(
+        &mut s,
         1,
         "exec",
         r#"{"command":"cd /tmp && export AE_X=42 && f() { echo fn; }","session":"a"}"#,
     );
     assert_eq!(r["result"]["details"]["cwd"], "/tmp");
     assert_eq!(r["result"]["details"]["session"], "a");
-    let r = s.call(
+    let r = call(
+        &mut s,
         2,
         "exec",
         r#"{"command":"echo $AE_X; pwd; f","session":"a"}"#,
     );
     assert_eq!(r["result"]["content"][0]["text"], "42\n/tmp\nfn\n");
-    let r = s.call(
+    let r = call(
+        &mut s,
         3,
         "exec",
         r#"{"command":"printf 'S 0 /x\nE\n'; printf 'no newline'","session":"a"}"#,
     );
     assert_eq!(r["result"]["content"][0]["text"], "S 0 /x\nE\nno newline");
-    let r = s.call(
+    let r = call(
+        &mut s,
         4,
         "exec",
         r#"{"command":"exec >/dev/null; echo hidden","session":"a"}"#,
     );
     assert_eq!(r["result"]["details"]["outcome"], "success");
-    let r = s.call(5, "exec", r#"{"command":"echo visible","session":"a"}"#);
+    let r = call(
+        &mut s,
+        5,
+        "exec",
+        r#"{"command":"echo visible","session":"a"}"#,
+    );
     assert_eq!(r["result"]["content"][0]["text"], "visible\n");
-    let r = s.call(6, "exec", r#"{"command":"exit 7","session":"a"}"#);
+    let r = call(&mut s, 6, "exec", r#"{"command":"exit 7","session":"a"}"#);
     assert_eq!(r["result"]["details"]["exit_code"], 7);
-    let r = s.call(7, "exec", r#"{"command":"echo $AE_X","session":"a"}"#);
+    let r = call(
+        &mut s,
+        7,
+        "exec",
+        r#"{"command":"echo $AE_X","session":"a"}"#,
+    );
     let text = r["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
         text.contains("[session restarted: the shell exited with code 7]"),
         "{text}"
     );
-    let r = s.call(8, "session_close", r#"{"session":"a"}"#);
+    let r = call(&mut s, 8, "session_close", r#"{"session":"a"}"#);
     assert_eq!(r["result"]["details"]["outcome"], "success");
 }
 
 #[test]
 fn serve_background_jobs() {
-    let mut s = Server::start();
-    let r = s.call(
+    let mut s = start();
+    let r = call(
+        &mut s,
         1,
         "exec",
         r#"{"command":"echo start; read line; echo got $line; sleep 30","run_in_background":true}"#,
@@ -401,7 +391,8 @@ fn serve_background_jobs() {
         .as_str()
         .unwrap()
         .to_owned();
-    let r = s.call(
+    let r = call(
+        &mut s,
         2,
         "job_output",
         &format!(r#"{{"job_id":"{job}","wait_ms":2000}}"#),
@@ -413,13 +404,15 @@ fn serve_background_jobs() {
             .contains("start"),
         "{r}"
     );
-    let r = s.call(
+    let r = call(
+        &mut s,
         3,
         "job_input",
         &format!(r#"{{"job_id":"{job}","data":"hello"}}"#),
     );
     assert_eq!(r["result"]["details"]["outcome"], "success", "{r}");
-    let r = s.call(
+    let r = call(
+        &mut s,
         4,
         "job_output",
         &format!(r#"{{"job_id":"{job}","wait_ms":2000}}"#),
@@ -431,7 +424,8 @@ fn serve_background_jobs() {
             .contains("got hello"),
         "{r}"
     );
-    let r = s.call(
+    let r = call(
+        &mut s,
         5,
         "job_output",
         &format!(r#"{{"job_id":"{job}","wait_ms":10}}"#),
@@ -443,7 +437,7 @@ fn serve_background_jobs() {
             .contains("(no new output)"),
         "{r}"
     );
-    let r = s.call(6, "job_kill", &format!(r#"{{"job_id":"{job}"}}"#));
+    let r = call(&mut s, 6, "job_kill", &format!(r#"{{"job_id":"{job}"}}"#));
     assert!(
         r["result"]["content"][0]["text"]
             .as_str()
@@ -451,7 +445,8 @@ fn serve_background_jobs() {
             .contains("killed"),
         "{r}"
     );
-    let r = s.call(
+    let r = call(
+        &mut s,
         7,
         "job_input",
         &format!(r#"{{"job_id":"{job}","data":"x"}}"#),
@@ -461,26 +456,26 @@ fn serve_background_jobs() {
 
 #[test]
 fn serve_bad_input_gets_jsonrpc_errors_and_goes_on() {
-    let mut s = Server::start();
-    s.send("{not json");
+    let mut s = start();
+    s.send_line("{not json");
     assert_eq!(s.recv()["error"]["code"], -32700);
-    let r = s.call(1, "nope", "{}");
+    let r = call(&mut s, 1, "nope", "{}");
     assert_eq!(r["error"]["code"], -32601);
-    let r = s.call(2, "exec", r#"{"command":"true","bogus":1}"#);
+    let r = call(&mut s, 2, "exec", r#"{"command":"true","bogus":1}"#);
     assert_eq!(r["error"]["code"], -32602);
     assert!(r["error"]["message"].as_str().unwrap().contains("bogus"));
-    let r = s.call(3, "exec", r#"{"command":"echo ok"}"#);
+    let r = call(&mut s, 3, "exec", r#"{"command":"echo ok"}"#);
     assert_eq!(r["result"]["content"][0]["text"], "ok\n");
 }
 
 #[test]
 fn serve_runs_requests_concurrently_and_cancels_by_id() {
-    let mut s = Server::start();
-    s.send(r#"{"jsonrpc":"2.0","id":"slow","method":"exec","params":{"command":"echo partial; sleep 30"}}"#);
+    let mut s = start();
+    s.send_line(r#"{"jsonrpc":"2.0","id":"slow","method":"exec","params":{"command":"echo partial; sleep 30"}}"#);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let r = s.call(1, "exec", r#"{"command":"echo quick"}"#);
+    let r = call(&mut s, 1, "exec", r#"{"command":"echo quick"}"#);
     assert_eq!(r["result"]["content"][0]["text"], "quick\n");
-    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"cancel","params":{"id":"slow"}}"#);
+    s.send_line(r#"{"jsonrpc":"2.0","id":2,"method":"cancel","params":{"id":"slow"}}"#);
     let got = [s.recv(), s.recv()];
     let slow = got.iter().find(|v| v["id"] == "slow").unwrap();
     assert_eq!(slow["result"]["details"]["outcome"], "cancelled");
@@ -525,20 +520,14 @@ fn the_default_window_keeps_an_error_from_the_middle() {
     );
 }
 
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !matches!(
-            s.rsplit(')')
-                .next()
-                .and_then(|r| r.split_whitespace().next()),
-            Some("Z" | "X")
-        )
-    })
-}
-
 /// Starts a job (with a setsid escapee) and a session in a server; returns their pids.
 fn server_with_job_and_session(s: &mut Server) -> Vec<i32> {
-    let r = s.call(1, "exec", r#"{"command":"setsid sleep 300 & echo $!; sleep 301 & echo $!; wait","run_in_background":true}"#);
+    let r = call(
+        s,
+        1,
+        "exec",
+        r#"{"command":"setsid sleep 300 & echo $!; sleep 301 & echo $!; wait","run_in_background":true}"#,
+    );
     let job = r["result"]["details"]["job_id"]
         .as_str()
         .unwrap()
@@ -546,14 +535,12 @@ fn server_with_job_and_session(s: &mut Server) -> Vec<i32> {
     let mut pids = Vec::new();
     // Bounded by time, not by tries: `mode: "all"` answers at once, and a loaded machine may
     // take a while to start the job's processes.
-    let until = std::time::Instant::now() + std::time::Duration::from_mins(1);
-    for i in 0.. {
-        if std::time::Instant::now() > until {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let r = s.call(
-            10 + i,
+    let mut i = 0;
+    poll(std::time::Duration::from_mins(1), || {
+        i += 1;
+        let r = call(
+            s,
+            9 + i,
             "job_output",
             &format!(r#"{{"job_id":"{job}","mode":"all","wait_ms":100}}"#),
         );
@@ -566,12 +553,15 @@ fn server_with_job_and_session(s: &mut Server) -> Vec<i32> {
             .skip(1)
             .filter_map(|l| l.trim().parse().ok())
             .collect();
-        if pids.len() == 2 {
-            break;
-        }
-    }
+        pids.len() == 2
+    });
     assert_eq!(pids.len(), 2);
-    let r = s.call(1_000_000, "exec", r#"{"command":"echo $$","session":"s"}"#);
+    let r = call(
+        s,
+        1_000_000,
+        "exec",
+        r#"{"command":"echo $$","session":"s"}"#,
+    );
     pids.push(
         r["result"]["content"][0]["text"]
             .as_str()
@@ -586,28 +576,24 @@ fn server_with_job_and_session(s: &mut Server) -> Vec<i32> {
 
 #[test]
 fn closing_the_servers_stdin_ends_jobs_and_sessions() {
-    let mut s = Server::start();
+    let mut s = start();
     let pids = server_with_job_and_session(&mut s);
     // A request that arrived before the end of input still gets its answer.
-    s.send(r#"{"jsonrpc":"2.0","id":"last","method":"exec","params":{"command":"sleep 0.2; echo answered"}}"#);
-    drop(s.child.stdin.take());
+    s.send_line(r#"{"jsonrpc":"2.0","id":"last","method":"exec","params":{"command":"sleep 0.2; echo answered"}}"#);
+    s.close_stdin();
     let last = s.recv();
     assert_eq!(last["result"]["content"][0]["text"], "answered\n");
-    assert!(s.child.wait().unwrap().success());
+    assert!(s.wait_exit().success());
     let survivors: Vec<i32> = pids.into_iter().filter(|&p| alive(p)).collect();
     assert_eq!(survivors, Vec::<i32>::new());
 }
 
 #[test]
 fn sigterm_to_the_server_ends_jobs_and_sessions() {
-    let mut s = Server::start();
+    let mut s = start();
     let pids = server_with_job_and_session(&mut s);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(s.child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    let _ = s.child.wait().unwrap();
+    s.sigterm();
+    let _ = s.wait_exit();
     let survivors: Vec<i32> = pids.into_iter().filter(|&p| alive(p)).collect();
     assert_eq!(survivors, Vec::<i32>::new());
 }
@@ -615,27 +601,13 @@ fn sigterm_to_the_server_ends_jobs_and_sessions() {
 #[test]
 fn mcp_lists_and_calls_the_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = agent(dir.path())
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let stdin = child.stdin.as_mut().unwrap();
-    let mut ask = |line: &str| -> Value {
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-        let mut l = String::new();
-        out.read_line(&mut l).unwrap();
-        serde_json::from_str(&l).unwrap()
-    };
-    let r = ask(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
-    );
+    let mut cmd = agent(dir.path());
+    cmd.arg("mcp");
+    let mut s = Server::spawn(cmd).keeping(dir);
+    let r = s.initialize();
     assert_eq!(r["result"]["serverInfo"]["name"], "agent-exec");
-    let r = ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    s.send_line(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let r = s.recv();
     let names: Vec<&str> = r["result"]["tools"]
         .as_array()
         .unwrap()
@@ -659,14 +631,14 @@ fn mcp_lists_and_calls_the_tools() {
     let mut formats = Vec::new();
     formats_in(&r["result"]["tools"], &mut formats);
     assert_eq!(formats, Vec::<String>::new(), "non-standard formats");
-    let r = ask(
+    s.send_line(
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo via mcp"}}}"#,
     );
+    let r = s.recv();
     assert_eq!(r["result"]["content"][0]["text"], "via mcp\n");
     assert_eq!(r["result"]["isError"], false);
     assert_eq!(r["result"]["structuredContent"]["outcome"], "success");
-    drop(child.stdin.take());
-    assert!(child.wait().unwrap().success());
+    assert!(s.finish().success());
 }
 
 /// Every `format` in `schema` that JSON Schema 2020-12 does not define.
@@ -716,7 +688,7 @@ fn json_snapshot(args: &[&str]) -> String {
         .env("AGENT_EXEC_ARTIFACTS", dir.path())
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", std::env::var_os("HOME").unwrap_or_default());
-    let out = cmd.args(args).output().unwrap();
+    let out = cmd.args(args).output_bounded().unwrap();
     let (code, out, err) = (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -744,7 +716,7 @@ fn json_results_snapshot() {
 /// terminal received.
 fn on_a_terminal(no_color: bool) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("agent-exec");
+    let bin = exe();
     let inner = format!("{} run -- 'sleep 1.5; echo done'", bin.display());
     let mut cmd = Command::new("script");
     cmd.args(["-qec", &inner, "/dev/null"])
@@ -753,7 +725,7 @@ fn on_a_terminal(no_color: bool) -> String {
     if no_color {
         cmd.env("NO_COLOR", "1");
     }
-    let out = cmd.output().expect("util-linux script");
+    let out = cmd.output_bounded().expect("util-linux script");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -791,14 +763,14 @@ fn a_working_directory_the_user_cannot_enter_gets_its_own_error() {
     for command in ["true", "echo needs a shell; true"] {
         let out = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(env!("CARGO_BIN_EXE_agent-exec"))
+            .arg(exe())
             .arg("run")
             .arg("--artifacts")
             .arg(&artifacts)
             .arg("-C")
             .arg(&locked)
             .args(["--", command])
-            .output()
+            .output_bounded()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(127), "{text}");
@@ -824,7 +796,7 @@ fn the_workspace_is_rooted_where_the_user_named_it() {
         let out = agent(artifacts.path())
             .current_dir(top.path())
             .args(args)
-            .output()
+            .output_bounded()
             .unwrap();
         (
             out.status.code().unwrap_or(-1),
@@ -889,13 +861,13 @@ fn the_config_file_adds_salient_patterns() {
         .args(["run", "--max-bytes", "2000", "--config"])
         .arg(&config)
         .args(["--", command])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(with.status.code(), Some(0), "{with:?}");
     assert!(String::from_utf8_lossy(&with.stdout).contains("\nbucket b7: QUOTA EXCEEDED\n"));
     let without = agent(dir.path())
         .args(["run", "--max-bytes", "2000", "--", command])
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(!String::from_utf8_lossy(&without.stdout).contains("QUOTA EXCEEDED"));
     std::fs::write(&config, "[window]\nsalient_patterns = ['(']\n").unwrap();
@@ -903,7 +875,7 @@ fn the_config_file_adds_salient_patterns() {
         .args(["run", "--config"])
         .arg(&config)
         .args(["--", "true"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
     let err = String::from_utf8_lossy(&bad.stderr);

@@ -1,6 +1,8 @@
 //! Edges of the command line, driven through the built binary: how argv becomes a command,
 //! usage errors, the helper subcommands, artifact retention and the wording of notices.
 
+mod common;
+
 use std::io::Read;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
@@ -29,7 +31,7 @@ impl std::fmt::Debug for Out {
 
 /// The binary, with its artifacts in `artifacts` and its working directory in `cwd`.
 fn agent(artifacts: &Path, cwd: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-exec"));
+    let mut cmd = Command::new(common::exe());
     cmd.env("AGENT_EXEC_ARTIFACTS", artifacts)
         .current_dir(cwd)
         .stdin(Stdio::null());
@@ -50,18 +52,11 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
 }
 
 /// Waits for `child`, killing it and failing the test if it outlives [`BOUND`].
-fn wait_bounded(child: &mut Child, start: Instant) -> i32 {
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code().unwrap_or(-1);
-        }
-        if start.elapsed() > BOUND {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("agent-exec did not finish within {BOUND:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_bounded(child: Child, start: Instant) -> i32 {
+    common::Guard::new(child, "agent-exec")
+        .wait_exit_within(BOUND.saturating_sub(start.elapsed()))
+        .code()
+        .unwrap_or(-1)
 }
 
 fn collect(rx: &mpsc::Receiver<Vec<u8>>, start: Instant) -> String {
@@ -82,7 +77,7 @@ fn output(cmd: &mut Command) -> Out {
         .unwrap();
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
-    let code = wait_bounded(&mut child, start);
+    let code = wait_bounded(child, start);
     Out {
         code,
         stdout: collect(&out, start),
@@ -332,7 +327,7 @@ fn check_survives_a_reader_that_closes_early() {
     // The reader goes away before agent-exec writes a byte.
     drop(child.stdout.take());
     let err = drain(child.stderr.take());
-    let code = wait_bounded(&mut child, start);
+    let code = wait_bounded(child, start);
     let stderr = collect(&err, start);
     assert_eq!(code, 126, "stderr: {stderr}");
     assert!(!stderr.contains("panicked"), "stderr: {stderr}");

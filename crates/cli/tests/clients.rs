@@ -2,12 +2,14 @@
 //! serve`: the Python one runs its demo, which is also a check. (Only Python: CI has python3,
 //! not necessarily node.)
 
+mod common;
+
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The demo takes about a second; this bound only keeps a broken build from hanging the suite.
 const BOUND: Duration = Duration::from_mins(1);
@@ -33,10 +35,9 @@ fn collect(mut pipe: impl Read + Send + 'static) -> Collector {
 /// What the pipes said. A process the client started (the server, or a stray grandchild after a
 /// kill) can hold them open past the client's end, so their end is awaited only briefly.
 fn collected<const N: usize>(pipes: [Collector; N]) -> [String; N] {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while pipes.iter().any(|p| !p.reader.is_finished()) && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(20));
-    }
+    common::poll(Duration::from_secs(5), || {
+        pipes.iter().all(|p| p.reader.is_finished())
+    });
     pipes.map(|p| String::from_utf8_lossy(&p.bytes.lock().unwrap()).into_owned())
 }
 
@@ -47,7 +48,7 @@ fn python_client_demo_passes() {
     let artifacts = tempfile::tempdir().expect("temp dir for artifacts");
     let mut child = Command::new("python3")
         .arg(&script)
-        .arg(env!("CARGO_BIN_EXE_agent-exec"))
+        .arg(common::exe())
         .env("AGENT_EXEC_ARTIFACTS", artifacts.path())
         // Its progress lines then survive a kill at the bound.
         .env("PYTHONUNBUFFERED", "1")
@@ -59,18 +60,15 @@ fn python_client_demo_passes() {
     let stdout = collect(child.stdout.take().expect("stdout is piped"));
     let stderr = collect(child.stderr.take().expect("stderr is piped"));
 
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for python3") {
-            break Some(status);
-        }
-        if started.elapsed() > BOUND {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        thread::sleep(Duration::from_millis(50));
-    };
+    let mut status = None;
+    common::poll(BOUND, || {
+        status = child.try_wait().expect("wait for python3");
+        status.is_some()
+    });
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 
     let [stdout, stderr] = collected([stdout, stderr]);
     let verdict = match status {

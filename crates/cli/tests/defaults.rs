@@ -123,7 +123,7 @@ fn sandbox_off_opts_out_by_flag_and_by_config() {
     assert_ne!(outcome(&r), "success", "{}", text(&r));
     let bad = w
         .command(&["run", "--sandbox-profile", "everything", "--", "true"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(
@@ -277,7 +277,7 @@ fn the_help_and_the_version_say_what_the_default_is() {
     for args in [&["--help"][..], &["run", "--help"], &["mcp", "--help"]] {
         let out = std::process::Command::new(binary())
             .args(args)
-            .output()
+            .output_bounded()
             .unwrap();
         let help = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -288,7 +288,7 @@ fn the_help_and_the_version_say_what_the_default_is() {
     }
     let out = std::process::Command::new(binary())
         .arg("--version")
-        .output()
+        .output_bounded()
         .unwrap();
     let version = String::from_utf8_lossy(&out.stdout);
     assert!(

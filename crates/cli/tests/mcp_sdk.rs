@@ -6,9 +6,11 @@
 //! The SDK lives in a venv under the target directory, made here when missing (`.ci/run`
 //! makes it first; `AGENT_EXEC_TEST_PYTHON` points at another interpreter that has `mcp`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The SDK version the checks were written against.
 const MCP_SDK: &str = "mcp==2.3.0";
@@ -48,19 +50,17 @@ fn the_official_mcp_python_sdk_uses_every_tool() {
     let work = tempfile::tempdir().unwrap();
     let mut child = Command::new(python)
         .arg(&script)
-        .arg(assert_cmd::cargo::cargo_bin("agent-exec"))
+        .arg(common::exe())
         .arg(work.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // The script bounds each of its waits; this bounds the whole.
-    let until = Instant::now() + Duration::from_mins(15);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if !common::poll(Duration::from_mins(15), || {
+        child.try_wait().unwrap().is_some()
+    }) {
+        let _ = child.kill();
     }
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -9,10 +9,12 @@
 //! `mcp_ts_sdk` under the target directory, when that copy lacks the pinned version (`.ci/run`
 //! installs it first).
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What the client needs beside it: `node_modules` is installed next to these.
 const FILES: [&str; 3] = ["package.json", "package-lock.json", "client.mjs"];
@@ -70,7 +72,7 @@ fn the_official_mcp_typescript_sdk_uses_every_tool() {
     let work = tempfile::tempdir().unwrap();
     let mut child = Command::new("node")
         .arg(&client)
-        .arg(assert_cmd::cargo::cargo_bin("agent-exec"))
+        .arg(common::exe())
         .arg(work.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -80,18 +82,14 @@ fn the_official_mcp_typescript_sdk_uses_every_tool() {
     let stdout = drain(child.stdout.take().unwrap());
     let stderr = drain(child.stderr.take().unwrap());
     // The script bounds each of its waits; this bounds the whole.
-    let until = Instant::now() + Duration::from_mins(10);
-    let mut killed = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if !killed && Instant::now() > until {
-            let _ = child.kill();
-            killed = true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let killed = !common::poll(Duration::from_mins(10), || {
+        child.try_wait().unwrap().is_some()
+    });
+    if killed {
+        let _ = child.kill();
+    }
+    // Bounded: it was killed if it had not exited.
+    let status = child.wait().unwrap();
     let stdout = stdout.join().unwrap();
     let stderr = stderr.join().unwrap();
     let killed = if killed {

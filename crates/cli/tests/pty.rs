@@ -1,16 +1,16 @@
 //! `--pty` as a model meets it (issue 16): the terminal's size, output as the terminal showed
 //! it, and a prompt nobody can answer. Every wait is bounded; nothing asserts on elapsed time.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
+mod common;
+use common::{Bounded as _, Server, exe};
+
 fn agent(dir: &std::path::Path) -> Command {
-    let mut cmd = Command::cargo_bin("agent-exec").unwrap();
+    let mut cmd = Command::new(exe());
     cmd.env("AGENT_EXEC_ARTIFACTS", dir.join("artifacts"))
         .current_dir(dir);
     cmd
@@ -19,7 +19,11 @@ fn agent(dir: &std::path::Path) -> Command {
 /// `agent-exec run ARGS`: exit code, stdout, stderr.
 fn run(args: &[&str]) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let out = agent(dir.path()).arg("run").args(args).output().unwrap();
+    let out = agent(dir.path())
+        .arg("run")
+        .args(args)
+        .output_bounded()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -182,38 +186,10 @@ fn read_until(
 #[test]
 fn a_background_job_blocked_on_input_says_so_in_job_output() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = agent(dir.path())
-        .arg("serve")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut id = 0;
-    let mut call = |method: &str, params: Value| -> Value {
-        id += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let line = lines
-                .recv_timeout(Duration::from_mins(1))
-                .expect("an answer within a minute");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                return v["result"].clone();
-            }
-        }
-    };
+    let mut cmd = agent(dir.path());
+    cmd.arg("serve");
+    let mut s = Server::spawn(cmd).keeping(dir);
+    let mut call = |method: &str, params: Value| -> Value { s.result(method, params) };
     for pty in [false, true] {
         let started = call(
             "exec",
@@ -234,6 +210,5 @@ fn a_background_job_blocked_on_input_says_so_in_job_output() {
         assert!(said.contains("got hunter2"), "{said}");
         assert!(!said.contains("is waiting for input"), "{said}");
     }
-    drop(stdin);
-    let _ = child.wait();
+    let _ = s.finish();
 }

@@ -9,8 +9,9 @@
 mod common;
 
 use std::process::Command;
+use std::time::Duration;
 
-use common::{User, binary, users};
+use common::{Bounded as _, User, binary, users};
 use serde_json::Value;
 
 const PARENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/reaping_parent.py");
@@ -62,7 +63,7 @@ fn left_over(user: &User, parent: Parent, mode: &str, calls: usize, flags: &[&st
         .arg(mode)
         .arg(calls.to_string())
         .args(flags)
-        .output()
+        .output_within(Duration::from_mins(10))
         .expect("python3 and unshare");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -118,7 +119,7 @@ fn calls_in_fresh_pid_namespaces_one_after_another_all_start() {
             let out = as_user(&user, Parent::Init, &dir)
                 .arg(binary())
                 .args(["run", "--", "echo started"])
-                .output()
+                .output_bounded()
                 .expect("unshare");
             assert_eq!(
                 String::from_utf8_lossy(&out.stdout),

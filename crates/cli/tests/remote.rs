@@ -4,19 +4,19 @@
 //! the client leaves nothing running over there, with and without a command running; a
 //! dropped connection is reported and the next call reconnects.
 
+mod common;
 mod engines;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
-use engines::{Containers, Engine, KubectlStandIn, Sshd, WAIT, agent_exec, wait_until};
+use common::{Bounded as _, Server, poll, wait_until};
+use engines::{Containers, Engine, KubectlStandIn, Sshd, WAIT, agent_exec};
 use serde_json::{Value, json};
 
 fn agent_exec_under_test() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("agent-exec")
+    common::exe().to_path_buf()
 }
 
 /// `agent-exec run --json` of `command`, on `engine` (or here), from `cwd`.
@@ -29,7 +29,7 @@ fn run_json(engine: Option<&dyn Engine>, flags: &[String], command: &str, cwd: &
         cmd.envs(engine.env());
     }
     cmd.args(flags).arg("--").arg(command);
-    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    let out = cmd.stdin(Stdio::null()).output_bounded().unwrap();
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "not JSON ({e}): {}\n{}",
@@ -142,7 +142,7 @@ fn results_equal_local_ones(engine: &dyn Engine) {
         .envs(engine.env())
         // The kubectl stand-in's far side runs here and inherits this.
         .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
-        .output()
+        .output_bounded()
         .unwrap();
     let expected: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
     assert!(
@@ -154,128 +154,43 @@ fn results_equal_local_ones(engine: &dyn Engine) {
     );
 }
 
-/// An `agent-exec serve` with a target, spoken to as a client.
-struct Serve {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Value>,
-    next_id: u64,
-    _dir: tempfile::TempDir,
+/// `agent-exec serve --target <engine> FLAGS` (see [`start_as`]).
+fn start(engine: &dyn Engine, flags: &[String]) -> Server {
+    let mut all = vec!["--target".to_owned(), engine.target()];
+    all.extend_from_slice(flags);
+    start_with(engine, &all)
 }
 
-impl Serve {
-    fn start(engine: &dyn Engine, flags: &[String]) -> Serve {
-        let mut all = vec!["--target".to_owned(), engine.target()];
-        all.extend_from_slice(flags);
-        Serve::start_with(engine, &all)
-    }
-
-    /// `serve FLAGS` with the environment that reaches `engine`.
-    fn start_with(engine: &dyn Engine, flags: &[String]) -> Serve {
-        Serve::start_as("serve", engine, flags)
-    }
-
-    /// `SUBCOMMAND FLAGS` (`serve` or `mcp`).
-    fn start_as(subcommand: &str, engine: &dyn Engine, flags: &[String]) -> Serve {
-        let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(agent_exec())
-            .arg(subcommand)
-            .args(flags)
-            .envs(engine.env())
-            .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
-            .current_dir(dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if let Ok(v) = serde_json::from_str::<Value>(&line)
-                    && tx.send(v).is_err()
-                {
-                    return;
-                }
-            }
-        });
-        Serve {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            next_id: 1,
-            _dir: dir,
-        }
-    }
-
-    fn send(&mut self, method: &str, params: Value) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut line = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        line["params"] = params;
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
-        id
-    }
-
-    fn answer(&mut self, id: u64) -> Value {
-        self.answer_and_notifications(id).0
-    }
-
-    /// The answer to `id`, and the notifications that came before it.
-    fn answer_and_notifications(&mut self, id: u64) -> (Value, Vec<Value>) {
-        let start = Instant::now();
-        let mut notes = Vec::new();
-        loop {
-            let left = WAIT.saturating_sub(start.elapsed());
-            let message = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no answer to request {id} within {WAIT:?}"));
-            if message["id"] == json!(id) {
-                return (message["result"].clone(), notes);
-            }
-            if message.get("method").is_some() {
-                notes.push(message);
-            }
-        }
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send(method, params);
-        self.answer(id)
-    }
-
-    fn pid(&self) -> i32 {
-        self.child.id() as i32
-    }
-
-    fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `serve FLAGS` with the environment that reaches `engine`.
+fn start_with(engine: &dyn Engine, flags: &[String]) -> Server {
+    start_as("serve", engine, flags)
 }
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        self.kill9();
-    }
+/// `SUBCOMMAND FLAGS` (`serve` or `mcp`) with the environment that reaches `engine`, spoken
+/// to as a client.
+fn start_as(subcommand: &str, engine: &dyn Engine, flags: &[String]) -> Server {
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    Server::start_with(subcommand, &flags, |cmd| {
+        cmd.envs(engine.env());
+    })
+}
+
+/// The result of the answer to request `id`.
+fn answer(serve: &mut Server, id: u64) -> Value {
+    serve.answer_to(id)["result"].clone()
 }
 
 /// Sessions persist on the target, background jobs run there, artifacts read back, and
 /// every result names the target.
 fn sessions_jobs_and_artifacts_work_through_the_target(engine: &dyn Engine) {
-    let mut serve = Serve::start(engine, &[]);
+    let mut serve = start(engine, &[]);
     let target = json!(engine.target());
-    let r = serve.call(
+    let r = serve.result(
         "exec",
         json!({"command": "cd /tmp && export AE_X=42", "session": "s"}),
     );
     assert_eq!(r["details"]["outcome"], "success", "{r}");
-    let r = serve.call(
+    let r = serve.result(
         "exec",
         json!({"command": "echo $PWD $AE_X", "session": "s"}),
     );
@@ -283,7 +198,7 @@ fn sessions_jobs_and_artifacts_work_through_the_target(engine: &dyn Engine) {
     assert_eq!(r["details"]["session"], "s");
     assert_eq!(r["details"]["target"], target);
 
-    let r = serve.call(
+    let r = serve.result(
         "exec",
         json!({"command": "sleep 0.3; echo job-done", "run_in_background": true}),
     );
@@ -298,40 +213,40 @@ fn sessions_jobs_and_artifacts_work_through_the_target(engine: &dyn Engine) {
             start.elapsed() < WAIT,
             "the job's output never came: {seen}"
         );
-        let r = serve.call("job_output", json!({"job_id": job, "wait_ms": 5000}));
+        let r = serve.result("job_output", json!({"job_id": job, "wait_ms": 5000}));
         assert_eq!(r["details"]["target"], target, "{r}");
         seen.push_str(&text(&r));
     }
-    let r = serve.call("job_list", json!({}));
+    let r = serve.result("job_list", json!({}));
     assert!(text(&r).contains(&job), "{r}");
 
     // A wait waits over there too, in either mode and under a PTY: the job runs for 300 s,
     // so only its output (after a pause) ends these reads.
     for (mode, pty) in [("all", false), ("new", true), ("all", true)] {
-        let r = serve.call(
+        let r = serve.result(
             "exec",
             json!({"command": "sleep 0.3; echo late; sleep 300", "run_in_background": true, "pty": pty}),
         );
         let job = r["details"]["job_id"]
             .as_str()
             .unwrap_or_else(|| panic!("{r}"));
-        let r = serve.call(
+        let r = serve.result(
             "job_output",
             json!({"job_id": job, "mode": mode, "wait_ms": 60_000}),
         );
         assert!(text(&r).contains("late"), "{mode}, pty {pty}: {r}");
-        serve.call("job_kill", json!({"job_id": job}));
+        serve.result("job_kill", json!({"job_id": job}));
     }
 
-    let r = serve.call("exec", json!({"command": "seq 1 50000"}));
+    let r = serve.result("exec", json!({"command": "seq 1 50000"}));
     let id = r["details"]["truncation"]["artifact_id"]
         .as_str()
         .unwrap()
         .to_owned();
-    let r = serve.call("artifact_read", json!({"id": id, "grep": "^4999[0-9]$"}));
+    let r = serve.result("artifact_read", json!({"id": id, "grep": "^4999[0-9]$"}));
     assert!(text(&r).contains("49990"), "{r}");
 
-    let r = serve.call("session_close", json!({"session": "s"}));
+    let r = serve.result("session_close", json!({"session": "s"}));
     assert_eq!(r["details"]["outcome"], "success", "{r}");
 }
 
@@ -358,19 +273,19 @@ fn killing_the_client_leaves_nothing_running(engine: &dyn Engine, tag: &str, run
     } else {
         Vec::new()
     };
-    let mut serve = Serve::start(engine, &flags);
-    let session = serve.call(
+    let mut serve = start(engine, &flags);
+    let session = serve.result(
         "exec",
         json!({"command": format!("sleep 0.{tag}1"), "session": "s"}),
     );
     assert_eq!(session["details"]["outcome"], "success", "{session}");
-    let job = serve.call(
+    let job = serve.result(
         "exec",
         json!({"command": format!("sleep 9{tag}2"), "run_in_background": true}),
     );
     assert!(job["details"]["job_id"].is_string(), "{job}");
     if running {
-        serve.send(
+        serve.send_next(
             "exec",
             json!({"command": format!("sleep 9{tag}3"), "session": "s"}),
         );
@@ -378,15 +293,15 @@ fn killing_the_client_leaves_nothing_running(engine: &dyn Engine, tag: &str, run
     let ours = |line: &String| {
         line.contains(&format!("sleep 9{tag}")) || line.contains(&format!("agent-exec-{tag} serve"))
     };
-    wait_until("the far side's commands running", || {
+    wait_until("the far side's commands running", WAIT, || {
         let live: Vec<String> = engine.processes().into_iter().filter(|l| ours(l)).collect();
         live.iter().any(|l| l.contains(&format!("sleep 9{tag}2")))
             && (!running || live.iter().any(|l| l.contains(&format!("sleep 9{tag}3"))))
     });
     let killed = Instant::now();
-    serve.kill9();
+    serve.kill();
     let mut left = Vec::new();
-    wait_until("nothing left on the target", || {
+    wait_until("nothing left on the target", WAIT, || {
         left = engine.processes().into_iter().filter(|l| ours(l)).collect();
         left.is_empty()
     });
@@ -401,22 +316,19 @@ fn killing_the_client_leaves_nothing_running(engine: &dyn Engine, tag: &str, run
 /// a far `serve` that ends cleanly leaves no zombie behind, nor do `run` calls.
 fn a_clean_end_leaves_no_zombie_there(engine: &dyn Engine) {
     let before = engine.zombies().expect("a container counts its zombies");
-    let mut serve = Serve::start(engine, &[]);
+    let mut serve = start(engine, &[]);
     for arguments in [
         json!({"command": "sleep 0.01 & echo one"}),
         json!({"command": "sleep 0.01 & echo two", "session": "s"}),
         json!({"command": "sleep 300", "run_in_background": true}),
         json!({"command": "echo three", "pty": true}),
     ] {
-        let r = serve.call("exec", arguments);
+        let r = serve.result("exec", arguments);
         assert_eq!(r["details"]["outcome"], "success", "{r}");
     }
-    drop(serve.stdin.take());
-    let started = Instant::now();
-    while serve.child.try_wait().unwrap().is_none() && started.elapsed() < WAIT {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    wait_until("the far serve gone", || {
+    serve.close_stdin();
+    poll(WAIT, || serve.try_wait().is_some());
+    wait_until("the far serve gone", WAIT, || {
         !engine
             .processes()
             .iter()
@@ -447,11 +359,11 @@ fn children_of(parent: i32) -> Vec<i32> {
 /// The connection dropping mid-call ends that call as `spawn_failed`, saying so; the next call
 /// reconnects and says that too.
 fn a_dropped_connection_is_reported_and_the_next_call_reconnects(engine: &dyn Engine, tag: &str) {
-    let mut serve = Serve::start(engine, &[]);
-    let r = serve.call("exec", json!({"command": "echo first"}));
+    let mut serve = start(engine, &[]);
+    let r = serve.result("exec", json!({"command": "echo first"}));
     assert_eq!(text(&r), "first\n", "{r}");
-    let id = serve.send("exec", json!({"command": format!("sleep 8{tag}")}));
-    wait_until("the command running over there", || {
+    let id = serve.send_next("exec", json!({"command": format!("sleep 8{tag}")}));
+    wait_until("the command running over there", WAIT, || {
         engine
             .processes()
             .iter()
@@ -470,17 +382,17 @@ fn a_dropped_connection_is_reported_and_the_next_call_reconnects(engine: &dyn En
         // SAFETY: signalling a process of this test.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
-    let r = serve.answer(id);
+    let r = answer(&mut serve, id);
     assert_eq!(r["details"]["outcome"], "spawn_failed", "{r}");
     assert!(text(&r).contains("dropped"), "{r}");
     assert_eq!(r["details"]["target"], json!(engine.target()));
-    let r = serve.call("exec", json!({"command": "echo again"}));
+    let r = serve.result("exec", json!({"command": "echo again"}));
     let t = text(&r);
     assert!(
         t.starts_with(&format!("[Reconnected to {}", engine.target())) && t.ends_with("again\n"),
         "{r}"
     );
-    wait_until("the dropped call's command ended over there", || {
+    wait_until("the dropped call's command ended over there", WAIT, || {
         !engine
             .processes()
             .iter()
@@ -511,12 +423,13 @@ fn ssh_target() {
 
 /// `exec/progress` of a remote call: the far side's updates, passed on under this side's id.
 fn progress_comes_through_the_target(engine: &dyn Engine) {
-    let mut serve = Serve::start(engine, &[]);
-    let id = serve.send(
+    let mut serve = start(engine, &[]);
+    let id = serve.send_next(
         "exec",
         json!({"command": "echo first-line; sleep 1.5; echo second-line", "progress": true}),
     );
-    let (r, notes) = serve.answer_and_notifications(id);
+    let r = answer(&mut serve, id);
+    let notes = std::mem::take(&mut serve.notifications);
     assert_eq!(text(&r), "first-line\nsecond-line\n", "{r}");
     let progress: Vec<&Value> = notes
         .iter()
@@ -534,21 +447,23 @@ fn progress_comes_through_the_target(engine: &dyn Engine) {
 /// A cancel here cancels the far call (its command ends over there); a timeout is the far
 /// side's.
 fn cancel_and_timeout_reach_the_far_side(engine: &dyn Engine, tag: &str) {
-    let mut serve = Serve::start(engine, &[]);
-    let id = serve.send("exec", json!({"command": format!("sleep 7{tag}")}));
+    let mut serve = start(engine, &[]);
+    let id = serve.send_next("exec", json!({"command": format!("sleep 7{tag}")}));
     let running = || {
         engine
             .processes()
             .iter()
             .any(|l| l.contains(&format!("sleep 7{tag}")))
     };
-    wait_until("the command running over there", running);
-    serve.call("cancel", json!({"id": id}));
-    let r = serve.answer(id);
+    wait_until("the command running over there", WAIT, running);
+    serve.result("cancel", json!({"id": id}));
+    let r = answer(&mut serve, id);
     assert_eq!(r["details"]["outcome"], "cancelled", "{r}");
     assert!(text(&r).starts_with("[Command cancelled]"), "{r}");
-    wait_until("the cancelled command ended over there", || !running());
-    let r = serve.call("exec", json!({"command": "sleep 30", "timeout": 1}));
+    wait_until("the cancelled command ended over there", WAIT, || {
+        !running()
+    });
+    let r = serve.result("exec", json!({"command": "sleep 30", "timeout": 1}));
     assert_eq!(r["details"]["outcome"], "timeout", "{r}");
     assert!(
         text(&r).starts_with("[Command timed out after 1 second"),
@@ -558,13 +473,10 @@ fn cancel_and_timeout_reach_the_far_side(engine: &dyn Engine, tag: &str) {
 
 /// `mcp --target`: the MCP tools run on the target.
 fn mcp_runs_on_the_target(engine: &dyn Engine) {
-    let mut mcp = Serve::start_as("mcp", engine, &["--target".to_owned(), engine.target()]);
-    let init = mcp.call(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
+    let mut mcp = start_as("mcp", engine, &["--target".to_owned(), engine.target()]);
+    let init = mcp.initialize()["result"].clone();
     assert!(init["protocolVersion"].is_string(), "{init}");
-    let r = mcp.call(
+    let r = mcp.result(
         "tools/call",
         json!({"name": "bash", "arguments": {"command": "echo from-mcp; exit 4"}}),
     );
@@ -627,7 +539,7 @@ fn container_engine(engines: &mut Containers, engine: &str) {
     let out = Command::new(agent_exec())
         .args(["run", "--target", &bare_uri, "--", "echo hi"])
         .envs(main.env())
-        .output()
+        .output_bounded()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(127), "{said}");
@@ -647,7 +559,7 @@ fn container_engine(engines: &mut Containers, engine: &str) {
         ])
         .envs(main.env())
         .current_dir(dir.path())
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -658,19 +570,19 @@ fn container_engine(engines: &mut Containers, engine: &str) {
 
     // Per-request targets, only where the operator allows them.
     let allow = vec!["--allow-target".to_owned(), format!("{engine}://ma*")];
-    let mut serve = Serve::start_with(&main, &allow);
-    let r = serve.call("exec", json!({"command": "echo there", "target": uri}));
+    let mut serve = start_with(&main, &allow);
+    let r = serve.result("exec", json!({"command": "echo there", "target": uri}));
     assert_eq!(
         (text(&r).as_str(), &r["details"]["target"]),
         ("there\n", &json!(uri)),
         "{r}"
     );
-    let r = serve.call("exec", json!({"command": "echo here"}));
+    let r = serve.result("exec", json!({"command": "echo here"}));
     assert_eq!(r["details"]["target"], Value::Null, "no target: here. {r}");
-    let r = serve.call("exec", json!({"command": "echo x", "target": bare_uri}));
+    let r = serve.result("exec", json!({"command": "echo x", "target": bare_uri}));
     assert_eq!(r["details"]["outcome"], "invalid_request", "{r}");
     assert!(text(&r).contains("is not allowed"), "{r}");
-    let r = serve.call("job_list", json!({"target": "ssh://elsewhere"}));
+    let r = serve.result("job_list", json!({"target": "ssh://elsewhere"}));
     assert!(text(&r).contains("is not allowed"), "{r}");
 }
 

@@ -411,8 +411,8 @@ fn attempts_to_widen_the_sandbox_fail() {
             use std::os::unix::process::CommandExt as _;
             outsider.uid(user.uid).gid(user.gid);
         }
-        let mut outsider = outsider.spawn().unwrap();
-        let pid = outsider.id();
+        let mut outsider = Guard::new(outsider.spawn().unwrap(), "sleep 60");
+        let pid = outsider.pid();
         for attempt in [
             "unshare -r true".to_owned(),
             "unshare -m true".to_owned(),
@@ -440,11 +440,10 @@ fn attempts_to_widen_the_sandbox_fail() {
         assert_ne!(outcome(&r), "success", "{}", text(&r));
         assert!(text(&r).contains("Operation not permitted"), "{}", text(&r));
         assert!(
-            outsider.try_wait().unwrap().is_none(),
+            outsider.try_wait().is_none(),
             "the process outside was touched"
         );
         let _ = outsider.kill();
-        let _ = outsider.wait();
     }
 }
 
@@ -1643,12 +1642,10 @@ fn limits_count_the_whole_call() {
     let tcp_bytes_while_held = |flags: &[&str]| {
         let _ = std::fs::remove_file(w.workspace.join("held"));
         let mut cmd = w.run_command(flags, "python3 hold.py");
-        let mut child = cmd.stdout(Stdio::null()).spawn().unwrap();
-        let mut waited = 0;
-        while !w.workspace.join("held").exists() && waited < 600 {
-            std::thread::sleep(Duration::from_millis(50));
-            waited += 1;
-        }
+        let mut child = Guard::new(cmd.stdout(Stdio::null()).spawn().unwrap(), "agent-exec run");
+        poll(Duration::from_secs(30), || {
+            w.workspace.join("held").exists()
+        });
         let sockstat = std::fs::read_to_string("/proc/net/sockstat").unwrap();
         let pages: u64 = sockstat
             .lines()
@@ -1656,9 +1653,8 @@ fn limits_count_the_whole_call() {
             .and_then(|l| l.split_whitespace().skip_while(|w| *w != "mem").nth(1))
             .and_then(|n| n.parse().ok())
             .unwrap();
-        // SAFETY: kill of our own child.
-        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-        let _ = child.wait();
+        child.signal(libc::SIGTERM);
+        let _ = child.wait_exit();
         pages * 4096
     };
     let unlimited = tcp_bytes_while_held(&["--timeout", "60"]);
@@ -1754,29 +1750,21 @@ fn no_process_survives_its_call_for_any_operator() {
         // The server killed with SIGKILL: its watchdog ends what it left, escapees included.
         let secs = base + 9;
         plant(&w, "escape.sh", &escapees_script(secs));
-        let mut server = w
-            .command(&["serve"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = server.stdin.take().unwrap();
+        let mut server = common::Server::spawn(w.command(&["serve"]));
         let session = request(
             1,
             "exec",
             &serde_json::json!({"command": "bash escape.sh; sleep 100", "run_in_background": true}),
         );
-        writeln!(stdin, "{session}").unwrap();
-        let mut answer = String::new();
+        server.send(&session);
         // Kept open: a server whose client closed its output ends everything itself.
-        let mut output = std::io::BufReader::new(server.stdout.take().unwrap());
-        std::io::BufRead::read_line(&mut output, &mut answer).unwrap();
+        let answer = server.recv_line();
         assert!(
             answer.contains("Started background job"),
             "{user:?}: {answer}"
         );
         // Under runuser, the server is runuser's child.
-        let pid = server.id() as i32;
+        let pid = server.pid();
         let serve_pid = match user.name {
             Some(_) => std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
                 .unwrap()
@@ -1787,30 +1775,23 @@ fn no_process_survives_its_call_for_any_operator() {
                 .unwrap(),
             None => pid,
         };
-        for _ in 0..400 {
-            if alive_with(&user, &format!("sleep {secs}")).len() == 2 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        poll(Duration::from_secs(20), || {
+            alive_with(&user, &format!("sleep {secs}")).len() == 2
+        });
         assert_eq!(
             alive_with(&user, &format!("sleep {secs}")).len(),
             2,
             "{user:?}"
         );
-        // SAFETY: kill of the server we started.
-        unsafe { libc::kill(serve_pid, libc::SIGKILL) };
-        let _ = server.wait();
+        signal(serve_pid, libc::SIGKILL);
+        let _ = server.wait_exit();
         let mut left = alive_with(&user, &format!("sleep {secs}"));
-        for _ in 0..400 {
-            if left.is_empty() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        poll(Duration::from_secs(20), || {
             left = alive_with(&user, &format!("sleep {secs}"));
-        }
+            left.is_empty()
+        });
         assert!(left.is_empty(), "{user:?} after kill -9 of serve: {left:?}");
-        drop((stdin, output));
+        drop(server);
     }
 }
 

@@ -3,215 +3,42 @@
 //! bounds hold under bursts; progress streams; a client that goes away takes its commands with
 //! it.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
-/// Every wait is bounded by this, so a broken server fails a test instead of hanging it.
-const WAIT: Duration = Duration::from_mins(1);
+mod common;
+use common::{Guard, Server, alive, eventually, exe, pid_in};
 
-/// A server process and the messages it writes.
-struct Client {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    dir: tempfile::TempDir,
-    mcp: bool,
+/// An `exec` (or, in `mcp`, a `bash` call) still answers: the next answer is its own.
+fn still_serves(s: &mut Server) {
+    let (method, params) = if s.is_mcp() {
+        (
+            "tools/call",
+            json!({"name": "bash", "arguments": {"command": "echo still-serving"}}),
+        )
+    } else {
+        ("exec", json!({"command": "echo still-serving"}))
+    };
+    s.send_request(99_999, method, params);
+    let r = s.answer();
+    assert_eq!(r["id"], 99_999, "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "still-serving\n", "{r}");
 }
 
-impl Client {
-    fn serve(flags: &[&str]) -> Client {
-        Client::start("serve", flags, None)
-    }
-
-    fn mcp(flags: &[&str]) -> Client {
-        Client::start("mcp", flags, None)
-    }
-
-    /// The server, started by `sh -c` after `shell_prefix` (`ulimit -n 64;`).
-    fn start(subcommand: &str, flags: &[&str], shell_prefix: Option<&str>) -> Client {
-        let dir = tempfile::tempdir().unwrap();
-        let bin = assert_cmd::cargo::cargo_bin("agent-exec");
-        let mut cmd = match shell_prefix {
-            None => Command::cargo_bin("agent-exec").unwrap(),
-            Some(prefix) => {
-                let mut c = Command::new("sh");
-                c.arg("-c")
-                    .arg(format!("{prefix} exec \"$0\" \"$@\""))
-                    .arg(&bin);
-                c
-            }
-        };
-        let mut child = cmd
-            .arg(subcommand)
-            .args(flags)
-            .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
-            .current_dir(dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Client {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            dir,
-            mcp: subcommand == "mcp",
-        }
-    }
-
-    fn send_bytes(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(bytes).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, message: &Value) {
-        self.send_bytes(message.to_string().as_bytes());
-    }
-
-    /// The next message written.
-    fn recv(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(WAIT)
-            .expect("the server answers within the wait");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
-    }
-
-    /// The next message that is not a notification.
-    fn answer(&mut self) -> Value {
-        loop {
-            let m = self.recv();
-            if m.get("method").is_none() {
-                return m;
-            }
-        }
-    }
-
-    #[allow(clippy::needless_pass_by_value)] // callers build the params in place: json!({…})
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        self.answer()
-    }
-
-    /// Starts `command` as a background job; its id.
-    fn start_job(&mut self, id: u64, command: &str) -> String {
-        let r = self.request(
-            id,
-            "exec",
-            json!({"command": command, "run_in_background": true}),
-        );
-        r["result"]["details"]["job_id"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no job id: {r}"))
-            .to_owned()
-    }
-
-    /// The answers to `n` requests, in whatever order they come, by their ids' JSON text.
-    fn answers(&mut self, n: usize) -> std::collections::HashMap<String, Value> {
-        let mut answers = std::collections::HashMap::new();
-        while answers.len() < n {
-            let m = self.answer();
-            answers.insert(m["id"].to_string(), m);
-        }
-        answers
-    }
-
-    /// Sends the server SIGTERM.
-    fn sigterm(&self) {
-        let server = i32::try_from(self.child.id()).unwrap();
-        // SAFETY: signalling the server process this test started.
-        unsafe { libc::kill(server, libc::SIGTERM) };
-    }
-
-    /// An `exec` (or, in `mcp`, a `bash` call) still answers.
-    fn still_serves(&mut self) {
-        let r = if self.mcp {
-            self.request(
-                99_999,
-                "tools/call",
-                json!({"name": "bash", "arguments": {"command": "echo still-serving"}}),
-            )
-        } else {
-            self.request(99_999, "exec", json!({"command": "echo still-serving"}))
-        };
-        assert_eq!(r["id"], 99_999, "{r}");
-        assert_eq!(r["result"]["content"][0]["text"], "still-serving\n", "{r}");
-    }
-
-    fn path(&self, name: &str) -> std::path::PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// Closes stdin and waits for the server to exit; its status.
-    fn finish(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
-        wait_exit(&mut self.child)
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    let until = Instant::now() + WAIT;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < until, "the server did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Waits (bounded) until `check` holds.
-fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let until = Instant::now() + WAIT;
-    while !check() {
-        assert!(Instant::now() < until, "waited in vain for: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit(')')
-            .next()
-            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
-    })
-}
-
-/// The pid a command wrote to `file` (waiting for it).
-fn pid_in(file: &std::path::Path) -> i32 {
-    let mut pid = 0;
-    eventually("the command to write its pid", || {
-        pid = std::fs::read_to_string(file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(0);
-        pid > 0
-    });
-    pid
+/// Starts `command` as a background job; its id.
+fn start_job(s: &mut Server, id: u64, command: &str) -> String {
+    let r = s.request(
+        id,
+        "exec",
+        json!({"command": command, "run_in_background": true}),
+    );
+    r["result"]["details"]["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no job id: {r}"))
+        .to_owned()
 }
 
 fn error_of(answer: &Value) -> (i64, String) {
@@ -228,7 +55,7 @@ fn error_of(answer: &Value) -> (i64, String) {
 
 #[test]
 fn malformed_messages_get_errors_naming_the_problem_and_nothing_runs() {
-    let mut s = Client::serve(&[]);
+    let mut s = Server::serve(&[]);
     let marker = s.path("ran");
     let touch = format!("touch {}", marker.display());
     // (the line, the error code, words the message must hold)
@@ -266,14 +93,14 @@ fn malformed_messages_get_errors_naming_the_problem_and_nothing_runs() {
             "{}: {message:?} lacks {words:?}",
             String::from_utf8_lossy(&line)
         );
-        s.still_serves();
+        still_serves(&mut s);
     }
     assert!(!marker.exists(), "a refused request ran its command");
 }
 
 #[test]
 fn bad_values_inside_a_request_are_refused_naming_them() {
-    let mut s = Client::serve(&[]);
+    let mut s = Server::serve(&[]);
     for (env, words) in [
         (json!({"A=B": "1"}), "env name \"A=B\""),
         (json!({"": "1"}), "env name \"\""),
@@ -290,12 +117,12 @@ fn bad_values_inside_a_request_are_refused_naming_them() {
         json!({"command": "echo ok", "timeout": "30", "tail": "5"}),
     );
     assert_eq!(r["result"]["content"][0]["text"], "ok\n", "{r}");
-    s.still_serves();
+    still_serves(&mut s);
 }
 
 #[test]
 fn a_line_over_the_limit_is_refused_naming_the_limit_and_not_echoed() {
-    let mut s = Client::serve(&["--max-line-bytes", "64K"]);
+    let mut s = Server::serve(&["--max-line-bytes", "64K"]);
     let big = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"exec\",\"params\":{{\"command\":\"echo {}\"}}}}",
         "x".repeat(1 << 20)
@@ -325,14 +152,14 @@ fn a_line_over_the_limit_is_refused_naming_the_limit_and_not_echoed() {
         (error_of(&answer).0, &answer["id"]),
         (-32600, &json!("last"))
     );
-    s.still_serves();
+    still_serves(&mut s);
 }
 
 /// A method call in either server (MCP: the tool of that method), with the size of the line
 /// that answered it.
 #[allow(clippy::needless_pass_by_value)] // callers build the params in place: json!({…})
-fn call_sized(client: &mut Client, id: u64, method: &str, params: Value) -> (Value, usize) {
-    let message = if client.mcp {
+fn call_sized(client: &mut Server, id: u64, method: &str, params: Value) -> (Value, usize) {
+    let message = if client.is_mcp() {
         let tool = match method {
             "exec" => "bash",
             "artifact_read" => "read_artifact",
@@ -345,14 +172,11 @@ fn call_sized(client: &mut Client, id: u64, method: &str, params: Value) -> (Val
     };
     client.send(&message);
     loop {
-        let line = client
-            .lines
-            .recv_timeout(WAIT)
-            .expect("an answer within the wait");
+        let line = client.recv_line();
         let m: Value = serde_json::from_str(&line).unwrap();
         if m["id"] == id {
             let result = m["result"].clone();
-            let result = if client.mcp {
+            let result = if client.is_mcp() {
                 // The same shape as `serve`'s: text and details.
                 json!({"content": result["content"], "details": result["structuredContent"], "isError": result["isError"]})
             } else {
@@ -375,9 +199,9 @@ fn every_answer_is_bounded_and_artifacts_are_read_in_pages() {
     for mcp in [false, true] {
         let flags = ["--max-bytes", "4000", "--sandbox", "off"];
         let mut s = if mcp {
-            Client::mcp(&flags)
+            Server::mcp(&flags)
         } else {
-            Client::serve(&flags)
+            Server::serve(&flags)
         };
         let output = "é-line ✓\n".repeat(20_000);
         std::fs::write(s.path("out.txt"), &output).unwrap();
@@ -466,23 +290,20 @@ fn every_answer_is_bounded_and_artifacts_are_read_in_pages() {
         };
         for message in errors {
             s.send(&message);
-            let line = s
-                .lines
-                .recv_timeout(WAIT)
-                .expect("an answer within the wait");
+            let line = s.recv_line();
             assert!(
                 line.len() <= bound,
                 "mcp {mcp}: an error of {} bytes",
                 line.len()
             );
         }
-        s.still_serves();
+        still_serves(&mut s);
     }
 }
 
 #[test]
 fn batches_are_answered_as_one_array() {
-    let mut s = Client::serve(&[]);
+    let mut s = Server::serve(&[]);
     s.send(&json!([
         {"jsonrpc": "2.0", "id": "a", "method": "exec", "params": {"command": "echo A"}},
         {"jsonrpc": "2.0", "method": "exec", "params": {"command": "true"}},
@@ -500,12 +321,12 @@ fn batches_are_answered_as_one_array() {
     assert_eq!(by_id(Value::Null)["error"]["code"], -32600);
     // A batch of notifications only gets no answer; the next request does.
     s.send(&json!([{"jsonrpc": "2.0", "method": "exec", "params": {"command": "true"}}]));
-    s.still_serves();
+    still_serves(&mut s);
 }
 
 #[test]
 fn mcp_refuses_empty_objects_and_batches_instead_of_staying_silent() {
-    let mut s = Client::mcp(&[]);
+    let mut s = Server::mcp(&[]);
     s.send_bytes(b"{}");
     assert_eq!(error_of(&s.answer()).0, -32600);
     s.send_bytes(b"[]");
@@ -540,25 +361,27 @@ fn mcp_refuses_empty_objects_and_batches_instead_of_staying_silent() {
 
 #[test]
 fn mcp_sends_no_answer_after_a_cancellation() {
-    let mut s = Client::mcp(&[]);
+    let mut s = Server::mcp(&[]);
     let pidfile = s.path("pid");
     let command = format!("sh -c 'echo $$ > {}; exec sleep 300'", pidfile.display());
     s.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "bash", "arguments": {"command": command}}}));
     let pid = pid_in(&pidfile);
     s.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "test"}}));
     eventually("the cancelled command to end", || !alive(pid));
-    let r = s.request(
+    s.send_request(
         6,
         "tools/call",
         json!({"name": "bash", "arguments": {"command": "echo after"}}),
     );
+    // The next answer, not the one to 6: an answer to the cancelled request must not come.
+    let r = s.answer();
     assert_eq!(r["id"], 6, "an answer to the cancelled request came: {r}");
     assert_eq!(r["result"]["content"][0]["text"], "after\n");
 }
 
 #[test]
 fn exec_progress_streams_while_the_command_runs() {
-    let mut s = Client::serve(&[]);
+    let mut s = Server::serve(&[]);
     s.send(
         &json!({"jsonrpc": "2.0", "id": "p", "method": "exec", "params": {
         "command": "for i in 1 2 3 4; do echo step$i; sleep 0.4; done", "progress": true}}),
@@ -593,7 +416,7 @@ fn exec_progress_streams_while_the_command_runs() {
 
 #[test]
 fn past_max_inflight_requests_wait_their_turn_and_cancel_still_works() {
-    let mut s = Client::serve(&["--max-inflight", "2"]);
+    let mut s = Server::serve(&["--max-inflight", "2"]);
     for id in ["a", "b"] {
         s.send(
             &json!({"jsonrpc": "2.0", "id": id, "method": "exec", "params": {
@@ -630,12 +453,12 @@ fn past_max_inflight_requests_wait_their_turn_and_cancel_still_works() {
     }
     s.send(&json!({"jsonrpc": "2.0", "id": "cancel-b", "method": "cancel", "params": {"id": "b"}}));
     s.answers(2);
-    s.still_serves();
+    still_serves(&mut s);
 }
 
 #[test]
 fn past_max_sessions_a_new_session_waits_for_room() {
-    let mut s = Client::serve(&["--max-sessions", "2"]);
+    let mut s = Server::serve(&["--max-sessions", "2"]);
     for name in ["s1", "s2"] {
         s.send(&json!({"jsonrpc": "2.0", "id": name, "method": "exec", "params": {
             "session": name, "command": format!("echo $$ > {}; sleep 300", s.path(name).display())}}));
@@ -666,7 +489,7 @@ fn past_max_sessions_a_new_session_waits_for_room() {
 /// turns.
 #[test]
 fn a_burst_on_new_sessions_takes_turns() {
-    let mut s = Client::serve(&["--max-sessions", "4"]);
+    let mut s = Server::serve(&["--max-sessions", "4"]);
     for n in 0..10 {
         s.send(
             &json!({"jsonrpc": "2.0", "id": n, "method": "exec", "params": {
@@ -682,8 +505,8 @@ fn a_burst_on_new_sessions_takes_turns() {
 
 #[test]
 fn job_input_never_blocks_and_eof_alone_sends_no_newline() {
-    let mut s = Client::serve(&[]);
-    let sleeper = s.start_job(1, "sleep 300");
+    let mut s = Server::serve(&[]);
+    let sleeper = start_job(&mut s, 1, "sleep 300");
     let r = s.request(
         2,
         "job_input",
@@ -695,10 +518,10 @@ fn job_input_never_blocks_and_eof_alone_sends_no_newline() {
         text.contains("of 1048577 bytes") && text.contains("not reading"),
         "{text}"
     );
-    s.still_serves();
+    still_serves(&mut s);
     s.request(3, "job_kill", json!({"job_id": sleeper}));
 
-    let counter = s.start_job(4, "wc -c");
+    let counter = start_job(&mut s, 4, "wc -c");
     let r = s.request(
         5,
         "job_input",
@@ -733,7 +556,7 @@ fn job_input_never_blocks_and_eof_alone_sends_no_newline() {
 
 #[test]
 fn out_of_file_descriptors_fails_requests_not_the_server() {
-    let mut s = Client::start("serve", &[], Some("ulimit -n 128;"));
+    let mut s = Server::start_in_shell("serve", &[], "ulimit -n 128;");
     for id in 0..30 {
         s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "exec", "params": {"command": "sleep 0.3; echo ok"}}));
     }
@@ -748,7 +571,7 @@ fn out_of_file_descriptors_fails_requests_not_the_server() {
         assert!(text.is_some_and(|t| !t.is_empty()), "{m}");
         answered += 1;
     }
-    s.still_serves();
+    still_serves(&mut s);
     assert!(s.finish().success());
 }
 
@@ -756,8 +579,8 @@ fn out_of_file_descriptors_fails_requests_not_the_server() {
 fn a_client_that_stops_reading_takes_its_commands_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
-    let mut child = Command::cargo_bin("agent-exec")
-        .unwrap()
+    // Its own process, not a [`Server`]: the test must close the read end of its stdout.
+    let mut child = Command::new(exe())
         .arg("serve")
         .current_dir(dir.path())
         .env("AGENT_EXEC_ARTIFACTS", dir.path().join("artifacts"))
@@ -766,32 +589,34 @@ fn a_client_that_stops_reading_takes_its_commands_with_it() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take();
+    let mut child = Guard::new(child, "agent-exec serve");
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "exec", "params": {
         "command": format!("sh -c 'echo $$ > {}; exec sleep 300'", pidfile.display())}});
     writeln!(stdin, "{request}").unwrap();
     let pid = pid_in(&pidfile);
     // The client can no longer read answers; its stdin stays open.
-    drop(child.stdout.take());
+    drop(stdout);
     eventually("the command to end", || !alive(pid));
-    let status = wait_exit(&mut child);
+    let status = child.wait_exit();
     assert!(status.success(), "{status:?}");
     drop(stdin);
 }
 
 #[test]
 fn at_end_of_input_calls_in_flight_finish_and_are_answered() {
-    let mut s = Client::serve(&[]);
+    let mut s = Server::serve(&[]);
     s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "exec", "params": {"command": "sleep 0.5; echo finished"}}));
-    drop(s.stdin.take());
+    s.close_stdin();
     let r = s.answer();
     assert_eq!(r["result"]["content"][0]["text"], "finished\n", "{r}");
-    assert!(wait_exit(&mut s.child).success());
+    assert!(s.wait_exit().success());
 }
 
 #[test]
 fn calls_run_in_the_directory_given_with_c() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Client::serve(&["-C", dir.path().to_str().unwrap()]);
+    let mut s = Server::serve(&["-C", dir.path().to_str().unwrap()]);
     let r = s.request(1, "exec", json!({"command": "pwd"}));
     let pwd = std::fs::canonicalize(dir.path()).unwrap();
     assert_eq!(
@@ -803,7 +628,7 @@ fn calls_run_in_the_directory_given_with_c() {
 
 #[test]
 fn sigterm_ends_commands_started_by_notifications_too() {
-    let mut s = Client::serve(&[]);
+    let mut s = Server::serve(&[]);
     let pidfile = s.path("pid");
     // No id: nobody can cancel it by id, but the server's end still reaches it.
     s.send(&json!({"jsonrpc": "2.0", "method": "exec", "params": {
@@ -811,13 +636,13 @@ fn sigterm_ends_commands_started_by_notifications_too() {
     let pid = pid_in(&pidfile);
     s.sigterm();
     eventually("the notification's command to end", || !alive(pid));
-    assert!(wait_exit(&mut s.child).success());
+    assert!(s.wait_exit().success());
 }
 
 #[test]
 fn waits_in_flight_end_with_the_server() {
-    let mut s = Client::serve(&[]);
-    let job = s.start_job(1, "sleep 300");
+    let mut s = Server::serve(&[]);
+    let job = start_job(&mut s, 1, "sleep 300");
     // A long wait is cancelled by `cancel`, like an exec.
     s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "job_output", "params": {"job_id": job, "wait_ms": 600_000}}));
     s.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "cancel", "params": {"id": 2}}));
@@ -826,14 +651,14 @@ fn waits_in_flight_end_with_the_server() {
     assert_eq!(ids, ["2", "3"]);
     // And by the server's end: SIGTERM does not wait ten minutes for it.
     s.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "job_output", "params": {"job_id": job, "wait_ms": 600_000}}));
-    s.still_serves();
+    still_serves(&mut s);
     s.sigterm();
-    assert!(wait_exit(&mut s.child).success());
+    assert!(s.wait_exit().success());
 }
 
 #[test]
 fn a_call_cancelled_while_it_waits_for_its_session_never_runs() {
-    let mut s = Client::serve(&[]);
+    let mut s = Server::serve(&[]);
     let marker = s.path("ran");
     let pidfile = s.path("pid");
     s.send(
@@ -856,13 +681,13 @@ fn a_call_cancelled_while_it_waits_for_its_session_never_runs() {
     );
     let text = queued["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("nothing was run"), "{text}");
-    s.still_serves();
+    still_serves(&mut s);
     assert!(!marker.exists(), "the cancelled call ran");
 }
 
 #[test]
 fn oversized_batches_unknown_methods_and_mcp_null_ids_are_refused() {
-    let mut s = Client::serve(&["--max-inflight", "3"]);
+    let mut s = Server::serve(&["--max-inflight", "3"]);
     let batch: Vec<Value> = (0..4)
         .map(
             |i| json!({"jsonrpc": "2.0", "id": i, "method": "exec", "params": {"command": "true"}}),
@@ -874,20 +699,20 @@ fn oversized_batches_unknown_methods_and_mcp_null_ids_are_refused() {
     assert!(message.contains("at most 3 per batch"), "{message}");
     let r = s.request(5, "nope", json!(["x"]));
     assert_eq!(error_of(&r).0, -32601, "{r}");
-    s.still_serves();
+    still_serves(&mut s);
 
-    let mut m = Client::mcp(&[]);
+    let mut m = Server::mcp(&[]);
     m.send(&json!({"jsonrpc": "2.0", "id": null, "method": "ping"}));
     let (code, message) = error_of(&m.answer());
     assert_eq!(code, -32600);
     assert!(message.contains("null"), "{message}");
-    m.still_serves();
+    still_serves(&mut m);
 }
 
 /// This server's prepared shells: processes running the prepared-shell driver with this
 /// client's artifact directory in their environment.
-fn prepared_shells_of(client: &Client) -> usize {
-    let needle = client.dir.path().join("artifacts");
+fn prepared_shells_of(client: &Server) -> usize {
+    let needle = client.path("artifacts");
     let needle = needle.to_string_lossy();
     std::fs::read_dir("/proc")
         .into_iter()
@@ -907,7 +732,7 @@ const SHELL_AGE: &str = r#"echo $(( $(awk '{printf "%d", $1 * 100}' /proc/uptime
 
 #[test]
 fn one_shot_calls_run_in_shells_started_ahead_that_end_with_the_server() {
-    let mut s = Client::serve(&[]);
+    let mut s = Server::serve(&[]);
     let first = s.request(1, "exec", json!({"command": "echo first"}));
     assert_eq!(first["result"]["content"][0]["text"], "first\n", "{first}");
     eventually("prepared shells wait for calls", || {
@@ -925,7 +750,7 @@ fn one_shot_calls_run_in_shells_started_ahead_that_end_with_the_server() {
         "the call ran in a shell started {age} cs before: {aged}"
     );
     // Same answers as fresh shells give.
-    let mut fresh = Client::serve(&["--prepared-shells", "0"]);
+    let mut fresh = Server::serve(&["--prepared-shells", "0"]);
     let command = "cd .. && echo \"$PWD\" $LINENO $SECONDS; echo err >&2; exit 7";
     let a = s.request(3, "exec", json!({"command": command, "cwd": "/tmp"}));
     let b = fresh.request(3, "exec", json!({"command": command, "cwd": "/tmp"}));
@@ -945,13 +770,12 @@ fn one_shot_calls_run_in_shells_started_ahead_that_end_with_the_server() {
 
 #[test]
 fn a_server_killed_leaves_no_prepared_shell() {
-    let mut s = Client::serve(&[]);
+    let mut s = Server::serve(&[]);
     s.request(1, "exec", json!({"command": "true"}));
     eventually("prepared shells wait for calls", || {
         prepared_shells_of(&s) >= 1
     });
-    let _ = s.child.kill();
-    let _ = s.child.wait();
+    s.kill();
     eventually("the prepared shells end with their server", || {
         prepared_shells_of(&s) == 0
     });

@@ -7,19 +7,20 @@
 //! command, since `env -i` escapees cannot inherit anything), and is identified by pid *and*
 //! start time so a recycled pid is never mistaken for it, nor killed by the cleanup guard.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use serde_json::{Value, json};
+use serde_json::json;
+
+mod common;
+use common::{Guard, Server, exe, pid_in, poll};
 
 /// Upper bound on every wait, so a broken build fails instead of hanging; never a timing
 /// assertion: the checks poll and succeed as soon as the condition holds.
 const BOUND: Duration = Duration::from_secs(20);
-const TICK: Duration = Duration::from_millis(50);
 
 /// The containment backend asked for through `AGENT_EXEC_CONTAINMENT`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,7 +95,7 @@ impl Recorded {
     fn expect(&mut self, dir: &Path, tag: &str, env_i: bool) {
         for kind in kinds(env_i) {
             let name = format!("{tag}-{kind}");
-            let pid = wait_for_pid(&dir.join(&name));
+            let pid = pid_in(&dir.join(&name));
             self.0.push(Proc::of(&name, pid));
         }
     }
@@ -114,19 +115,15 @@ impl Recorded {
 
     /// Polls until none is alive (or [`BOUND`] passed) and returns the ones still alive.
     fn survivors(&self) -> Vec<String> {
-        let deadline = Instant::now() + BOUND;
-        loop {
-            let left: Vec<String> = self
-                .0
+        let left = || -> Vec<String> {
+            self.0
                 .iter()
                 .filter(|p| p.alive())
                 .map(|p| format!("{} (pid {})", p.label, p.pid))
-                .collect();
-            if left.is_empty() || Instant::now() >= deadline {
-                return left;
-            }
-            std::thread::sleep(TICK);
-        }
+                .collect()
+        };
+        poll(BOUND, || left().is_empty());
+        left()
     }
 }
 
@@ -138,28 +135,17 @@ impl Drop for Recorded {
     }
 }
 
-/// An `agent-exec` process, killed and reaped if the test ends early.
-struct Agent(Child);
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Agent {
-    /// Sends `signal` and reaps the process; returns its exit code (None when a signal ended it).
-    fn signal_and_wait(&mut self, signal: Signal) -> Option<i32> {
-        kill(Pid::from_raw(self.0.id() as i32), signal).unwrap();
-        self.0.wait().unwrap().code()
-    }
+/// Sends `signal` to an `agent-exec` process and reaps it (bounded); its exit code (None when
+/// a signal ended it).
+fn signal_and_wait(agent: &mut Guard, signal: Signal) -> Option<i32> {
+    agent.signal(signal as i32);
+    agent.wait_exit_within(BOUND).code()
 }
 
 /// The binary with its artifacts under `dir` and the containment asked for. (In a directory of
 /// their own: the store is read-only to commands, and the escapees write their pids in `dir`.)
 fn agent_command(sub: &str, dir: &Path, containment: Containment) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-exec"));
+    let mut cmd = Command::new(exe());
     cmd.arg(sub)
         .arg("--artifacts")
         .arg(dir.join("artifacts"))
@@ -199,25 +185,6 @@ fn escapees(dir: &Path, tag: &str, env_i: bool) -> String {
     s
 }
 
-/// Reads the pid a process wrote to `file`, waiting (bounded) for a complete line.
-fn wait_for_pid(file: &Path) -> i32 {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        if let Ok(s) = std::fs::read_to_string(file)
-            && s.ends_with('\n')
-            && let Ok(pid) = s.trim().parse()
-        {
-            return pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no pid in {} after {BOUND:?}",
-            file.display()
-        );
-        std::thread::sleep(TICK);
-    }
-}
-
 /// The cgroup paths of `pid` per hierarchy (`0` is the v2 one), from `/proc/<pid>/cgroup`.
 fn cgroups(pid: &str) -> Vec<(String, String)> {
     std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
@@ -251,53 +218,10 @@ fn assert_contained(containment: Containment, shell: &Proc) {
     );
 }
 
-/// `agent-exec serve` over piped stdio, JSON-RPC one object per line.
-struct Server {
-    agent: Agent,
-    stdin: ChildStdin,
-    out: BufReader<ChildStdout>,
-    _artifacts: tempfile::TempDir,
-}
-
-impl Server {
-    fn start(containment: Containment) -> Server {
-        let artifacts = tempfile::tempdir().unwrap();
-        let mut child = agent_command("serve", artifacts.path(), containment)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        Server {
-            agent: Agent(child),
-            stdin,
-            out,
-            _artifacts: artifacts,
-        }
-    }
-
-    fn send(&mut self, id: u64, method: &str, params: &Value) {
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends a request and returns its answer, skipping any other line.
-    fn call(&mut self, id: u64, method: &str, params: &Value) -> Value {
-        self.send(id, method, params);
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.out.read_line(&mut line).unwrap() > 0,
-                "the server closed its output"
-            );
-            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
+/// `agent-exec serve` with the containment asked for, its artifacts in a directory of its own.
+fn start(containment: Containment) -> Server {
+    let artifacts = tempfile::tempdir().unwrap();
+    Server::spawn(agent_command("serve", artifacts.path(), containment)).keeping(artifacts)
 }
 
 /// A server holding a background job, a session and a call in flight, each with escapees
@@ -307,17 +231,17 @@ fn serve_then(containment: Containment, signal: Signal) -> Vec<String> {
     let pids = tempfile::tempdir().unwrap();
     let env_i = containment.catches_env_i();
     let mut procs = Recorded::default();
-    let mut s = Server::start(containment);
+    let mut s = start(containment);
 
-    let r = s.call(
+    let r = s.request(
         1,
         "exec",
-        &json!({"command": escapees(pids.path(), "job", env_i), "run_in_background": true}),
+        json!({"command": escapees(pids.path(), "job", env_i), "run_in_background": true}),
     );
     assert!(r["result"]["details"]["job_id"].is_string(), "{r}");
     procs.expect(pids.path(), "job", env_i);
 
-    let r = s.call(2, "exec", &json!({"command": "echo $$", "session": "s"}));
+    let r = s.request(2, "exec", json!({"command": "echo $$", "session": "s"}));
     let text = r["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default();
@@ -325,17 +249,18 @@ fn serve_then(containment: Containment, signal: Signal) -> Vec<String> {
     procs.0.push(Proc::of("session-shell", shell));
 
     // Never answered: it is still running when the server dies.
-    s.send(
+    s.send_request(
         3,
         "exec",
-        &json!({"command": escapees(pids.path(), "call", env_i), "timeout": 3000}),
+        json!({"command": escapees(pids.path(), "call", env_i), "timeout": 3000}),
     );
     procs.expect(pids.path(), "call", env_i);
 
     procs.assert_all_alive();
     assert_contained(containment, &procs.0[0]);
     // stdin stays open: closing it is a clean shutdown, not what is tested here.
-    s.agent.signal_and_wait(signal);
+    s.signal(signal as i32);
+    s.wait_exit();
     procs.survivors()
 }
 
@@ -353,7 +278,7 @@ fn run_then(containment: Containment, signal: Signal) -> RunEnd {
     // A file, not a pipe: reading it never waits for a survivor that might hold it open.
     let stdout_path = dir.path().join("stdout");
     let stdout = std::fs::File::create(&stdout_path).unwrap();
-    let mut agent = Agent(
+    let mut agent = Guard::new(
         agent_command("run", dir.path(), containment)
             .arg("--")
             .arg(escapees(dir.path(), "run", env_i))
@@ -361,11 +286,12 @@ fn run_then(containment: Containment, signal: Signal) -> RunEnd {
             .stdout(stdout)
             .spawn()
             .unwrap(),
+        "agent-exec run",
     );
     procs.expect(dir.path(), "run", env_i);
     procs.assert_all_alive();
     assert_contained(containment, &procs.0[0]);
-    let code = agent.signal_and_wait(signal);
+    let code = signal_and_wait(&mut agent, signal);
     RunEnd {
         code,
         stdout: std::fs::read_to_string(&stdout_path).unwrap(),

@@ -1,15 +1,21 @@
-//! What the sandbox suites share: the users every case runs as (root and a throwaway
-//! unprivileged user), the binary where both can run it, a world (workspace, a directory
-//! outside it, a home with a credential) owned by the case's user, and bounded runs.
+//! What the suites share: the binary and processes ([`process`]: `alive`, bounded waits, a
+//! child reaped on drop), the one client of `serve` and `mcp` ([`server`]), and for the
+//! sandbox suites the users every case runs as (root and a throwaway unprivileged user), the
+//! binary where both can run it, a world (workspace, a directory outside it, a home with a
+//! credential) owned by the case's user, and bounded runs.
 
 #![allow(dead_code)] // each suite uses its own part
 
-use std::io::{Read, Write};
+pub(crate) mod process;
+pub(crate) mod server;
+
+pub(crate) use process::*;
+pub(crate) use server::Server;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -79,7 +85,7 @@ pub(crate) fn binary() -> &'static Path {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         let bin = dir.join("agent-exec");
-        std::fs::copy(env!("CARGO_BIN_EXE_agent-exec"), &bin).unwrap();
+        std::fs::copy(exe(), &bin).unwrap();
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
         bin
     })
@@ -180,22 +186,11 @@ pub(crate) fn run_json(cmd: Command) -> Value {
 
 /// Runs `cmd` to its end (bounded: a hang fails the test instead of stalling it).
 pub(crate) fn bounded(mut cmd: Command) -> Vec<u8> {
-    let mut child = cmd
+    let child = cmd
         .stdout(Stdio::piped())
         .spawn()
         .expect("spawn agent-exec");
-    let mut stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        let _ = tx.send(buf);
-    });
-    let out = rx
-        .recv_timeout(Duration::from_mins(2))
-        .expect("agent-exec finished within the bound");
-    let _ = child.wait();
-    out
+    output_within(child, "agent-exec", RUN).stdout
 }
 
 pub(crate) fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -223,39 +218,20 @@ pub(crate) fn sh_quote(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
 
-/// [`serve`] with a prepared `agent-exec serve` command.
+/// Sends each of `requests` to a prepared `agent-exec serve` (or `mcp`) command and waits for
+/// its answer before the next; the answers by id. Then closes its input and reaps it.
 pub(crate) fn serve_with(
-    mut cmd: Command,
+    cmd: Command,
     requests: &[Value],
 ) -> std::collections::HashMap<i64, Value> {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        use std::io::BufRead as _;
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
+    let mut server = Server::spawn(cmd);
     let mut answers = std::collections::HashMap::new();
     for request in requests {
-        writeln!(stdin, "{request}").unwrap();
-        let line = rx
-            .recv_timeout(Duration::from_mins(1))
-            .expect("serve answered");
-        let answer: Value = serde_json::from_str(&line).unwrap();
+        server.send(request);
+        let answer = server.recv();
         answers.insert(answer["id"].as_i64().unwrap(), answer);
     }
-    drop(stdin);
-    let _ = child.wait();
+    let _ = server.finish();
     answers
 }
 
