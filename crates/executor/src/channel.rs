@@ -11,9 +11,9 @@ use std::time::Duration;
 use crate::ExitStatus;
 use crate::containment::{self, CallGroup, Containment};
 use crate::env::{EnvConfig, build_env};
-use crate::oneshot::{OutputPipes, Program};
 use crate::process::Process;
 use crate::spawn::{Io, Launch, SpawnError, spawn};
+use crate::spec::{OutputPipes, Program};
 
 /// A running process with its stdin, stdout and stderr on pipes to us.
 #[derive(Debug)]

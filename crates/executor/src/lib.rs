@@ -37,26 +37,29 @@ mod direct;
 pub mod env;
 pub mod jobs;
 mod oneshot;
+mod outcome;
 mod pidns;
+mod pids;
 pub mod prepared;
 mod process;
 mod pump;
 pub mod sandbox;
 pub mod session;
 mod spawn;
+mod spec;
 mod supervise;
 mod sys;
 mod waiting;
 
 pub use cancel::{CANCEL_CHECK, CancelToken};
 pub use containment::{Containment, GroupKind, LimitKind, Limits};
-pub use oneshot::{
-    ExecOutcome, ExecSpec, ExitStatus, OutputPipes, Program, Stop, run, run_async, run_pty,
-};
+pub use oneshot::{run, run_async, run_pty};
+pub use outcome::{ExecOutcome, ExitStatus, Stop};
 pub use prepared::{PreparedSettings, PreparedShells, PreparedStats};
 pub use pump::DrainLimits;
 pub use sandbox::{NetworkMode, SandboxMode, SandboxSpec};
 pub use spawn::SpawnError;
+pub use spec::{ExecSpec, OutputPipes, Program};
 pub use waiting::{JOB_WAITING_IDLE, PROMPT_IDLE};
 
 /// The conventional name of a signal (`SIGKILL`), or `SIG<n>` when unknown.

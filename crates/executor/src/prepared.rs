@@ -30,11 +30,11 @@ use agent_exec_sink::Sink;
 use crate::cancel::CancelToken;
 use crate::containment::{self, CallGroup, Containment, Limits};
 use crate::env::build_env;
-use crate::oneshot::{
-    CallIo, ExecOutcome, ExecSpec, OutputPipes, Program, default_shell, supervise_call,
-};
+use crate::oneshot::{CallIo, supervise_call};
+use crate::outcome::ExecOutcome;
 use crate::sandbox::SandboxSpec;
 use crate::spawn::{Io, Launch, Spawned, logical_pwd, spawn};
+use crate::spec::{ExecSpec, OutputPipes, Program, default_shell};
 use crate::sys;
 
 /// The shell's script, on one line so that `$LINENO` in the command counts from 1 as in

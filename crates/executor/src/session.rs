@@ -35,9 +35,10 @@ use agent_exec_sink::{Sink, Stream};
 use crate::cancel::CancelToken;
 use crate::containment::{self, CallGroup, Containment, GroupKind};
 use crate::env::{EnvConfig, build_env};
-use crate::oneshot::{ExecOutcome, ExecSpec, ExitStatus, Program, Stop};
+use crate::outcome::{ExecOutcome, ExitStatus, Stop};
 use crate::pump::{DrainLimits, Pump};
 use crate::spawn::{Io, Launch, SpawnError, spawn};
+use crate::spec::{ExecSpec, Program};
 use crate::supervise::{Finish, Report, Watch, pidfd, supervise};
 use crate::sys;
 
@@ -156,7 +157,7 @@ impl Session {
         let shell = config
             .shell
             .clone()
-            .unwrap_or_else(|| crate::oneshot::default_shell().0.clone());
+            .unwrap_or_else(|| crate::spec::default_shell().0.clone());
         let pipes = sys::pipe().and_then(|c| Ok((c, sys::pipe()?)));
         let ((control_r, control_w), (status_r, status_w)) =
             pipes.map_err(|e| SpawnError::Program {
@@ -463,7 +464,7 @@ fn parse_status(buf: &[u8]) -> Option<Status> {
 
 /// The shell sessions and snapshots use when none is configured: `bash` from `PATH`, else `sh`.
 pub fn default_shell_path() -> &'static Path {
-    &crate::oneshot::default_shell().0
+    &crate::spec::default_shell().0
 }
 
 /// Why an rc snapshot could not be made.

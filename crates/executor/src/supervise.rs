@@ -9,7 +9,7 @@ use agent_exec_sink::Sink;
 
 use crate::cancel::CancelToken;
 use crate::containment::{CallGroup, Termination};
-use crate::oneshot::{ExitStatus, Stop};
+use crate::outcome::{ExitStatus, Stop};
 use crate::pump::Pump;
 use crate::sys;
 use crate::waiting::InputWatch;

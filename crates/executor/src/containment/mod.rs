@@ -26,10 +26,9 @@ mod limits;
 mod scan;
 mod watchdog;
 
-use std::collections::BTreeSet;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, RwLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
@@ -37,6 +36,13 @@ use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
 use crate::sys;
+
+// The registry of owned children lives in `pids.rs`; these names stay for the modules that
+// reach it through containment.
+use crate::pids::supervised;
+pub(crate) use crate::pids::{
+    SPAWNING, child_succeeds, fork_supervised, release_pid, supervise_pid,
+};
 
 pub use cgroup::CONTAINMENT_VAR;
 pub(crate) use limits::{LimitGroup, WATCH_EVERY, Watcher};
@@ -83,80 +89,11 @@ pub enum Containment {
 }
 
 static SUBREAPER: AtomicBool = AtomicBool::new(false);
-/// Processes whose exit status belongs to an owner (a `Child` someone will wait for): never
-/// reaped by the orphan sweep, or that owner would lose its child's status.
-static SUPERVISED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
-/// Held (shared) by every spawn from before the fork until its pid is in [`SUPERVISED`], and
-/// (exclusive) by the orphan sweep, so a child that exits at once is never taken for an orphan.
-pub(crate) static SPAWNING: RwLock<()> = RwLock::new(());
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
-
-fn supervised() -> MutexGuard<'static, BTreeSet<i32>> {
-    SUPERVISED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Marks `pid` as waited for by its owner (see [`SUPERVISED`]).
-pub(crate) fn supervise_pid(pid: i32) {
-    supervised().insert(pid);
-}
-
-/// Forks a child that runs `in_child` (system calls only: a fork of a threaded process must
-/// not touch locks or memory others may hold; it must `_exit`), with every signal blocked
-/// across the fork so no handler of ours runs in it, and registered as supervised before an
-/// orphan sweep can take its status. The caller waits for it and calls [`release_pid`].
-pub(crate) fn fork_supervised(in_child: impl FnOnce()) -> std::io::Result<i32> {
-    let spawning = SPAWNING
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // SAFETY: sigset operations on local data.
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&raw mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut old);
-    }
-    // SAFETY: the child runs only `in_child`, which makes system calls and exits.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        in_child();
-        // SAFETY: leaving the child, should `in_child` return.
-        unsafe { libc::_exit(127) };
-    }
-    // SAFETY: restoring our own mask.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &raw const old, std::ptr::null_mut()) };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    supervise_pid(pid);
-    drop(spawning);
-    Ok(pid)
-}
-
-/// Whether a throwaway child running `in_child` (as for [`fork_supervised`]) exits with 0:
-/// the probes of what the kernel lets us do here.
-pub(crate) fn child_succeeds(in_child: impl FnOnce()) -> bool {
-    let Ok(pid) = fork_supervised(in_child) else {
-        return false;
-    };
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) } == pid;
-    release_pid(pid);
-    waited
-        && crate::oneshot::ExitStatus::from_wait(status)
-            == Some(crate::oneshot::ExitStatus::Exited(0))
-}
 
 /// The init of a PID namespace is about to be reaped: the watchdog no longer kills it.
 pub(crate) fn forget_init(pid: i32) {
     watchdog::unregister_process(pid);
-}
-
-/// The owner has waited for `pid`.
-pub(crate) fn release_pid(pid: i32) {
-    supervised().remove(&pid);
 }
 
 /// Makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`), so descendants orphaned by
