@@ -32,6 +32,7 @@ compile_error!(
 
 mod cancel;
 pub mod channel;
+mod child;
 pub mod containment;
 mod direct;
 pub mod env;
@@ -49,6 +50,7 @@ mod spawn;
 mod spec;
 mod supervise;
 mod sys;
+mod wait;
 mod waiting;
 
 pub use cancel::{CANCEL_CHECK, CancelToken};

@@ -1,16 +1,18 @@
 //! One command, start to end: spawn in its own containment group, capture, time out or cancel
 //! with TERM → grace → KILL, drain, and leave no survivors.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Instant;
 
 use agent_exec_sink::Sink;
 
 use crate::cancel::CancelToken;
+use crate::child::Child;
 use crate::containment::{self, CallGroup};
 use crate::env::build_env;
 use crate::pump::Pump;
-use crate::spawn::{Io, Launch, SpawnError, raw, spawn};
+use crate::sandbox::Prepared;
+use crate::spawn::{Io, Launch, SpawnError, Spawned, raw, spawn};
 use crate::supervise::{Finish, Watch, pidfd, supervise};
 use crate::waiting::{InputWatch, OnWaiting};
 
@@ -105,54 +107,72 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
         OnWaiting::Stop => spec.prompt_idle,
         OnWaiting::Flag(_) => Some(crate::waiting::JOB_WAITING_IDLE),
     };
-    let mut io = CallIo::fresh(&spawned);
-    io.input = spawned
-        .input_end
+    let input_end = spawned.input_end.take();
+    let mut call = Call::new(spawned, group);
+    call.input = input_end
         .zip(idle)
         .map(|(end, idle)| InputWatch::new(end, idle, on_waiting));
-    supervise_call(spec, sink, cancel, start, &group, spawned, io)
+    supervise_call(spec, sink, cancel, start, call)
 }
 
-/// A call's output pipes made ready to read (non-blocking, grown), and the pidfd of its
-/// main process: done at spawn, or ahead of time for a prepared shell.
-pub(crate) struct CallIo {
+/// A started call: its main process (owned, with its group), its output pipes made ready to
+/// read (non-blocking, grown) and the pidfd of its main process — done at spawn, or ahead of
+/// time for a prepared shell.
+pub(crate) struct Call {
+    child: Child,
+    stdout: Option<OwnedFd>,
+    stderr: Option<OwnedFd>,
+    /// The sandbox it runs in: kept until the call is over (its temporary directory).
+    sandbox: Option<Prepared>,
     pidfd: Option<OwnedFd>,
     /// Its input, watched for a wait nobody answers (PTY calls and jobs).
     input: Option<InputWatch>,
 }
 
-impl CallIo {
-    /// Readies `spawned`'s pipes and opens its pidfd.
-    pub(crate) fn fresh(spawned: &crate::spawn::Spawned) -> CallIo {
+impl Call {
+    /// Takes `spawned` (its input already taken), started in `group`: readies its pipes and
+    /// opens its pidfd.
+    pub(crate) fn new(spawned: Spawned, group: CallGroup) -> Call {
         for fd in [&spawned.stdout, &spawned.stderr].into_iter().flatten() {
-            crate::pump::ready_output_pipe(std::os::fd::AsRawFd::as_raw_fd(fd));
+            crate::pump::ready_output_pipe(fd.as_raw_fd());
         }
-        CallIo {
+        Call {
             pidfd: pidfd(&spawned.child),
+            child: Child::new(spawned.child, group),
+            stdout: spawned.stdout,
+            stderr: spawned.stderr,
+            sandbox: spawned.sandbox,
             input: None,
         }
     }
+
+    /// Its main process, owned.
+    pub(crate) fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
 }
 
-/// The rest of a one-shot call once its main process runs in `group`: supervise to its exit,
-/// drain, end the survivors, count. Shared by fresh spawns and prepared shells.
+/// The rest of a one-shot call once its main process runs: supervise to its exit, drain, end
+/// the survivors, count. Shared by fresh spawns and prepared shells.
 pub(crate) fn supervise_call<S: Sink + ?Sized>(
     spec: &ExecSpec,
     sink: &mut S,
     cancel: &CancelToken,
     start: Instant,
-    group: &CallGroup,
-    mut spawned: crate::spawn::Spawned,
-    io: CallIo,
+    call: Call,
 ) -> ExecOutcome {
-    let mut pump = Pump::new(
-        raw(spawned.stdout.as_ref()),
-        raw(spawned.stderr.as_ref()),
-        sink,
-    );
-    let pidfd = io.pidfd;
+    let Call {
+        mut child,
+        stdout,
+        stderr,
+        sandbox,
+        pidfd,
+        input,
+    } = call;
+    let mut pump = Pump::new(raw(stdout.as_ref()), raw(stderr.as_ref()), sink);
+    let (process, group) = child.parts();
     let mut watch = Watch {
-        child: &mut spawned.child,
+        child: process,
         pidfd: pidfd.as_ref(),
         group,
         deadline: spec.timeout.map(|t| start + t),
@@ -160,10 +180,12 @@ pub(crate) fn supervise_call<S: Sink + ?Sized>(
         cancel,
         close: None,
         spare_on_sink_stop: None,
-        input: io.input,
+        input,
     };
     let supervised = supervise(&mut watch, &mut pump, None);
-    containment::release_pid(spawned.child.id() as i32);
+    // Waited for (or its status lost to another's wait): its pid is no longer ours to keep.
+    child.release();
+    let group = child.group();
     let mut outcome = ExecOutcome {
         status: match supervised.finish {
             Finish::Exited(status) => Some(status),
@@ -188,7 +210,7 @@ pub(crate) fn supervise_call<S: Sink + ?Sized>(
     };
     outcome.limit_hit = group.limit_hit(outcome.status);
     outcome.warnings.clone_from(&group.limits.fallbacks);
-    drop(spawned.sandbox.take());
+    drop(sandbox);
     outcome.duration = start.elapsed();
     outcome
 }
