@@ -45,6 +45,9 @@ pub enum OutputPipes {
     Separate,
 }
 
+/// Between SIGTERM and SIGKILL, unless a call says otherwise.
+pub(crate) const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+
 /// Everything about one run.
 #[derive(Debug, Clone)]
 pub struct ExecSpec {
@@ -92,7 +95,7 @@ impl ExecSpec {
             env: EnvConfig::default(),
             extra_env: Vec::new(),
             timeout: None,
-            grace: Duration::from_secs(2),
+            grace: DEFAULT_GRACE,
             drain: DrainLimits::default(),
             containment: Containment::default(),
             sandbox: None,

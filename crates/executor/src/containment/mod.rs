@@ -36,6 +36,7 @@ use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
 use crate::sys;
+use crate::wait::{KILLED_WAIT, wait_until};
 
 // The registry of owned children lives in `pids.rs`; these names stay for the modules that
 // reach it through containment.
@@ -500,22 +501,17 @@ pub(crate) fn end_members(
             .filter(|t| t.spare == spare)
             .unwrap_or_else(|| Termination::begin(group, spare, grace));
         let mut give_up: Option<Instant> = None;
-        loop {
+        // No bound of its own: the grace, then [`KILLED_WAIT`] once SIGKILL was sent.
+        wait_until(Duration::MAX, Duration::from_millis(2), || {
             reap(&live);
             if group.members(spare).is_empty() {
-                break;
+                return true;
             }
             let now = Instant::now();
             termination.tick(group, now);
-            if termination.killed() {
-                // A process in uninterruptible sleep cannot be waited for forever.
-                let until = *give_up.get_or_insert(now + Duration::from_secs(2));
-                if now >= until {
-                    break;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
+            // A process in uninterruptible sleep cannot be waited for forever.
+            termination.killed() && now >= *give_up.get_or_insert(now + KILLED_WAIT)
+        });
         reap(&live);
     }
     reap_orphans();
