@@ -18,12 +18,13 @@ impl ExitStatus {
     /// A `wait(2)` status: `None` for one that is neither an exit nor a death by signal
     /// (stopped, continued).
     pub(crate) fn from_wait(raw: i32) -> Option<ExitStatus> {
-        if libc::WIFEXITED(raw) {
-            Some(ExitStatus::Exited(libc::WEXITSTATUS(raw)))
-        } else if libc::WIFSIGNALED(raw) {
-            Some(ExitStatus::Signaled(libc::WTERMSIG(raw)))
-        } else {
-            None
+        use std::os::unix::process::ExitStatusExt;
+        // std decodes it as `WIFEXITED`/`WEXITSTATUS` and `WIFSIGNALED`/`WTERMSIG` do.
+        let status = std::process::ExitStatus::from_raw(raw);
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Some(ExitStatus::Exited(code)),
+            (None, Some(signal)) => Some(ExitStatus::Signaled(signal)),
+            (None, None) => None,
         }
     }
 }

@@ -23,6 +23,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::fs::OFlags;
+use rustix::process::{Pid, Signal, kill_process};
 
 use crate::wait::{KILLED_WAIT, wait_until};
 
@@ -252,9 +254,8 @@ pub(crate) fn kill_dir(dir: &Path, version: Version) {
             wait_until(FREEZE_WAIT, Duration::from_millis(1), || {
                 !fs::read_to_string(&state).is_ok_and(|s| s.trim() != "FROZEN")
             });
-            for pid in subtree_pids(dir) {
-                // SAFETY: kill takes a pid and a signal number.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+            for pid in subtree_pids(dir).into_iter().filter_map(Pid::from_raw) {
+                let _ = kill_process(pid, Signal::KILL);
             }
             let _ = fs::write(&state, b"THAWED");
         }
@@ -323,9 +324,9 @@ impl Cgroup {
             .join(format!("c{}", NEXT.fetch_add(1, Ordering::Relaxed)));
         fs::create_dir(&dir)?;
         let opened = (|| {
+            // std opens every file close-on-exec.
             let join = OpenOptions::new()
                 .write(true)
-                .custom_flags(libc::O_CLOEXEC)
                 .open(dir.join("cgroup.procs"))?;
             let procs = File::open(dir.join("cgroup.procs"))?;
             let (dir_fd, stat) = match base.version {
@@ -333,7 +334,7 @@ impl Cgroup {
                     Some(
                         OpenOptions::new()
                             .read(true)
-                            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+                            .custom_flags(OFlags::DIRECTORY.bits() as i32)
                             .open(&dir)?,
                     ),
                     Some(File::open(dir.join("cgroup.stat"))?),
@@ -505,26 +506,18 @@ fn pread_all(file: &File) -> Vec<u8> {
     let mut chunk = [0u8; 4096];
     let mut offset = 0;
     loop {
-        // SAFETY: pread into a local buffer of its length, from a descriptor we own.
-        let n = unsafe {
-            libc::pread(
-                file.as_raw_fd(),
-                chunk.as_mut_ptr().cast(),
-                chunk.len(),
-                offset,
-            )
+        let n = match rustix::io::pread(file, &mut chunk, offset) {
+            Ok(n) if n > 0 => n,
+            _ => break,
         };
-        if n <= 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n as usize]);
+        buf.extend_from_slice(&chunk[..n]);
         // A cgroup file is a seq_file, which fills a read while its next record fits: a read
         // that left room for several more records (these are lines under 64 bytes) was the
         // end — one `pread` per look on every call's hot path, not two.
-        if (n as usize) + 256 <= chunk.len() {
+        if n + 256 <= chunk.len() {
             break;
         }
-        offset += n as libc::off_t;
+        offset += n as u64;
     }
     buf
 }

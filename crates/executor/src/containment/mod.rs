@@ -104,11 +104,8 @@ pub(crate) fn forget_init(pid: i32) {
 /// It is a property of the whole process: call it from a binary that owns its children (the
 /// `agent-exec` CLI and servers do), not from a library embedded in someone else's process.
 pub fn become_subreaper() -> std::io::Result<()> {
-    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer argument.
-    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    // The argument is a flag that rustix spells as a pid: any pid turns it on (1, as before).
+    rustix::process::set_child_subreaper(Some(rustix::process::Pid::INIT))?;
     SUBREAPER.store(true, Ordering::SeqCst);
     Ok(())
 }
@@ -419,6 +416,9 @@ pub(crate) fn reap_orphans() {
         return;
     };
     loop {
+        // Raw `waitid`: the pid of what it found is all that is needed, and neither rustix
+        // (its status has no pid) nor nix (it fails on a death by a real-time signal) gives it
+        // for every child.
         // SAFETY: siginfo_t is plain data; waitid fills it.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         // SAFETY: WNOWAIT only looks; info is a valid out-pointer.

@@ -56,14 +56,13 @@ pub fn start_watchdog() -> std::io::Result<()> {
     let (read, write) = sys::pipe()?;
     let supervisor = std::process::id() as i32;
     // SAFETY: the caller guarantees we are single-threaded, so the child may allocate.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if pid == 0 {
-        drop(write);
-        watch(&read, supervisor);
-    }
+    let pid = match unsafe { nix::unistd::fork() }? {
+        nix::unistd::ForkResult::Child => {
+            drop(write);
+            watch(&read, supervisor);
+        }
+        nix::unistd::ForkResult::Parent { child } => child.as_raw(),
+    };
     drop(read);
     let _ = WATCHDOG.set(Watchdog {
         pid,
