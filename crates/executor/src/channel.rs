@@ -16,7 +16,7 @@ use crate::spawn::{Io, Launch, SpawnError, spawn};
 use crate::spec::{OutputPipes, Program};
 
 /// A running process with its stdin, stdout and stderr on pipes to us. Dropped without
-/// [`Channel::end`], it still leaves nothing behind (its [`Child`] kills its group).
+/// [`Channel::end`], it still leaves nothing behind (its child kills its group).
 #[derive(Debug)]
 pub struct Channel {
     child: Child,

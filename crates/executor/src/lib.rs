@@ -11,6 +11,11 @@
 //! stopped, how many processes were left and ended). Text for the model is written by the
 //! caller (`agent-exec-core`), never here.
 //!
+//! What to run is `spec.rs`, how it ended `outcome.rs`. Every started child is owned by one
+//! type (`child.rs`): dropped, it kills its group, reaps it (bounded) and gives up its pid in
+//! the registry of owned children (`pids.rs`), which the orphan sweep respects. Every bounded
+//! wait goes through `wait.rs`.
+//!
 //! ```no_run
 //! use agent_exec_executor::{run, CancelToken, ExecSpec};
 //! use agent_exec_sink::{OutputSink, SinkConfig};

@@ -52,7 +52,7 @@ pub fn run<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelToken
 /// ([`ExecSpec::pty_size`]; `TERM=xterm-256color`), and it leads its own session. Output
 /// arrives as one stream (stdout), raw: a sink renders it (`SinkConfig::terminal`). Nobody
 /// types into the terminal: a call blocked reading it with its output idle for
-/// [`ExecSpec::prompt_idle`] is ended ([`Stop::WaitingForInput`]).
+/// [`ExecSpec::prompt_idle`] is ended ([`Stop::WaitingForInput`](crate::Stop::WaitingForInput)).
 pub fn run_pty<S: Sink + ?Sized>(
     spec: &ExecSpec,
     sink: &mut S,

@@ -101,7 +101,7 @@ pub struct SessionConfig {
 }
 
 /// A live session shell. Dropped without [`Session::close`], it still leaves nothing behind:
-/// its [`Child`] kills its group and reaps the shell.
+/// its child (`child.rs`) kills its group and reaps the shell.
 #[derive(Debug)]
 pub struct Session {
     /// The shell and its group: first, so that a dropped session ends the shell before its
