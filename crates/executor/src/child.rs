@@ -10,9 +10,9 @@ use std::io;
 use std::time::Duration;
 
 use crate::containment::CallGroup;
-use crate::outcome::ExitStatus;
 use crate::pids::release_pid;
 use crate::process::Process;
+use crate::status::ExitStatus;
 use crate::wait::{KILLED_WAIT, readable, wait_until};
 
 /// How often a child without a pidfd is looked at while it is waited for.

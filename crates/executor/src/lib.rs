@@ -53,6 +53,7 @@ pub mod sandbox;
 pub mod session;
 mod spawn;
 mod spec;
+mod status;
 mod supervise;
 mod sys;
 mod wait;
@@ -61,12 +62,13 @@ mod waiting;
 pub use cancel::{CANCEL_CHECK, CancelToken};
 pub use containment::{Containment, GroupKind, LimitKind, Limits};
 pub use oneshot::{run, run_async, run_pty};
-pub use outcome::{ExecOutcome, ExitStatus, Stop};
+pub use outcome::{ExecOutcome, Stop};
 pub use prepared::{PreparedSettings, PreparedShells, PreparedStats};
 pub use pump::DrainLimits;
 pub use sandbox::{NetworkMode, SandboxMode, SandboxSpec};
 pub use spawn::SpawnError;
 pub use spec::{ExecSpec, OutputPipes, Program};
+pub use status::ExitStatus;
 pub use waiting::{JOB_WAITING_IDLE, PROMPT_IDLE};
 
 /// The conventional name of a signal (`SIGKILL`), or `SIG<n>` when unknown.

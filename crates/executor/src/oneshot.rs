@@ -19,11 +19,11 @@ use crate::waiting::{InputWatch, OnWaiting};
 use crate::outcome::ExecOutcome;
 use crate::spec::ExecSpec;
 
-// Where these were defined before they had modules of their own (`spec.rs`, `outcome.rs`):
+// Where these were defined before they had modules of their own (`spec.rs`, `status.rs`):
 // kept for the modules that still name them here (FIXME: `spawn.rs`, `process.rs`,
 // `pidns.rs` and `containment/limits.rs` to name them where they live, then drop these).
-pub(crate) use crate::outcome::ExitStatus;
 pub(crate) use crate::spec::{OutputPipes, Program, default_shell};
+pub(crate) use crate::status::ExitStatus;
 
 /// Runs `spec` to the end, pushing its output into `sink`. Blocks the calling thread.
 ///

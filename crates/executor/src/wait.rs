@@ -8,7 +8,7 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 /// How long processes sent SIGKILL are waited for before they are given up: a process in
 /// uninterruptible sleep (D state) cannot be waited for forever. Used by the end-of-call
-/// sweep, by a cgroup given back, and by a [`Child`](crate::child::Child) dropped.
+/// sweep, by a cgroup given back, and by a dropped `Child` (`child.rs`).
 pub(crate) const KILLED_WAIT: Duration = Duration::from_secs(2);
 
 /// Looks at `done` until it says so, every `interval`, for up to `bound` (`Duration::MAX`:
