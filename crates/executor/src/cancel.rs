@@ -94,10 +94,9 @@ impl CancelToken {
                     let _ = sys::poll_readable(&[Some(fd)], Some(timeout));
                 }
                 None => {
-                    let until = std::time::Instant::now() + timeout;
-                    while !self.is_cancelled() && std::time::Instant::now() < until {
-                        std::thread::sleep(FLAG_POLL.min(timeout));
-                    }
+                    crate::wait::wait_until(timeout, FLAG_POLL.min(timeout), || {
+                        self.is_cancelled()
+                    });
                 }
             }
         }

@@ -9,18 +9,17 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::ExitStatus;
+use crate::child::Child;
 use crate::containment::{self, CallGroup, Containment};
 use crate::env::{EnvConfig, build_env};
-use crate::oneshot::{OutputPipes, Program};
-use crate::process::Process;
 use crate::spawn::{Io, Launch, SpawnError, spawn};
+use crate::spec::{OutputPipes, Program};
 
-/// A running process with its stdin, stdout and stderr on pipes to us.
+/// A running process with its stdin, stdout and stderr on pipes to us. Dropped without
+/// [`Channel::end`], it still leaves nothing behind (its child kills its group).
 #[derive(Debug)]
 pub struct Channel {
-    child: Process,
-    pid: i32,
-    group: CallGroup,
+    child: Child,
     input: Option<File>,
     output: Option<File>,
     errors: Option<File>,
@@ -55,9 +54,7 @@ impl Channel {
         )?;
         let file = |fd: Option<OwnedFd>| fd.map(File::from);
         Ok(Channel {
-            pid: spawned.child.id() as i32,
-            child: spawned.child,
-            group,
+            child: Child::new(spawned.child, group),
             input: file(spawned.input),
             output: file(spawned.stdout),
             errors: file(spawned.stderr),
@@ -66,7 +63,7 @@ impl Channel {
 
     /// Its pid.
     pub fn id(&self) -> u32 {
-        self.pid as u32
+        self.child.pid() as u32
     }
 
     /// Where we write its input (once; `None` after).
@@ -91,33 +88,13 @@ impl Channel {
 
     /// Waits up to `bound` for it to exit by itself; its status if it did.
     pub fn wait_for(&mut self, bound: Duration) -> Option<ExitStatus> {
-        let until = std::time::Instant::now() + bound;
-        loop {
-            if let Some(status) = self.try_wait() {
-                return Some(status);
-            }
-            if std::time::Instant::now() >= until {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        self.child.wait_for(bound)
     }
 
     /// Ends it and everything it started: TERM, up to `grace`, then KILL. Its status.
     pub fn end(mut self, grace: Duration) -> Option<ExitStatus> {
         drop(self.input.take());
-        containment::end_members(&self.group, None, grace, None);
+        containment::end_members(self.child.group(), None, grace, None);
         self.child.wait().ok()
-    }
-}
-
-impl Drop for Channel {
-    /// A channel dropped without [`Channel::end`] still leaves nothing behind.
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            self.group.kill(None);
-            let _ = self.child.wait();
-        }
-        containment::release_pid(self.pid);
     }
 }

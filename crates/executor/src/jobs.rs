@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 use agent_exec_sink::{Capture, OutputSink, Sink, Stream, TailBuffer};
 
 use crate::cancel::CancelToken;
-use crate::oneshot::{ExecOutcome, ExecSpec, run_with};
+use crate::oneshot::run_with;
+use crate::outcome::ExecOutcome;
 use crate::spawn::Io;
+use crate::spec::ExecSpec;
 use crate::waiting::OnWaiting;
 
 /// Output kept for the prompt of a job waiting for input: its last bytes.

@@ -11,6 +11,11 @@
 //! stopped, how many processes were left and ended). Text for the model is written by the
 //! caller (`agent-exec-core`), never here.
 //!
+//! What to run is `spec.rs`, how it ended `outcome.rs`. Every started child is owned by one
+//! type (`child.rs`): dropped, it kills its group, reaps it (bounded) and gives up its pid in
+//! the registry of owned children (`pids.rs`), which the orphan sweep respects. Every bounded
+//! wait goes through `wait.rs`.
+//!
 //! ```no_run
 //! use agent_exec_executor::{run, CancelToken, ExecSpec};
 //! use agent_exec_sink::{OutputSink, SinkConfig};
@@ -32,31 +37,38 @@ compile_error!(
 
 mod cancel;
 pub mod channel;
+mod child;
 pub mod containment;
 mod direct;
 pub mod env;
 pub mod jobs;
 mod oneshot;
+mod outcome;
 mod pidns;
+mod pids;
 pub mod prepared;
 mod process;
 mod pump;
 pub mod sandbox;
 pub mod session;
 mod spawn;
+mod spec;
+mod status;
 mod supervise;
 mod sys;
+mod wait;
 mod waiting;
 
 pub use cancel::{CANCEL_CHECK, CancelToken};
 pub use containment::{Containment, GroupKind, LimitKind, Limits};
-pub use oneshot::{
-    ExecOutcome, ExecSpec, ExitStatus, OutputPipes, Program, Stop, run, run_async, run_pty,
-};
+pub use oneshot::{run, run_async, run_pty};
+pub use outcome::{ExecOutcome, Stop};
 pub use prepared::{PreparedSettings, PreparedShells, PreparedStats};
 pub use pump::DrainLimits;
 pub use sandbox::{NetworkMode, SandboxMode, SandboxSpec};
 pub use spawn::SpawnError;
+pub use spec::{ExecSpec, OutputPipes, Program};
+pub use status::ExitStatus;
 pub use waiting::{JOB_WAITING_IDLE, PROMPT_IDLE};
 
 /// The conventional name of a signal (`SIGKILL`), or `SIG<n>` when unknown.

@@ -28,13 +28,13 @@ use std::time::{Duration, Instant};
 use agent_exec_sink::Sink;
 
 use crate::cancel::CancelToken;
-use crate::containment::{self, CallGroup, Containment, Limits};
+use crate::containment::{CallGroup, Containment, Limits};
 use crate::env::build_env;
-use crate::oneshot::{
-    CallIo, ExecOutcome, ExecSpec, OutputPipes, Program, default_shell, supervise_call,
-};
+use crate::oneshot::{Call, supervise_call};
+use crate::outcome::ExecOutcome;
 use crate::sandbox::SandboxSpec;
-use crate::spawn::{Io, Launch, Spawned, logical_pwd, spawn};
+use crate::spawn::{Io, Launch, logical_pwd, spawn};
+use crate::spec::{ExecSpec, OutputPipes, Program, default_shell};
 use crate::sys;
 
 /// The shell's script, on one line so that `$LINENO` in the command counts from 1 as in
@@ -108,13 +108,12 @@ impl ShellKey {
     }
 }
 
-/// A started shell waiting for its command.
+/// A started shell waiting for its command. Dropped, it is ended: its group killed, the
+/// shell reaped (its [`Child`](crate::child::Child)).
 struct Ready {
-    group: CallGroup,
-    spawned: Spawned,
-    control: OwnedFd,
     /// Its pipes readied and its pidfd opened while it waited, not during the call.
-    io: CallIo,
+    call: Call,
+    control: OwnedFd,
 }
 
 impl Ready {
@@ -140,23 +139,19 @@ impl Ready {
         )
         .ok()?;
         Some(Ready {
-            io: CallIo::fresh(&spawned),
-            group,
-            spawned,
+            call: Call::new(spawned, group),
             control: control_w,
         })
     }
 
     /// Whether the shell still waits (it was not killed while idle).
     fn alive(&mut self) -> bool {
-        matches!(self.spawned.child.try_wait(), Ok(None))
+        matches!(self.call.child().try_wait(), Ok(None))
     }
 
-    /// Ends an unused shell: its group killed, the shell reaped.
-    fn discard(mut self) {
-        self.group.kill(None);
-        let _ = self.spawned.child.wait();
-        containment::release_pid(self.spawned.child.id() as i32);
+    /// Ends an unused shell: its group killed, the shell reaped (the drop of its child).
+    fn discard(self) {
+        drop(self);
     }
 }
 
@@ -297,14 +292,9 @@ impl PreparedShells {
             shell.discard();
             return crate::oneshot::run(spec, sink, cancel);
         }
-        let Ready {
-            group,
-            spawned,
-            control,
-            io,
-        } = shell;
+        let Ready { call, control } = shell;
         drop(control);
-        let outcome = supervise_call(spec, sink, cancel, start, &group, spawned, io);
+        let outcome = supervise_call(spec, sink, cancel, start, call);
         // The replacement starts once the call is over: started at once, its fork and exec
         // would compete for the CPU with the call it was taken for.
         self.shared.wake.notify_one();

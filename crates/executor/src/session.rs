@@ -25,7 +25,6 @@
 //!
 //! See `sessions-and-containment.md` for the experiments behind this design.
 
-use crate::process::Process;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -33,13 +32,17 @@ use std::time::{Duration, Instant};
 use agent_exec_sink::{Sink, Stream};
 
 use crate::cancel::CancelToken;
+use crate::child::Child;
 use crate::containment::{self, CallGroup, Containment, GroupKind};
 use crate::env::{EnvConfig, build_env};
-use crate::oneshot::{ExecOutcome, ExecSpec, ExitStatus, Program, Stop};
+use crate::outcome::{ExecOutcome, Stop};
 use crate::pump::{DrainLimits, Pump};
 use crate::spawn::{Io, Launch, SpawnError, spawn};
+use crate::spec::{ExecSpec, Program};
+use crate::status::ExitStatus;
 use crate::supervise::{Finish, Report, Watch, pidfd, supervise};
 use crate::sys;
+use crate::wait::wait_until;
 
 const DRIVER: &str = r#"exec 250>&1 251>&2 252<>/dev/null 253<&3 254>&4 3<&- 4>&- 0<&252 2>/dev/null
 shopt -s expand_aliases 2>/dev/null
@@ -69,6 +72,14 @@ $__agent_exec_cmd";; esac
 done
 "#;
 
+/// How long a shell that is gone (or going) is waited for, its last output read every
+/// [`SHELL_EXIT_POLL`], before its group is killed.
+const SHELL_EXIT_WAIT: Duration = Duration::from_secs(2);
+const SHELL_EXIT_POLL: Duration = Duration::from_millis(2);
+
+/// The grace of what a gone shell left running, and of the throwaway shell of an rc snapshot.
+const SHORT_GRACE: Duration = Duration::from_millis(200);
+
 /// How a session's shell is started.
 #[derive(Debug, Clone, Default)]
 pub struct SessionConfig {
@@ -90,15 +101,16 @@ pub struct SessionConfig {
     pub limits: crate::containment::Limits,
 }
 
-/// A live session shell.
+/// A live session shell. Dropped without [`Session::close`], it still leaves nothing behind:
+/// its child (`child.rs`) kills its group and reaps the shell.
 #[derive(Debug)]
 pub struct Session {
+    /// The shell and its group: first, so that a dropped session ends the shell before its
+    /// sandbox goes.
+    child: Child,
     /// The sandbox the shell runs in (its temporary directory lives as long as the shell).
     _sandbox: Option<crate::sandbox::Prepared>,
-    child: Process,
-    pid: i32,
     pidfd: Option<OwnedFd>,
-    group: CallGroup,
     control: OwnedFd,
     status: OwnedFd,
     /// The pipe the shell's stdout and stderr share.
@@ -156,7 +168,7 @@ impl Session {
         let shell = config
             .shell
             .clone()
-            .unwrap_or_else(|| crate::oneshot::default_shell().0.clone());
+            .unwrap_or_else(|| crate::spec::default_shell().0.clone());
         let pipes = sys::pipe().and_then(|c| Ok((c, sys::pipe()?)));
         let ((control_r, control_w), (status_r, status_w)) =
             pipes.map_err(|e| SpawnError::Program {
@@ -192,13 +204,11 @@ impl Session {
         let output = spawned.stdout.expect("the session's output is piped");
         crate::pump::ready_output_pipe(output.as_raw_fd());
         let _ = sys::set_nonblocking(status_r.as_raw_fd());
-        let child = spawned.child;
+        let pidfd = pidfd(&spawned.child);
         Ok(Session {
+            child: Child::new(spawned.child, group),
             _sandbox: spawned.sandbox,
-            pid: child.id() as i32,
-            pidfd: pidfd(&child),
-            child,
-            group,
+            pidfd,
             control: control_w,
             status: status_r,
             output,
@@ -216,7 +226,7 @@ impl Session {
 
     /// How the session's processes are contained.
     pub fn containment(&self) -> GroupKind {
-        self.group.kind()
+        self.child.group().kind()
     }
 
     /// Whether the shell is still running.
@@ -268,21 +278,23 @@ impl Session {
         let status_fd = self.status.as_raw_fd();
         let (status_buf, status) = (&mut self.status_buf, &self.status);
         let mut read_report = || read_status(status, status_buf);
+        let shell = self.child.pid();
+        let (child, group) = self.child.parts();
         let mut watch = Watch {
-            child: &mut self.child,
+            child,
             pidfd: self.pidfd.as_ref(),
-            group: &self.group,
+            group,
             deadline: timeout.map(|t| start + t),
             grace,
             cancel,
             close: Some(&self.closer),
-            spare_on_sink_stop: Some(self.pid),
+            spare_on_sink_stop: Some(shell),
             input: None,
         };
         let supervised = supervise(&mut watch, &mut pump, Some((status_fd, &mut read_report)));
         let mut exec = ExecOutcome {
             stop: supervised.stop,
-            containment: Some(self.group.kind()),
+            containment: Some(self.child.group().kind()),
             ..ExecOutcome::default()
         };
         let report = match supervised.finish {
@@ -300,15 +312,16 @@ impl Session {
         // Processes the command left running are ended (never the shell): with a cgroup, its
         // members other than the shell (one read); in the fallback, a `$!` that changed or a
         // backgrounding word in the command says when a `/proc` scan is worth its cost.
+        let group = self.child.group();
         let worth_a_look = !matches!(
-            self.group.kind(),
+            group.kind(),
             GroupKind::ProcessGroup | GroupKind::PidNamespace
         ) || !report.jobs.is_empty()
             || may_background(command)
             || supervised.termination.is_some();
         if worth_a_look {
             let ongoing = supervised.termination;
-            let stopped = containment::end_members(&self.group, Some(self.pid), grace, ongoing);
+            let stopped = containment::end_members(group, Some(self.child.pid()), grace, ongoing);
             // Ended by the sink's stop, those were the command's own processes. (`jobs -p`
             // lists finished jobs too: only the group's live members are counted.)
             exec.processes_stopped = if exec.stop.is_some() { 0 } else { stopped };
@@ -317,8 +330,8 @@ impl Session {
         let _ = drain;
         pump.finish();
         exec.status = Some(ExitStatus::Exited(report.code));
-        exec.limit_hit = self.group.limit_hit(exec.status);
-        exec.warnings.clone_from(&self.group.limits.fallbacks);
+        exec.limit_hit = group.limit_hit(exec.status);
+        exec.warnings.clone_from(&group.limits.fallbacks);
         self.cwd = report.cwd;
         exec.duration = start.elapsed();
         SessionOutcome {
@@ -337,21 +350,21 @@ impl Session {
         start: Instant,
         ongoing: Option<containment::Termination>,
     ) -> SessionOutcome {
-        let until = Instant::now() + Duration::from_secs(2);
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(s)) => break Some(s),
-                Ok(None) if Instant::now() < until => {
-                    pump.read_now();
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                _ => {
-                    self.group.kill(None);
-                    break self.child.wait().ok();
-                }
+        // Its last output is collected while it is waited for.
+        let mut status = Ok(None);
+        wait_until(SHELL_EXIT_WAIT, SHELL_EXIT_POLL, || {
+            status = self.child.try_wait();
+            let waiting = matches!(status, Ok(None));
+            if waiting {
+                pump.read_now();
             }
+            !waiting
+        });
+        let status = match status {
+            Ok(Some(s)) => Some(s),
+            _ => self.child.kill_and_wait(),
         };
-        containment::release_pid(self.pid);
+        self.child.release();
         pump.read_now();
         if !pump.is_closed() {
             exec.drain_cut_short = !pump.drain(DrainLimits {
@@ -360,11 +373,11 @@ impl Session {
             });
         }
         pump.finish();
-        let grace = Duration::from_millis(200);
-        let stopped = containment::end_members(&self.group, None, grace, ongoing);
+        let group = self.child.group();
+        let stopped = containment::end_members(group, None, SHORT_GRACE, ongoing);
         exec.processes_stopped = if exec.stop.is_some() { 0 } else { stopped };
         exec.status = exec.status.or(status);
-        exec.containment = Some(self.group.kind());
+        exec.containment = Some(group.kind());
         exec.duration = start.elapsed();
         let why = match (exec.stop, exec.status) {
             (Some(stop), _) => SessionEnd::Stopped(stop),
@@ -383,25 +396,13 @@ impl Session {
     /// Ends the shell and everything it started (TERM → grace → KILL). Returns how many
     /// processes other than the shell were running.
     pub fn close(mut self, grace: Duration) -> usize {
-        let others = self.group.members(Some(self.pid)).len();
-        containment::end_members(&self.group, None, grace, None);
+        let others = self.child.group().members(Some(self.child.pid())).len();
+        containment::end_members(self.child.group(), None, grace, None);
         let _ = self.child.wait();
-        containment::release_pid(self.pid);
+        self.child.release();
         // Orphans the close killed may be zombies of ours now that the shell is gone.
         containment::reap_orphans();
         others
-    }
-}
-
-impl Drop for Session {
-    /// A session dropped without [`Session::close`] still leaves nothing behind: its group is
-    /// killed and its shell reaped.
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            self.group.kill(None);
-            let _ = self.child.wait();
-        }
-        containment::release_pid(self.pid);
     }
 }
 
@@ -463,7 +464,7 @@ fn parse_status(buf: &[u8]) -> Option<Status> {
 
 /// The shell sessions and snapshots use when none is configured: `bash` from `PATH`, else `sh`.
 pub fn default_shell_path() -> &'static Path {
-    &crate::oneshot::default_shell().0
+    &crate::spec::default_shell().0
 }
 
 /// Why an rc snapshot could not be made.
@@ -551,7 +552,7 @@ pub fn rc_snapshot(
         partial.display().to_string(),
     ));
     spec.timeout = Some(timeout);
-    spec.grace = Duration::from_millis(200);
+    spec.grace = SHORT_GRACE;
     spec.containment = containment;
     // Sessions run sandboxed run `~/.bashrc` sandboxed too (a sandboxed command may have
     // written it, when the workspace is the home): it may write only the snapshot.

@@ -9,8 +9,9 @@ use agent_exec_sink::Sink;
 
 use crate::cancel::CancelToken;
 use crate::containment::{CallGroup, Termination};
-use crate::oneshot::{ExitStatus, Stop};
+use crate::outcome::Stop;
 use crate::pump::Pump;
+use crate::status::ExitStatus;
 use crate::sys;
 use crate::waiting::InputWatch;
 

@@ -22,6 +22,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::fs::OFlags;
+use rustix::process::{Pid, Signal, kill_process};
+
+use crate::wait::{KILLED_WAIT, wait_until};
+
 /// Which cgroup interface a hierarchy speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Version {
@@ -166,7 +172,7 @@ fn make_base(version: Version) -> Option<Base> {
         // Our name is unique among live processes: a directory holding it was left by a dead
         // one of an earlier PID namespace (its inode and pid came round again). Its cgroups'
         // names would collide with ours: ended and removed first.
-        end_tree(&dir, version, Duration::from_secs(1));
+        end_tree(&dir, version, STALE_WAIT);
     }
     match fs::create_dir(&dir) {
         Ok(()) => {}
@@ -193,6 +199,9 @@ fn make_base(version: Version) -> Option<Base> {
     Some(base)
 }
 
+/// How long the processes in a directory left by a dead `agent-exec` are waited for.
+const STALE_WAIT: Duration = Duration::from_secs(1);
+
 /// Ends and removes the directories of `agent-exec` processes that died without cleaning up
 /// (their watchdog killed too, or none was started).
 fn remove_stale(parent: &Path, version: Version) {
@@ -201,7 +210,7 @@ fn remove_stale(parent: &Path, version: Version) {
     };
     for entry in entries.flatten() {
         if crate::sys::left_by_dead_process(&entry.file_name(), "agent-exec-") {
-            end_tree(&entry.path(), version, Duration::from_secs(1));
+            end_tree(&entry.path(), version, STALE_WAIT);
         }
     }
 }
@@ -215,15 +224,22 @@ pub(crate) fn end_tree(dir: &Path, version: Version, wait: Duration) {
     }
     let until = Instant::now() + wait;
     for child in &children {
-        while !subtree_pids(child).is_empty() && Instant::now() < until {
-            kill_dir(child, version);
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let left = until.saturating_duration_since(Instant::now());
+        wait_until(left, Duration::from_millis(5), || {
+            let empty = subtree_pids(child).is_empty();
+            if !empty {
+                kill_dir(child, version);
+            }
+            empty
+        });
         remove_below(child);
         let _ = fs::remove_dir(child);
     }
     let _ = fs::remove_dir(dir);
 }
+
+/// How long a v1 cgroup is given to freeze before its members are killed anyway.
+const FREEZE_WAIT: Duration = Duration::from_millis(200);
 
 /// SIGKILL to every process in the cgroup at `dir`.
 pub(crate) fn kill_dir(dir: &Path, version: Version) {
@@ -235,15 +251,11 @@ pub(crate) fn kill_dir(dir: &Path, version: Version) {
             // Frozen processes cannot fork while we collect them; SIGKILL takes effect on thaw.
             let state = dir.join("freezer.state");
             let _ = fs::write(&state, b"FROZEN");
-            let until = Instant::now() + Duration::from_millis(200);
-            while fs::read_to_string(&state).is_ok_and(|s| s.trim() != "FROZEN")
-                && Instant::now() < until
-            {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            for pid in subtree_pids(dir) {
-                // SAFETY: kill takes a pid and a signal number.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+            wait_until(FREEZE_WAIT, Duration::from_millis(1), || {
+                !fs::read_to_string(&state).is_ok_and(|s| s.trim() != "FROZEN")
+            });
+            for pid in subtree_pids(dir).into_iter().filter_map(Pid::from_raw) {
+                let _ = kill_process(pid, Signal::KILL);
             }
             let _ = fs::write(&state, b"THAWED");
         }
@@ -312,9 +324,9 @@ impl Cgroup {
             .join(format!("c{}", NEXT.fetch_add(1, Ordering::Relaxed)));
         fs::create_dir(&dir)?;
         let opened = (|| {
+            // std opens every file close-on-exec.
             let join = OpenOptions::new()
                 .write(true)
-                .custom_flags(libc::O_CLOEXEC)
                 .open(dir.join("cgroup.procs"))?;
             let procs = File::open(dir.join("cgroup.procs"))?;
             let (dir_fd, stat) = match base.version {
@@ -322,7 +334,7 @@ impl Cgroup {
                     Some(
                         OpenOptions::new()
                             .read(true)
-                            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+                            .custom_flags(OFlags::DIRECTORY.bits() as i32)
                             .open(&dir)?,
                     ),
                     Some(File::open(dir.join("cgroup.stat"))?),
@@ -359,10 +371,7 @@ impl Cgroup {
     pub(crate) fn give_back(self) {
         if !self.pids().is_empty() {
             self.kill();
-            let until = Instant::now() + Duration::from_secs(2);
-            while !self.pids().is_empty() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(2));
-            }
+            self.wait_empty(KILLED_WAIT);
             if !self.pids().is_empty() {
                 // Unkillable (D state): leave it to the watchdog rather than reuse it.
                 return;
@@ -384,6 +393,46 @@ impl Cgroup {
             drop(pool);
             let _ = fs::remove_dir(&self.dir);
         }
+    }
+
+    /// Waits up to `bound` for the cgroup to empty. In v2 its `cgroup.events` says when
+    /// (`populated 0`, notified through `poll`); in v1 its members are looked at every few
+    /// milliseconds. Whether it emptied.
+    fn wait_empty(&self, bound: Duration) -> bool {
+        let until = Instant::now() + bound;
+        if self.version == Version::V2
+            && let Ok(events) = File::open(self.dir.join("cgroup.events"))
+        {
+            loop {
+                // A read from offset 0 both gives the state and arms the notification: a
+                // change after it wakes the poll below at once.
+                let text = pread_all(&events);
+                let populated = String::from_utf8_lossy(&text)
+                    .lines()
+                    .find_map(|l| l.strip_prefix("populated "))
+                    .map(str::trim)
+                    .map(str::to_owned);
+                match populated.as_deref() {
+                    Some("0") => return true,
+                    Some(_) => {}
+                    // Unreadable: look at the members instead.
+                    None => break,
+                }
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return false;
+                }
+                let timeout = Timespec::try_from(left).ok();
+                let mut fds = [PollFd::new(&events, PollFlags::PRI)];
+                if let Err(e) = poll(&mut fds, timeout.as_ref())
+                    && e != rustix::io::Errno::INTR
+                {
+                    break;
+                }
+            }
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        wait_until(left, Duration::from_millis(2), || self.pids().is_empty())
     }
 
     pub(crate) fn version(&self) -> Version {
@@ -457,26 +506,18 @@ fn pread_all(file: &File) -> Vec<u8> {
     let mut chunk = [0u8; 4096];
     let mut offset = 0;
     loop {
-        // SAFETY: pread into a local buffer of its length, from a descriptor we own.
-        let n = unsafe {
-            libc::pread(
-                file.as_raw_fd(),
-                chunk.as_mut_ptr().cast(),
-                chunk.len(),
-                offset,
-            )
+        let n = match rustix::io::pread(file, &mut chunk, offset) {
+            Ok(n) if n > 0 => n,
+            _ => break,
         };
-        if n <= 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n as usize]);
+        buf.extend_from_slice(&chunk[..n]);
         // A cgroup file is a seq_file, which fills a read while its next record fits: a read
         // that left room for several more records (these are lines under 64 bytes) was the
         // end — one `pread` per look on every call's hot path, not two.
-        if (n as usize) + 256 <= chunk.len() {
+        if n + 256 <= chunk.len() {
             break;
         }
-        offset += n as libc::off_t;
+        offset += n as u64;
     }
     buf
 }
@@ -485,4 +526,35 @@ fn parse_pids(buf: &[u8]) -> Vec<i32> {
     buf.split(|&b| b == b'\n')
         .filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse().ok())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_killed_cgroup_is_seen_empty_as_soon_as_it_is() {
+        // Where no cgroup can be made here, there is nothing to wait for.
+        let Some(cg) = default_base().and_then(|b| Cgroup::take(b).ok()) else {
+            return;
+        };
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .expect("sleep starts");
+        let joined = fs::write(cg.dir.join("cgroup.procs"), sleeper.id().to_string());
+        if joined.is_err() {
+            let _ = sleeper.kill();
+            let _ = sleeper.wait();
+            return;
+        }
+        assert!(!cg.wait_empty(Duration::from_millis(20)), "it runs");
+        let start = Instant::now();
+        cg.kill();
+        let _ = sleeper.wait();
+        assert!(cg.wait_empty(Duration::from_secs(30)));
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(cg.pids().is_empty());
+        cg.give_back();
+    }
 }

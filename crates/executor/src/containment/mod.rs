@@ -26,10 +26,9 @@ mod limits;
 mod scan;
 mod watchdog;
 
-use std::collections::BTreeSet;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, RwLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
@@ -37,6 +36,14 @@ use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
 use crate::sys;
+use crate::wait::{KILLED_WAIT, wait_until};
+
+// The registry of owned children lives in `pids.rs`; these names stay for the modules that
+// reach it through containment.
+use crate::pids::supervised;
+pub(crate) use crate::pids::{
+    SPAWNING, child_succeeds, fork_supervised, release_pid, supervise_pid,
+};
 
 pub use cgroup::CONTAINMENT_VAR;
 pub(crate) use limits::{LimitGroup, WATCH_EVERY, Watcher};
@@ -83,80 +90,11 @@ pub enum Containment {
 }
 
 static SUBREAPER: AtomicBool = AtomicBool::new(false);
-/// Processes whose exit status belongs to an owner (a `Child` someone will wait for): never
-/// reaped by the orphan sweep, or that owner would lose its child's status.
-static SUPERVISED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
-/// Held (shared) by every spawn from before the fork until its pid is in [`SUPERVISED`], and
-/// (exclusive) by the orphan sweep, so a child that exits at once is never taken for an orphan.
-pub(crate) static SPAWNING: RwLock<()> = RwLock::new(());
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
-
-fn supervised() -> MutexGuard<'static, BTreeSet<i32>> {
-    SUPERVISED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Marks `pid` as waited for by its owner (see [`SUPERVISED`]).
-pub(crate) fn supervise_pid(pid: i32) {
-    supervised().insert(pid);
-}
-
-/// Forks a child that runs `in_child` (system calls only: a fork of a threaded process must
-/// not touch locks or memory others may hold; it must `_exit`), with every signal blocked
-/// across the fork so no handler of ours runs in it, and registered as supervised before an
-/// orphan sweep can take its status. The caller waits for it and calls [`release_pid`].
-pub(crate) fn fork_supervised(in_child: impl FnOnce()) -> std::io::Result<i32> {
-    let spawning = SPAWNING
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // SAFETY: sigset operations on local data.
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&raw mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut old);
-    }
-    // SAFETY: the child runs only `in_child`, which makes system calls and exits.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        in_child();
-        // SAFETY: leaving the child, should `in_child` return.
-        unsafe { libc::_exit(127) };
-    }
-    // SAFETY: restoring our own mask.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &raw const old, std::ptr::null_mut()) };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    supervise_pid(pid);
-    drop(spawning);
-    Ok(pid)
-}
-
-/// Whether a throwaway child running `in_child` (as for [`fork_supervised`]) exits with 0:
-/// the probes of what the kernel lets us do here.
-pub(crate) fn child_succeeds(in_child: impl FnOnce()) -> bool {
-    let Ok(pid) = fork_supervised(in_child) else {
-        return false;
-    };
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) } == pid;
-    release_pid(pid);
-    waited
-        && crate::oneshot::ExitStatus::from_wait(status)
-            == Some(crate::oneshot::ExitStatus::Exited(0))
-}
 
 /// The init of a PID namespace is about to be reaped: the watchdog no longer kills it.
 pub(crate) fn forget_init(pid: i32) {
     watchdog::unregister_process(pid);
-}
-
-/// The owner has waited for `pid`.
-pub(crate) fn release_pid(pid: i32) {
-    supervised().remove(&pid);
 }
 
 /// Makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`), so descendants orphaned by
@@ -166,11 +104,8 @@ pub(crate) fn release_pid(pid: i32) {
 /// It is a property of the whole process: call it from a binary that owns its children (the
 /// `agent-exec` CLI and servers do), not from a library embedded in someone else's process.
 pub fn become_subreaper() -> std::io::Result<()> {
-    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer argument.
-    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    // The argument is a flag that rustix spells as a pid: any pid turns it on (1, as before).
+    rustix::process::set_child_subreaper(Some(rustix::process::Pid::INIT))?;
     SUBREAPER.store(true, Ordering::SeqCst);
     Ok(())
 }
@@ -481,6 +416,9 @@ pub(crate) fn reap_orphans() {
         return;
     };
     loop {
+        // Raw `waitid`: the pid of what it found is all that is needed, and neither rustix
+        // (its status has no pid) nor nix (it fails on a death by a real-time signal) gives it
+        // for every child.
         // SAFETY: siginfo_t is plain data; waitid fills it.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         // SAFETY: WNOWAIT only looks; info is a valid out-pointer.
@@ -563,22 +501,17 @@ pub(crate) fn end_members(
             .filter(|t| t.spare == spare)
             .unwrap_or_else(|| Termination::begin(group, spare, grace));
         let mut give_up: Option<Instant> = None;
-        loop {
+        // No bound of its own: the grace, then [`KILLED_WAIT`] once SIGKILL was sent.
+        wait_until(Duration::MAX, Duration::from_millis(2), || {
             reap(&live);
             if group.members(spare).is_empty() {
-                break;
+                return true;
             }
             let now = Instant::now();
             termination.tick(group, now);
-            if termination.killed() {
-                // A process in uninterruptible sleep cannot be waited for forever.
-                let until = *give_up.get_or_insert(now + Duration::from_secs(2));
-                if now >= until {
-                    break;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
+            // A process in uninterruptible sleep cannot be waited for forever.
+            termination.killed() && now >= *give_up.get_or_insert(now + KILLED_WAIT)
+        });
         reap(&live);
     }
     reap_orphans();

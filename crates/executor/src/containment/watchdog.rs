@@ -22,8 +22,11 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+
 use super::{cgroup, scan};
 use crate::sys;
+use crate::wait::wait_until;
 
 struct Watchdog {
     pid: i32,
@@ -53,14 +56,13 @@ pub fn start_watchdog() -> std::io::Result<()> {
     let (read, write) = sys::pipe()?;
     let supervisor = std::process::id() as i32;
     // SAFETY: the caller guarantees we are single-threaded, so the child may allocate.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if pid == 0 {
-        drop(write);
-        watch(&read, supervisor);
-    }
+    let pid = match unsafe { nix::unistd::fork() }? {
+        nix::unistd::ForkResult::Child => {
+            drop(write);
+            watch(&read, supervisor);
+        }
+        nix::unistd::ForkResult::Parent { child } => child.as_raw(),
+    };
     drop(read);
     let _ = WATCHDOG.set(Watchdog {
         pid,
@@ -85,24 +87,32 @@ pub(crate) fn end_and_reap() {
         return;
     }
     drop(lifeline);
-    // Its sweep is bounded (2 s for the cgroups, 2 s for the marker scan): past that, it is
-    // left rather than holding our exit.
+    // Its sweep is bounded ([`SWEEP_WAIT`] for the cgroups, as much for the marker scan):
+    // past that, it is left rather than holding our exit.
     let pid = nix::unistd::Pid::from_raw(w.pid);
-    let until = std::time::Instant::now() + Duration::from_secs(5);
+    let until = Instant::now() + EXIT_WAIT;
     if let Some(exited) = sys::pidfd_open(w.pid) {
         // Woken the moment it exits (it usually has nothing to do).
-        sys::poll_readable(&[Some(exited.as_raw_fd())], Some(Duration::from_secs(5)));
+        crate::wait::readable(&exited, EXIT_WAIT);
     }
-    loop {
-        match nix::sys::wait::waitpid(pid, Some(nix::sys::wait::WaitPidFlag::WNOHANG)) {
-            Ok(nix::sys::wait::WaitStatus::StillAlive) if std::time::Instant::now() < until => {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            Err(nix::errno::Errno::EINTR) => {}
-            _ => return,
-        }
-    }
+    wait_until(
+        until.saturating_duration_since(Instant::now()),
+        Duration::from_millis(1),
+        || {
+            !matches!(
+                nix::sys::wait::waitpid(pid, Some(nix::sys::wait::WaitPidFlag::WNOHANG)),
+                Ok(nix::sys::wait::WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR)
+            )
+        },
+    );
 }
+
+/// How long a normal exit waits for the watchdog to end: more than its sweep takes.
+const EXIT_WAIT: Duration = Duration::from_secs(5);
+
+/// How long the watchdog's sweep waits for the cgroups to empty, and how long it repeats the
+/// marker scan.
+const SWEEP_WAIT: Duration = Duration::from_secs(2);
 
 /// Tells the watchdog that a call runs without a cgroup (sent before its spawn): from now on,
 /// our death is followed by a scan for our marker.
@@ -238,7 +248,7 @@ fn end_everything(supervisor: i32, groups: &BTreeSet<i32>, fallback_used: bool) 
         if let Some(dir) = cgroup::process_dir(version, supervisor)
             && dir.is_dir()
         {
-            cgroup::end_tree(&dir, version, Duration::from_secs(2));
+            cgroup::end_tree(&dir, version, SWEEP_WAIT);
         }
     }
     super::limits::remove_for(supervisor);
@@ -250,23 +260,21 @@ fn end_everything(supervisor: i32, groups: &BTreeSet<i32>, fallback_used: bool) 
         return;
     }
     let prefix = format!("{}-", crate::sys::process_name(supervisor));
-    let until = Instant::now() + Duration::from_secs(2);
-    loop {
+    wait_until(SWEEP_WAIT, Duration::from_millis(10), || {
         let mut found = false;
         for &pgid in groups {
-            // SAFETY: killpg takes a process group and a signal number.
-            if unsafe { libc::killpg(pgid, libc::SIGKILL) } == 0 {
+            if Pid::from_raw(pgid)
+                .is_some_and(|pgid| kill_process_group(pgid, Signal::KILL).is_ok())
+            {
                 found = true;
             }
         }
         for pid in scan::marked_with_prefix(&prefix) {
-            // SAFETY: kill takes a pid and a signal number.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            if let Some(pid) = Pid::from_raw(pid) {
+                let _ = kill_process(pid, Signal::KILL);
+            }
             found = true;
         }
-        if !found || Instant::now() >= until {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+        !found
+    });
 }
