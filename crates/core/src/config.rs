@@ -536,7 +536,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             default_timeout: Duration::from_mins(2),
-            grace: Duration::from_secs(2),
+            grace: agent_exec_executor::DEFAULT_GRACE,
             max_bytes: Config::DEFAULT_MAX_BYTES,
             max_lines: None,
             direction: Direction::Smart,

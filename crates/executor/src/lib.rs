@@ -67,7 +67,7 @@ pub use prepared::{PreparedSettings, PreparedShells, PreparedStats};
 pub use pump::DrainLimits;
 pub use sandbox::{NetworkMode, SandboxMode, SandboxSpec};
 pub use spawn::SpawnError;
-pub use spec::{ExecSpec, OutputPipes, Program};
+pub use spec::{DEFAULT_GRACE, ExecSpec, OutputPipes, Program};
 pub use status::ExitStatus;
 pub use waiting::{JOB_WAITING_IDLE, PROMPT_IDLE};
 

@@ -46,7 +46,7 @@ pub enum OutputPipes {
 }
 
 /// Between SIGTERM and SIGKILL, unless a call says otherwise.
-pub(crate) const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 
 /// Everything about one run.
 #[derive(Debug, Clone)]
