@@ -29,10 +29,10 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use crate::oneshot::ExitStatus;
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use rustix::process::Signal;
 
-/// The stacks of the helper and the init (only system calls and a loop run on them).
-const STACK: usize = 64 * 1024;
+use crate::oneshot::ExitStatus;
 
 /// The init of a call's PID namespace, as the supervisor holds it.
 #[derive(Debug)]
@@ -44,7 +44,7 @@ pub(crate) struct Init {
     /// The command's wait status arrives here (4 bytes), once.
     status: OwnedFd,
     /// Its stack, in our memory, while it runs.
-    stack: Vec<u8>,
+    stack: Option<crate::process::Stack>,
     reaped: bool,
 }
 
@@ -115,15 +115,6 @@ fn probe() -> bool {
     })
 }
 
-/// The stack top of a buffer (16-byte aligned, as the ABI wants at a call).
-fn top_of(stack: &mut [u8]) -> *mut u8 {
-    // SAFETY: one past the end of the buffer, moved down to an aligned address inside it.
-    unsafe {
-        let end = stack.as_mut_ptr().add(stack.len());
-        end.sub(end as usize % 16)
-    }
-}
-
 /// Starts the command in a PID namespace of its own: `child(child_arg)` on `child_top`, as a
 /// vfork child of the namespace's init. Called with every signal blocked, under the spawn
 /// lock. Returns the init and the command's pid here (`None` when the command failed before
@@ -138,11 +129,14 @@ pub(crate) fn spawn(
     let (ready_r, ready_w) = crate::sys::pipe()?;
     let (status_r, status_w) = crate::sys::pipe()?;
     let (go_r, go_w) = crate::sys::pipe()?;
-    // SAFETY: plain getters.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let (uid, gid) = (
+        rustix::process::geteuid().as_raw(),
+        rustix::process::getegid().as_raw(),
+    );
     let c = |s: &str| CString::new(s).expect("no NUL");
-    let mut init_stack = vec![0u8; STACK];
-    let mut helper_stack = vec![0u8; STACK];
+    // The stacks of the helper and the init (only system calls and a loop run on them).
+    let init_stack = crate::process::Stack::new()?;
+    let helper_stack = crate::process::Stack::new()?;
     let mut launch = Launch {
         user,
         id_maps: vec![
@@ -150,7 +144,7 @@ pub(crate) fn spawn(
             (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
             (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
         ],
-        init_top: top_of(&mut init_stack),
+        init_top: init_stack.top(),
         child,
         child_top,
         child_arg,
@@ -168,7 +162,7 @@ pub(crate) fn spawn(
     let helper = unsafe {
         libc::clone(
             helper_main,
-            top_of(&mut helper_stack).cast(),
+            helper_stack.top().cast(),
             libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
             (&raw mut launch).cast(),
         )
@@ -176,9 +170,8 @@ pub(crate) fn spawn(
     if helper < 0 {
         return Err(io::Error::last_os_error());
     }
-    let mut status = 0;
-    // SAFETY: waiting for our own child, which has exited (vfork).
-    unsafe { libc::waitpid(helper, &raw mut status, 0) };
+    // Our own child, which has exited (vfork).
+    let _ = waitpid(nix::unistd::Pid::from_raw(helper), None);
     drop(helper_stack);
     let init_pid = launch.init_pid.load(Ordering::SeqCst);
     let failed = launch.failed.load(Ordering::SeqCst);
@@ -189,7 +182,7 @@ pub(crate) fn spawn(
         pid: init_pid,
         namespace: namespace_of(init_pid).unwrap_or((0, 0)),
         status: status_r,
-        stack: init_stack,
+        stack: Some(init_stack),
         reaped: false,
     });
     if failed != 0 {
@@ -436,22 +429,14 @@ impl Init {
         {
             return Ok(None);
         }
-        let mut raw = 0i32;
-        // SAFETY: read(2) into a local i32.
-        let n = unsafe { libc::read(self.status.as_raw_fd(), (&raw mut raw).cast(), 4) };
-        if n == 4 {
-            return Ok(ExitStatus::from_wait(raw));
+        let mut raw = [0u8; 4];
+        match rustix::io::read(&self.status, &mut raw) {
+            Ok(4) => Ok(ExitStatus::from_wait(i32::from_ne_bytes(raw))),
+            Err(rustix::io::Errno::INTR) => Ok(None),
+            Err(e) => Err(e.into()),
+            // The init ended without a word (killed with its namespace): the command was too.
+            Ok(_) => Ok(Some(ExitStatus::Signaled(Signal::KILL.as_raw()))),
         }
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::Interrupted {
-                Ok(None)
-            } else {
-                Err(e)
-            };
-        }
-        // The init ended without a word (killed with its namespace): the command was too.
-        Ok(Some(ExitStatus::Signaled(libc::SIGKILL)))
     }
 
     /// The namespace, as a call's containment group holds it.
@@ -502,24 +487,14 @@ impl Namespace {
             .filter_map(stat)
             .map(|s| s.cpu_ticks + s.children_cpu_ticks)
             .sum();
-        // SAFETY: sysconf is a plain getter.
-        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        let per_second = rustix::param::clock_ticks_per_second().max(1);
         std::time::Duration::from_nanos((init + members) * 1_000_000_000 / per_second)
     }
 
     /// Kills the init, and with it every process of the namespace (the kernel's doing).
     pub(crate) fn kill_all(&self) {
         if let Some(pidfd) = &self.pidfd {
-            // SAFETY: pidfd_send_signal on a pidfd we hold, no siginfo.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    pidfd.as_raw_fd(),
-                    libc::SIGKILL,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0u32,
-                );
-            }
+            let _ = rustix::process::pidfd_send_signal(pidfd, Signal::KILL);
         }
     }
 }
@@ -529,27 +504,24 @@ impl Drop for Init {
         // Before it is reaped, while its pid is still ours: the watchdog must never kill a
         // recycled pid.
         crate::containment::forget_init(self.pid);
+        let pid = nix::unistd::Pid::from_raw(self.pid);
         if !self.reaped {
-            // SAFETY: kill(2) of our own, unreaped child.
-            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
         }
         // The kernel ends the namespace's processes before the init can be reaped; one stuck
         // in uninterruptible sleep (a dead network file system) would hold it: bounded, and
         // past the bound the orphan sweep reaps it later (its stack is never freed: a killed
         // init never runs again, but its memory must stay ours until it is gone).
-        let mut status = 0;
+        let flags = WaitPidFlag::__WALL | WaitPidFlag::WNOHANG;
         for _ in 0..2000 {
-            // SAFETY: waiting for our own child.
-            let r =
-                unsafe { libc::waitpid(self.pid, &raw mut status, libc::__WALL | libc::WNOHANG) };
-            if r != 0 {
+            if !matches!(waitpid(pid, Some(flags)), Ok(WaitStatus::StillAlive)) {
                 self.reaped = true;
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         if !self.reaped {
-            std::mem::forget(std::mem::take(&mut self.stack));
+            std::mem::forget(self.stack.take());
         }
         crate::containment::release_pid(self.pid);
     }

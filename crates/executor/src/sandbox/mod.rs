@@ -40,11 +40,12 @@ pub(crate) fn remove_temp_at_exit() {
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt as _;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
 
 /// How much a call may change.
 #[derive(
@@ -238,25 +239,9 @@ impl Support {
 /// The home directory of the account we run as, from the password database (`$HOME` may
 /// name another: the credentials under the account's own home must stay unreadable too).
 pub fn account_home() -> Option<PathBuf> {
-    // SAFETY: getpwuid_r fills `entry` with pointers into `buf`, which outlives their use.
-    unsafe {
-        let mut entry: libc::passwd = std::mem::zeroed();
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let mut buf = vec![0 as libc::c_char; 16 * 1024];
-        let found = libc::getpwuid_r(
-            libc::geteuid(),
-            &raw mut entry,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &raw mut result,
-        );
-        if found != 0 || result.is_null() || entry.pw_dir.is_null() {
-            return None;
-        }
-        let dir = std::ffi::CStr::from_ptr(entry.pw_dir);
-        let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
-        dir.is_absolute().then_some(dir)
-    }
+    let uid = nix::unistd::Uid::from_raw(rustix::process::geteuid().as_raw());
+    let dir = nix::unistd::User::from_uid(uid).ok()??.dir;
+    dir.is_absolute().then_some(dir)
 }
 
 /// What this kernel offers (probed on first use).
@@ -279,8 +264,7 @@ pub fn support() -> &'static Support {
                 .ok()
                 .and_then(|s| s.trim().parse::<i64>().ok())
         };
-        // SAFETY: plain getter.
-        let root = unsafe { libc::geteuid() } == 0;
+        let root = rustix::process::geteuid().is_root();
         let unprivileged_ok = read_number("/proc/sys/kernel/unprivileged_userns_clone")
             .unwrap_or(1)
             != 0
@@ -304,20 +288,28 @@ pub fn support() -> &'static Support {
 fn user_namespace_works() -> bool {
     let maps = namespaces::id_maps();
     crate::containment::child_succeeds(|| {
-        // SAFETY: system calls on data prepared above, then exit.
-        unsafe {
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) < 0 {
-                libc::_exit(1);
+        use rustix::fs::{Mode, OFlags};
+        let made = || -> rustix::io::Result<()> {
+            // SAFETY: a forked child, exiting right after: no thread or descriptor table of
+            // anyone else's is affected.
+            unsafe {
+                rustix::thread::unshare_unsafe(
+                    rustix::thread::UnshareFlags::NEWUSER | rustix::thread::UnshareFlags::NEWNS,
+                )?;
             }
             for (path, content) in &maps {
-                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 || libc::write(fd, content.as_ptr().cast(), content.len()) < 0 {
-                    libc::_exit(1);
-                }
-                libc::close(fd);
+                let fd = rustix::fs::open(
+                    path.as_c_str(),
+                    OFlags::WRONLY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )?;
+                rustix::io::write(&fd, content)?;
             }
-            libc::_exit(0)
-        }
+            Ok(())
+        };
+        let code = i32::from(made().is_err());
+        // SAFETY: leaving the forked child without running the parent's exit handlers.
+        unsafe { libc::_exit(code) }
     })
 }
 
@@ -576,6 +568,11 @@ fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// errno as a libc wrapper left it.
+fn last_errno() -> Errno {
+    Errno::from_raw_os_error(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+}
+
 impl Prepared {
     /// The sandbox's user namespace (for a PID namespace made inside it, `pidns.rs`).
     pub(crate) fn user_namespace(&self) -> std::os::fd::RawFd {
@@ -587,51 +584,41 @@ impl Prepared {
     /// system calls on prepared data (no allocation). Joining a mount namespace moves the cwd
     /// to its root: the caller enters the cwd after. On failure, errno says why.
     ///
-    /// # Safety
-    /// Only in a freshly cloned child that will exec or `_exit` next.
-    pub(crate) unsafe fn enter(&self, user_entered: bool) -> Result<(), ()> {
+    /// Only in a freshly cloned child that will exec or `_exit` next: it changes the whole
+    /// process's namespaces and confinement for good.
+    pub(crate) fn enter(&self, user_entered: bool) -> Result<(), Errno> {
+        use rustix::thread::{LinkNameSpaceType, UnshareFlags, move_into_link_name_space};
         let shared = &*self.shared;
         let ns = &shared.namespaces;
-        // SAFETY: system calls on prepared descriptors and data.
+        if !user_entered {
+            move_into_link_name_space(ns.user.as_fd(), Some(LinkNameSpaceType::User))?;
+        }
+        // An IPC namespace of the call's own (made here, owned by the user namespace just
+        // joined): no SysV object or POSIX message queue of the host's can be opened, none
+        // the call makes is seen by another, and all go with the call's last process.
+        // SAFETY: a new IPC namespace changes no memory or descriptor of this process.
+        unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWIPC)? };
+        if let Some(net) = &ns.network {
+            move_into_link_name_space(net.as_fd(), Some(LinkNameSpaceType::Network))?;
+        }
+        move_into_link_name_space(ns.mount.as_fd(), Some(LinkNameSpaceType::Mount))?;
+        // Landlock and seccomp both need no_new_privs (no setuid gain either).
+        rustix::thread::set_no_new_privs(true)?;
+        let prog = libc::sock_fprog {
+            len: shared.filter.len() as u16,
+            filter: shared.filter.as_ptr().cast_mut(),
+        };
+        // SAFETY: system calls rustix has no wrapper for, on descriptors we hold and on the
+        // filter program (`prog` points into `shared.filter`, alive past the call).
         unsafe {
-            if !user_entered && libc::setns(ns.user.as_raw_fd(), libc::CLONE_NEWUSER) < 0 {
-                return Err(());
-            }
-            // An IPC namespace of the call's own (made here, owned by the user namespace just
-            // joined): no SysV object or POSIX message queue of the host's can be opened, none
-            // the call makes is seen by another, and all go with the call's last process.
-            if libc::unshare(libc::CLONE_NEWIPC) < 0 {
-                return Err(());
-            }
-            if let Some(net) = &ns.network
-                && libc::setns(net.as_raw_fd(), libc::CLONE_NEWNET) < 0
-            {
-                return Err(());
-            }
-            if libc::setns(ns.mount.as_raw_fd(), libc::CLONE_NEWNS) < 0 {
-                return Err(());
-            }
-            // Landlock and seccomp both need no_new_privs (no setuid gain either).
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
-                return Err(());
-            }
             for layer in [&shared.ruleset, &self.call_layer] {
                 if libc::syscall(libc::SYS_landlock_restrict_self, layer.as_raw_fd(), 0u32) < 0 {
-                    return Err(());
+                    return Err(last_errno());
                 }
             }
-            let prog = libc::sock_fprog {
-                len: shared.filter.len() as u16,
-                filter: shared.filter.as_ptr().cast_mut(),
-            };
-            if libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                0u32,
-                &raw const prog,
-            ) < 0
-            {
-                return Err(());
+            let mode_filter = libc::SECCOMP_SET_MODE_FILTER;
+            if libc::syscall(libc::SYS_seccomp, mode_filter, 0u32, &raw const prog) < 0 {
+                return Err(last_errno());
             }
         }
         Ok(())
