@@ -20,11 +20,11 @@
 //! small interpreter: the parent turns the [`ChildPlan`] into a list of plain-data [`Op`]s
 //! before the clone (every string, pointer array and descriptor made then), and the child runs
 //! them in order with system calls only, reporting a failure by storing the errno and the
-//! failed op's [`Step`] in shared memory before `_exit(127)`.
+//! failed op's [`Step`] in shared memory before it exits with 127.
 
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::io;
-use std::os::fd::{BorrowedFd, RawFd};
+use std::os::fd::{BorrowedFd, IntoRawFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
@@ -92,12 +92,10 @@ enum Op<'a> {
     SetRlimit(Resource, Rlimit),
     /// `setsid`: always a session of its own (see [`program`]).
     NewSession,
-    /// Places `fds` as the child's 0, 1, 2, … (at most eight).
-    PlaceFds(&'a [RawFd]),
-    /// Marks every descriptor from `first` on close-on-exec (up to `limit` one by one where
-    /// `close_range` cannot).
-    CloseOnExecFrom {
-        first: u32,
+    /// Places `fds` as the child's 0, 1, 2, … (at most eight), and marks every other
+    /// descriptor close-on-exec (one by one up to `limit` where `close_range` cannot).
+    PlaceFds {
+        fds: &'a [BorrowedFd<'a>],
         limit: u32,
     },
     /// Takes fd 0 (a PTY slave) as the controlling terminal.
@@ -108,8 +106,7 @@ enum Op<'a> {
         user_entered: bool,
     },
     Chdir(&'a CStr),
-    /// Default dispositions for every handled signal and SIGPIPE, then an empty mask.
-    ResetSignals,
+    /// Default dispositions for every handled signal and SIGPIPE, an empty mask, then
     /// `execve`: only returns on failure.
     Exec {
         path: &'a CStr,
@@ -125,11 +122,11 @@ impl Op<'_> {
             Op::JoinCgroup { call: true, .. } => Step::Join,
             Op::JoinCgroup { call: false, .. } | Op::SetRlimit(..) => Step::Limits,
             Op::NewSession => Step::Group,
-            Op::PlaceFds(_) | Op::CloseOnExecFrom { .. } => Step::Fds,
+            Op::PlaceFds { .. } => Step::Fds,
             Op::TakeTerminal => Step::Tty,
             Op::EnterSandbox { .. } => Step::Sandbox,
             Op::Chdir(_) => Step::Chdir,
-            Op::ResetSignals | Op::Exec { .. } => Step::Exec,
+            Op::Exec { .. } => Step::Exec,
         }
     }
 }
@@ -260,13 +257,12 @@ struct Shared<'a> {
 /// enter the cwd, reset the signals, exec.
 fn program<'a>(
     plan: &'a ChildPlan<'a>,
+    fds: &'a [BorrowedFd<'a>],
     argv: &'a [*const c_char],
     envp: &'a [*const c_char],
     user_entered: bool,
 ) -> Vec<Op<'a>> {
-    // SAFETY (of each `borrow_raw`): the plan's descriptors are held open by the caller until
-    // `spawn` returns, after the child has exec'd or exited.
-    let borrow = |fd: RawFd| unsafe { BorrowedFd::borrow_raw(fd) };
+    let borrow = borrow_plan_fd;
     let mut ops = Vec::with_capacity(16);
     ops.extend(plan.join.map(|fd| Op::JoinCgroup {
         procs: borrow(fd),
@@ -282,14 +278,8 @@ fn program<'a>(
     // process of the call can take the operator's foreground process group to read what is
     // typed there. The session leader's pid is also its group id, which containment signals.
     ops.push(Op::NewSession);
-    let placed = &plan.fds[..plan.fds.len().min(MAX_PLACED)];
-    ops.push(Op::PlaceFds(placed));
-    // Nothing else crosses the exec: whatever agent-exec itself inherited without
-    // close-on-exec (a caller's fd 3 on a credential file, a terminal) is marked close-on-exec,
-    // in one call. Marked rather than closed: the sandbox's namespace and ruleset descriptors
-    // are still used, until the exec.
-    ops.push(Op::CloseOnExecFrom {
-        first: placed.len() as u32,
+    ops.push(Op::PlaceFds {
+        fds,
         limit: crate::sys::descriptor_limit(),
     });
     if plan.session_with_tty {
@@ -303,7 +293,6 @@ fn program<'a>(
         });
     }
     ops.push(Op::Chdir(&plan.cwd));
-    ops.push(Op::ResetSignals);
     ops.push(Op::Exec {
         path: &plan.path,
         argv: argv.as_ptr(),
@@ -314,6 +303,13 @@ fn program<'a>(
 
 /// At most this many descriptors are placed (0, 1, 2 and a session's 3, 4 are).
 const MAX_PLACED: usize = 8;
+
+/// A descriptor of the plan, borrowed for the child's program.
+fn borrow_plan_fd<'a>(fd: RawFd) -> BorrowedFd<'a> {
+    // SAFETY: the plan's descriptors are held open by `spawn`'s caller until it returns,
+    // after the child has exec'd or exited; the program (and every borrow) is gone by then.
+    unsafe { BorrowedFd::borrow_raw(fd) }
+}
 
 /// Starts the child. On failure, the error and the step that failed.
 pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
@@ -329,7 +325,11 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         .sandbox
         .filter(|_| plan.pid_namespace)
         .map(crate::sandbox::Prepared::user_namespace);
-    let ops = program(plan, &argv, &envp, user.is_some());
+    let fds: Vec<BorrowedFd<'_>> = plan.fds[..plan.fds.len().min(MAX_PLACED)]
+        .iter()
+        .map(|&fd| borrow_plan_fd(fd))
+        .collect();
+    let ops = program(plan, &fds, &argv, &envp, user.is_some());
     let mut shared = Shared {
         ops: &ops,
         errno: AtomicI32::new(0),
@@ -452,9 +452,9 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                 .errno
                 .store(errno.raw_os_error().max(1), Ordering::SeqCst);
             shared.step.store(op.step() as i32, Ordering::SeqCst);
-            // SAFETY: leaving the child without running any destructor (they are the
-            // parent's).
-            unsafe { libc::_exit(127) }
+            // Returning ends the child (the clone's entry exits with it) without running any
+            // destructor: they are the parent's.
+            return 127;
         }
     }
     // The last op execs; reaching here means it was not there.
@@ -472,34 +472,23 @@ fn run(op: &Op<'_>, shared: &Shared<'_>) -> Result<(), Errno> {
         Op::NewSession => {
             rustix::process::setsid()?;
         }
-        Op::PlaceFds(fds) => {
+        Op::PlaceFds { fds, limit } => {
             // Every source first moves above the targets (so placing one never clobbers
-            // another), then lands on its target; dup2 clears close-on-exec on the target.
+            // another), then lands on its target.
             let mut moved = [0 as RawFd; MAX_PLACED];
-            for (i, &fd) in fds.iter().enumerate() {
-                moved[i] = raw::dupfd_cloexec(fd, crate::sys::CHILD_FD_FLOOR)?;
+            for (i, fd) in fds.iter().enumerate() {
+                let copy = rustix::io::fcntl_dupfd_cloexec(fd, crate::sys::CHILD_FD_FLOOR)?;
+                moved[i] = copy.into_raw_fd();
             }
-            for (target, &fd) in moved.iter().take(fds.len()).enumerate() {
-                raw::dup2(fd, target as RawFd)?;
-            }
+            raw::place(&moved[..fds.len()], limit)?;
         }
-        Op::CloseOnExecFrom { first, limit } => {
-            if raw::close_range_cloexec(first).is_err() {
-                // Before Linux 5.11 (no CLOSE_RANGE_CLOEXEC: EINVAL; none at all before 5.9:
-                // ENOSYS; or refused by a container's filter): one by one, up to the limit.
-                for fd in first..limit {
-                    raw::set_cloexec(fd as RawFd);
-                }
-            }
-        }
-        Op::TakeTerminal => raw::take_terminal()?,
+        Op::TakeTerminal => rustix::process::ioctl_tiocsctty(rustix::stdio::stdin())?,
         Op::EnterSandbox {
             sandbox,
             user_entered,
         } => sandbox.enter(user_entered)?,
         Op::Chdir(dir) => rustix::process::chdir(dir)?,
-        Op::ResetSignals => raw::reset_signals(),
-        Op::Exec { path, argv, envp } => return Err(raw::execve(path, argv, envp)),
+        Op::Exec { path, argv, envp } => return Err(raw::exec(path, argv, envp)),
     }
     Ok(())
 }
@@ -517,57 +506,50 @@ mod raw {
         Errno::from_raw_os_error(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
     }
 
-    fn check(r: libc::c_int) -> Result<libc::c_int, Errno> {
-        if r < 0 { Err(last_errno()) } else { Ok(r) }
-    }
-
-    /// A close-on-exec copy of `fd` (a descriptor of the plan), numbered `min` or above.
-    pub(super) fn dupfd_cloexec(fd: RawFd, min: RawFd) -> Result<RawFd, Errno> {
-        // SAFETY: fcntl on a descriptor number: no memory is passed.
-        check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, min) })
-    }
-
-    /// `dup2`: `target` becomes a copy of `fd`, replacing whatever it was (the child's own
-    /// 0, 1, 2, …: replacing them is the point).
-    pub(super) fn dup2(fd: RawFd, target: RawFd) -> Result<(), Errno> {
-        // SAFETY: no memory is passed.
-        check(unsafe { libc::dup2(fd, target) }).map(drop)
-    }
-
-    /// `close_range(first, ~0, CLOSE_RANGE_CLOEXEC)` (Linux 5.11).
-    pub(super) fn close_range_cloexec(first: u32) -> Result<(), Errno> {
+    /// Makes `moved[i]` the child's descriptor `i` (dup2 clears close-on-exec on it), then
+    /// marks every descriptor above them close-on-exec.
+    pub(super) fn place(moved: &[RawFd], limit: u32) -> Result<(), Errno> {
+        /// `close_range(2)`'s flag: mark the range close-on-exec (Linux 5.11).
         const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-        // SAFETY: no memory is passed.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_close_range,
-                first,
-                libc::c_uint::MAX,
-                CLOSE_RANGE_CLOEXEC,
-            )
-        };
-        check(r as libc::c_int).map(drop)
-    }
-
-    /// Marks `fd` close-on-exec, if it is open.
-    pub(super) fn set_cloexec(fd: RawFd) {
-        // SAFETY: no memory is passed; an fd that is not open gets EBADF.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-
-    /// Takes fd 0 (a PTY slave) as the controlling terminal.
-    pub(super) fn take_terminal() -> Result<(), Errno> {
-        // SAFETY: TIOCSCTTY takes an integer argument.
-        check(unsafe { libc::ioctl(0, libc::TIOCSCTTY, 0) }).map(drop)
-    }
-
-    /// Every signal with a handler of ours (which would run in our memory), and SIGPIPE
-    /// (Rust ignores it; a command must get the default: a closed reader ends `yes`), back to
-    /// the default; then an empty mask.
-    pub(super) fn reset_signals() {
-        // SAFETY: sigaction queries into a local, then default dispositions; no handler runs.
+        let first = moved.len() as libc::c_uint;
+        // SAFETY: system calls on descriptor numbers, no memory passed. Replacing the child's
+        // low descriptors is the point; the rest are only marked.
         unsafe {
+            for (target, &fd) in moved.iter().enumerate() {
+                if libc::dup2(fd, target as RawFd) < 0 {
+                    return Err(last_errno());
+                }
+            }
+            // Nothing else crosses the exec: whatever agent-exec itself inherited without
+            // close-on-exec (a caller's fd 3 on a credential file, a terminal) is marked
+            // close-on-exec here, in one call. Marked rather than closed: the sandbox's
+            // namespace and ruleset descriptors are still used, until the exec.
+            let all = libc::c_uint::MAX;
+            if libc::syscall(libc::SYS_close_range, first, all, CLOSE_RANGE_CLOEXEC) < 0 {
+                // Before Linux 5.11 (no CLOSE_RANGE_CLOEXEC: EINVAL; none at all before 5.9:
+                // ENOSYS; or refused by a container's filter): one by one, up to the limit.
+                for fd in first..limit {
+                    libc::fcntl(fd as RawFd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Resets the signals, then `execve`; returns only on failure, with why.
+    pub(super) fn exec(
+        path: &CStr,
+        argv: *const *const c_char,
+        envp: *const *const c_char,
+    ) -> Errno {
+        // SAFETY: sigaction queries into a local, then default dispositions (no handler of
+        // ours can run here); `argv` and `envp` are null-terminated arrays of the plan's
+        // strings, alive until the parent resumes (after this exec or the child's exit).
+        unsafe {
+            // Rust ignores SIGPIPE; a command must get the default (a closed reader ends
+            // `yes`).
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            // Handlers run here would run in our memory: reset every handled signal first.
             for sig in 1..=libc::SIGRTMAX() {
                 let mut old: libc::sigaction = std::mem::zeroed();
                 if libc::sigaction(sig, std::ptr::null(), &raw mut old) == 0
@@ -580,18 +562,8 @@ mod raw {
             let mut empty: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&raw mut empty);
             libc::pthread_sigmask(libc::SIG_SETMASK, &raw const empty, std::ptr::null_mut());
+            libc::execve(path.as_ptr(), argv, envp);
         }
-    }
-
-    /// `execve`; returns only on failure, with why.
-    pub(super) fn execve(
-        path: &CStr,
-        argv: *const *const c_char,
-        envp: *const *const c_char,
-    ) -> Errno {
-        // SAFETY: `argv` and `envp` are null-terminated arrays of the plan's strings, alive
-        // until the parent resumes (after this exec or the child's exit).
-        unsafe { libc::execve(path.as_ptr(), argv, envp) };
         last_errno()
     }
 }
@@ -631,8 +603,9 @@ fn clone_into_cgroup(dir: RawFd, base: *mut u8, top: *mut u8, arg: *mut c_void) 
     let ret: i64;
     // SAFETY: the parent returns from the syscall with every register but rax, rcx and r11
     // intact. The child starts with rsp at the top of `stack` (16-byte aligned, so the call
-    // below meets the ABI), calls `child`, which execs or _exits, and never comes back here;
-    // should it return, the thread exits. The parent is suspended (CLONE_VFORK) meanwhile.
+    // below meets the ABI), calls `child`, which execs or returns the exit code its only
+    // thread then exits with (as glibc's `clone` does). The parent is suspended (CLONE_VFORK)
+    // meanwhile.
     unsafe {
         std::arch::asm!(
             "syscall",
