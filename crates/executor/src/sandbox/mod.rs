@@ -575,8 +575,8 @@ fn last_errno() -> Errno {
 
 impl Prepared {
     /// The sandbox's user namespace (for a PID namespace made inside it, `pidns.rs`).
-    pub(crate) fn user_namespace(&self) -> std::os::fd::RawFd {
-        self.shared.namespaces.user.as_raw_fd()
+    pub(crate) fn user_namespace(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.shared.namespaces.user.as_fd()
     }
 
     /// Enters the sandbox: the spec's namespaces (user first, unless the caller is in it
