@@ -169,7 +169,7 @@ pub(crate) fn spawn(
         libc::clone(
             helper_main,
             helper_stack.top().cast(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            crate::process::VFORK | libc::SIGCHLD,
             (&raw mut launch).cast(),
         )
     };
@@ -280,13 +280,13 @@ extern "C" fn init_main(arg: *mut c_void) -> c_int {
         libc::clone(
             launch.child,
             launch.child_top.cast(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            crate::process::VFORK | libc::SIGCHLD,
             launch.child_arg,
         )
     };
     if command < 0 {
-        // SAFETY: reading errno while the supervisor is still suspended.
-        let errno = unsafe { *libc::__errno_location() };
+        // errno, read while the supervisor is still suspended.
+        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
         launch.errno.store(errno, Ordering::SeqCst);
         launch.failed.store(FAILED_INIT, Ordering::SeqCst);
     } else {

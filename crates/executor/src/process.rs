@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use rustix::io::Errno;
-use rustix::process::{Resource, Rlimit};
+use rustix::process::{Resource, Rlimit, Signal};
 
 use crate::oneshot::ExitStatus;
 
@@ -394,14 +394,7 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
             shared.created_inside = false;
             // SAFETY: the child runs `child` on `stack` (ours, alive until it has exec'd or
             // exited: CLONE_VFORK suspends us meanwhile) and only runs the prepared ops.
-            let pid = unsafe {
-                libc::clone(
-                    child,
-                    top.cast(),
-                    libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-                    arg,
-                )
-            };
+            let pid = unsafe { libc::clone(child, top.cast(), VFORK | libc::SIGCHLD, arg) };
             (pid, (pid < 0).then(io::Error::last_os_error))
         }
     };
@@ -499,7 +492,9 @@ mod raw {
     use std::ffi::{CStr, c_char};
     use std::os::fd::RawFd;
 
+    use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
     use rustix::io::Errno;
+    use rustix::process::Signal;
 
     /// errno, as libc's wrappers below left it.
     fn last_errno() -> Errno {
@@ -546,22 +541,20 @@ mod raw {
         // ours can run here); `argv` and `envp` are null-terminated arrays of the plan's
         // strings, alive until the parent resumes (after this exec or the child's exit).
         unsafe {
-            // Rust ignores SIGPIPE; a command must get the default (a closed reader ends
-            // `yes`).
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-            // Handlers run here would run in our memory: reset every handled signal first.
+            // Handlers run here would run in our memory: every handled signal goes back to its
+            // default first. So does SIGPIPE, which Rust ignores: a command must get the
+            // default (a closed reader ends `yes`).
             for sig in 1..=libc::SIGRTMAX() {
                 let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &raw mut old) == 0
-                    && old.sa_sigaction != libc::SIG_DFL
-                    && old.sa_sigaction != libc::SIG_IGN
+                let queried = libc::sigaction(sig, std::ptr::null(), &raw mut old) == 0;
+                let (default, ignored) = (libc::SIG_DFL, libc::SIG_IGN);
+                if sig == Signal::PIPE.as_raw()
+                    || queried && old.sa_sigaction != default && old.sa_sigaction != ignored
                 {
-                    libc::signal(sig, libc::SIG_DFL);
+                    libc::signal(sig, default);
                 }
             }
-            let mut empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&raw mut empty);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &raw const empty, std::ptr::null_mut());
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
             libc::execve(path.as_ptr(), argv, envp);
         }
         last_errno()
@@ -587,13 +580,17 @@ struct CloneArgs {
 
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 
+/// The clone flags of every spawn (and of the PID namespace's helper): the child shares our
+/// memory and we are suspended until it execs or exits, as `posix_spawn` does.
+pub(crate) const VFORK: c_int = libc::CLONE_VM | libc::CLONE_VFORK;
+
 /// `clone3(CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP)`: the child starts on `stack` inside
 /// the cgroup `dir` and runs [`child`]; we resume once it has exec'd or exited.
 #[cfg(target_arch = "x86_64")]
 fn clone_into_cgroup(dir: RawFd, base: *mut u8, top: *mut u8, arg: *mut c_void) -> io::Result<i32> {
     let args = CloneArgs {
-        flags: (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | CLONE_INTO_CGROUP,
-        exit_signal: libc::SIGCHLD as u64,
+        flags: VFORK as u64 | CLONE_INTO_CGROUP,
+        exit_signal: Signal::CHILD.as_raw() as u64,
         stack: base as u64,
         stack_size: top as u64 - base as u64,
         cgroup: dir as u64,
@@ -636,10 +633,13 @@ fn clone_into_cgroup(dir: RawFd, base: *mut u8, top: *mut u8, arg: *mut c_void) 
 
 /// A clone that failed for want of processes or memory: a plain clone would fail too.
 fn out_of_resources(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM))
+    matches!(
+        e.raw_os_error().map(Errno::from_raw_os_error),
+        Some(Errno::AGAIN | Errno::NOMEM)
+    )
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 fn clone_into_cgroup(_: RawFd, _: *mut u8, _: *mut u8, _: *mut c_void) -> io::Result<i32> {
-    Err(io::Error::from_raw_os_error(libc::ENOSYS))
+    Err(rustix::io::Errno::NOSYS.into())
 }

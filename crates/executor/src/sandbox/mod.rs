@@ -604,23 +604,14 @@ impl Prepared {
         move_into_link_name_space(ns.mount.as_fd(), Some(LinkNameSpaceType::Mount))?;
         // Landlock and seccomp both need no_new_privs (no setuid gain either).
         rustix::thread::set_no_new_privs(true)?;
-        let prog = libc::sock_fprog {
-            len: shared.filter.len() as u16,
-            filter: shared.filter.as_ptr().cast_mut(),
-        };
-        // SAFETY: system calls rustix has no wrapper for, on descriptors we hold and on the
-        // filter program (`prog` points into `shared.filter`, alive past the call).
-        unsafe {
-            for layer in [&shared.ruleset, &self.call_layer] {
-                if libc::syscall(libc::SYS_landlock_restrict_self, layer.as_raw_fd(), 0u32) < 0 {
-                    return Err(last_errno());
-                }
-            }
-            let mode_filter = libc::SECCOMP_SET_MODE_FILTER;
-            if libc::syscall(libc::SYS_seccomp, mode_filter, 0u32, &raw const prog) < 0 {
+        for layer in [&shared.ruleset, &self.call_layer] {
+            // SAFETY: a system call rustix has no wrapper for, on a descriptor we hold.
+            let r =
+                unsafe { libc::syscall(libc::SYS_landlock_restrict_self, layer.as_raw_fd(), 0) };
+            if r < 0 {
                 return Err(last_errno());
             }
         }
-        Ok(())
+        seccomp::install(&shared.filter)
     }
 }

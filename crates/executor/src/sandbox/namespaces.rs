@@ -456,7 +456,7 @@ fn set_attributes(target: &CString, set: u64, clear: u64) -> Result<(), Errno> {
     let r = unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
+            rustix::fs::CWD.as_raw_fd(),
             target.as_ptr(),
             AT_RECURSIVE,
             &raw const attr,

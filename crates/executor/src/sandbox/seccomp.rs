@@ -19,22 +19,38 @@ use libc::{
     AF_INET, AF_INET6, AF_NETLINK, AF_UNIX, BPF_ABS, BPF_ALU, BPF_AND, BPF_JEQ, BPF_JGE, BPF_JMP,
     BPF_K, BPF_LD, BPF_RET, BPF_W, CLONE_NEWCGROUP, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS,
     CLONE_NEWPID, CLONE_NEWUSER, CLONE_NEWUTS, EAFNOSUPPORT, ENOSYS, EOPNOTSUPP, EPERM, O_CREAT,
-    S_ISGID, S_ISUID, SYS_acct, SYS_add_key, SYS_adjtimex, SYS_bpf, SYS_chroot, SYS_clock_adjtime,
-    SYS_clock_settime, SYS_clone, SYS_clone3, SYS_delete_module, SYS_fchmod, SYS_fchmodat,
-    SYS_finit_module, SYS_fsconfig, SYS_fsetxattr, SYS_fsmount, SYS_fsopen, SYS_fspick,
-    SYS_init_module, SYS_io_uring_enter, SYS_io_uring_register, SYS_io_uring_setup, SYS_ioctl,
-    SYS_kexec_file_load, SYS_kexec_load, SYS_keyctl, SYS_lsetxattr, SYS_mknodat, SYS_mount,
-    SYS_mount_setattr, SYS_move_mount, SYS_open_by_handle_at, SYS_open_tree, SYS_openat,
-    SYS_openat2, SYS_perf_event_open, SYS_pivot_root, SYS_quotactl, SYS_reboot, SYS_request_key,
-    SYS_setdomainname, SYS_sethostname, SYS_setns, SYS_settimeofday, SYS_setxattr, SYS_socket,
-    SYS_socketpair, SYS_swapoff, SYS_swapon, SYS_syslog, SYS_umount2, SYS_unshare, SYS_userfaultfd,
-    SYS_vhangup, TIOCLINUX, TIOCSTI, c_long, sock_filter,
+    S_ISGID, S_ISUID, SECCOMP_SET_MODE_FILTER, SYS_acct, SYS_add_key, SYS_adjtimex, SYS_bpf,
+    SYS_chroot, SYS_clock_adjtime, SYS_clock_settime, SYS_clone, SYS_clone3, SYS_delete_module,
+    SYS_fchmod, SYS_fchmodat, SYS_finit_module, SYS_fsconfig, SYS_fsetxattr, SYS_fsmount,
+    SYS_fsopen, SYS_fspick, SYS_init_module, SYS_io_uring_enter, SYS_io_uring_register,
+    SYS_io_uring_setup, SYS_ioctl, SYS_kexec_file_load, SYS_kexec_load, SYS_keyctl, SYS_lsetxattr,
+    SYS_mknodat, SYS_mount, SYS_mount_setattr, SYS_move_mount, SYS_open_by_handle_at,
+    SYS_open_tree, SYS_openat, SYS_openat2, SYS_perf_event_open, SYS_pivot_root, SYS_quotactl,
+    SYS_reboot, SYS_request_key, SYS_seccomp, SYS_setdomainname, SYS_sethostname, SYS_setns,
+    SYS_settimeofday, SYS_setxattr, SYS_socket, SYS_socketpair, SYS_swapoff, SYS_swapon,
+    SYS_syslog, SYS_umount2, SYS_unshare, SYS_userfaultfd, SYS_vhangup, TIOCLINUX, TIOCSTI, c_long,
+    sock_filter, sock_fprog,
 };
 #[cfg(target_arch = "x86_64")]
 use libc::{SYS_chmod, SYS_creat, SYS_ioperm, SYS_iopl, SYS_mknod, SYS_open};
 
 /// One instruction: `struct sock_filter`.
 pub(crate) type Instruction = sock_filter;
+
+/// Installs `filter` on this process (it needs no_new_privs first); on failure, why.
+pub(crate) fn install(filter: &[Instruction]) -> Result<(), rustix::io::Errno> {
+    let prog = sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr().cast_mut(),
+    };
+    // SAFETY: a system call rustix has no wrapper for; `prog` points into `filter`, which
+    // outlives it (the kernel copies the program).
+    if unsafe { libc::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &raw const prog) } < 0 {
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        return Err(rustix::io::Errno::from_raw_os_error(errno));
+    }
+    Ok(())
+}
 
 /// What a system call gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
