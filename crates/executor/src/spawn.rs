@@ -83,8 +83,11 @@ pub enum SpawnError {
     /// The sandbox cannot be enforced here, or could not be entered; the command did not run.
     #[error("the sandbox cannot be enforced: {reason}")]
     Sandbox {
-        /// What is missing or failed, and how to proceed.
+        /// What is missing or failed.
         reason: String,
+        /// The way on, when this machine cannot give the sandbox (`agent-exec-core`'s render
+        /// words it).
+        remedy: Option<crate::sandbox::Remedy>,
     },
     /// A resource limit cannot be enforced here, or could not be applied.
     #[error("the resource limits cannot be enforced: {reason}")]
@@ -241,7 +244,10 @@ pub(crate) fn spawn(launch: &Launch<'_>, group: &mut CallGroup) -> Result<Spawne
         .sandbox
         .map(sandbox::prepare)
         .transpose()
-        .map_err(|e| SpawnError::Sandbox { reason: e.reason })?;
+        .map_err(|e| SpawnError::Sandbox {
+            reason: e.reason,
+            remedy: e.remedy,
+        })?;
     let mut spawned = match spawn_in(launch, group, sandbox.as_ref()) {
         // A cgroup we could create but not move into (a partly delegated subtree): the call
         // falls back to the next mechanism rather than failing.
@@ -543,10 +549,8 @@ fn spawn_error(program: &Program, cwd: &Path, e: &std::io::Error, step: Step) ->
             reason: reason(),
         },
         Step::Sandbox => SpawnError::Sandbox {
-            reason: format!(
-                "entering it failed in the child ({}); run with --sandbox off to go without",
-                reason()
-            ),
+            reason: format!("entering it failed in the child ({})", reason()),
+            remedy: Some(crate::sandbox::Remedy::GoWithout),
         },
     }
 }

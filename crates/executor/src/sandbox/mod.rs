@@ -210,30 +210,82 @@ impl Support {
         parts.join(", ")
     }
 
-    /// Why a sandbox cannot be enforced here, if it cannot (what is missing, how to proceed).
-    pub fn missing(&self) -> Option<String> {
+    /// Why a sandbox cannot be enforced here, if it cannot: what is missing (the way on is
+    /// the [`Unenforceable::remedy`], which `agent-exec-core`'s render words for the model).
+    pub fn unenforceable(&self) -> Option<Unenforceable> {
         if self.landlock_abi < LANDLOCK_ABI {
-            return Some(format!(
-                "the kernel's Landlock is {} but the sandbox needs ABI {LANDLOCK_ABI} (Linux 6.12 or newer, with `landlock` in the `lsm=` boot list); run with --sandbox off to go without",
-                if self.landlock_abi > 0 {
-                    format!("ABI {}", self.landlock_abi)
-                } else {
-                    "missing".to_owned()
-                }
+            let found = if self.landlock_abi > 0 {
+                format!("ABI {}", self.landlock_abi)
+            } else {
+                "missing".to_owned()
+            };
+            return Some(Unenforceable::new(
+                format!(
+                    "the kernel's Landlock is {found} but the sandbox needs ABI {LANDLOCK_ABI} (Linux 6.12 or newer, with `landlock` in the `lsm=` boot list)"
+                ),
+                Remedy::GoWithout,
             ));
         }
         if !self.seccomp {
-            return Some(
-                "the kernel has no seccomp filters (CONFIG_SECCOMP_FILTER); run with --sandbox off to go without".to_owned(),
-            );
+            return Some(Unenforceable::new(
+                "the kernel has no seccomp filters (CONFIG_SECCOMP_FILTER)".to_owned(),
+                Remedy::GoWithout,
+            ));
         }
         if !self.user_namespaces {
-            return Some(
-                "user namespaces are disabled here and the sandbox needs one (for its read-only view of the file system); enable them (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone=1) or run with --sandbox off".to_owned(),
-            );
+            return Some(Unenforceable::new(
+                "user namespaces are disabled here and the sandbox needs one (for its read-only view of the file system)".to_owned(),
+                Remedy::EnableUserNamespaces,
+            ));
         }
         None
     }
+
+    /// [`Support::unenforceable`] with its remedy in the CLI's words.
+    ///
+    /// Kept for the CLI's `--version` line (`crates/cli/src/containment.rs`) until it renders
+    /// [`Support::unenforceable`] through `agent-exec-core`'s render, as core does; then it
+    /// goes, and with it the last flag named in this crate's sandbox.
+    pub fn missing(&self) -> Option<String> {
+        self.unenforceable().map(|u| {
+            let remedy = match u.remedy {
+                Remedy::GoWithout => "; run with --sandbox off to go without",
+                Remedy::EnableUserNamespaces => {
+                    "; enable them (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone=1) or run with --sandbox off"
+                }
+            };
+            format!("{}{remedy}", u.reason)
+        })
+    }
+}
+
+/// Why a sandbox cannot be had here: what the kernel lacks or refused. Its `Display` says only
+/// that; what the operator can do about it is [`Unenforceable::remedy`], worded by
+/// `agent-exec-core`'s render (which knows the flags).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+#[non_exhaustive]
+pub struct Unenforceable {
+    /// What is missing or was refused.
+    pub reason: String,
+    /// The way on.
+    pub remedy: Remedy,
+}
+
+impl Unenforceable {
+    fn new(reason: String, remedy: Remedy) -> Unenforceable {
+        Unenforceable { reason, remedy }
+    }
+}
+
+/// What the operator can do about a sandbox this machine cannot give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Remedy {
+    /// Run without the sandbox.
+    GoWithout,
+    /// Enable user namespaces, or run without the sandbox.
+    EnableUserNamespaces,
 }
 
 /// The home directory of the account we run as, from the password database (`$HOME` may
@@ -355,6 +407,9 @@ impl Drop for Prepared {
 #[derive(Debug)]
 pub(crate) struct PrepareError {
     pub(crate) reason: String,
+    /// The way on, when this machine cannot give the sandbox (a refusal or a shortage of
+    /// the kernel's, not a problem with what the call asked).
+    pub(crate) remedy: Option<Remedy>,
     /// The kernel refused what every sandbox of these writable roots needs (a feature, a
     /// namespace, the read-only view around the roots) — a property of this machine, never
     /// of anything a call left in the roots.
@@ -365,14 +420,26 @@ impl PrepareError {
     pub(crate) fn new(reason: String) -> PrepareError {
         PrepareError {
             reason,
+            remedy: None,
             refused_by_kernel: false,
         }
     }
 
-    pub(crate) fn kernel(reason: String) -> PrepareError {
+    pub(crate) fn kernel(refusal: Unenforceable) -> PrepareError {
+        PrepareError {
+            reason: refusal.reason,
+            remedy: Some(refusal.remedy),
+            refused_by_kernel: true,
+        }
+    }
+
+    /// The kernel failed a step (a shortage, or a refusal that depends on the roots): the
+    /// call fails, and going without the sandbox is the way on.
+    pub(crate) fn kernel_step(reason: String) -> PrepareError {
         PrepareError {
             reason,
-            refused_by_kernel: true,
+            remedy: Some(Remedy::GoWithout),
+            refused_by_kernel: false,
         }
     }
 }
@@ -382,12 +449,15 @@ impl PrepareError {
 /// writable — `/` in a container, say). A failure that depends on what the roots hold is not
 /// reported here: the call itself fails on it (closed). The work is what the call does first
 /// (and is kept for it: see [`REUSE`]), so asking costs nothing more.
-pub fn enforceable(spec: &SandboxSpec) -> Result<(), String> {
-    if let Some(missing) = support().missing() {
+pub fn enforceable(spec: &SandboxSpec) -> Result<(), Unenforceable> {
+    if let Some(missing) = support().unenforceable() {
         return Err(missing);
     }
     match shared(spec) {
-        Err(e) if e.refused_by_kernel => Err(e.reason),
+        Err(e) if e.refused_by_kernel => Err(Unenforceable::new(
+            e.reason,
+            e.remedy.unwrap_or(Remedy::GoWithout),
+        )),
         _ => Ok(()),
     }
 }
@@ -399,7 +469,7 @@ fn fail(what: &str, e: impl std::fmt::Display) -> PrepareError {
 /// Prepares `spec` for one process (and everything it starts).
 pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
     let support = support();
-    if let Some(missing) = support.missing() {
+    if let Some(missing) = support.unenforceable() {
         return Err(PrepareError::kernel(missing));
     }
     let shared = shared(spec)?;

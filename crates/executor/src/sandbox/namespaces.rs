@@ -604,16 +604,15 @@ fn refused(step: i32, errno: i32, target: Option<String>) -> PrepareError {
         Some(path) if step >= Step::Mounts as i32 => format!(" at {path}"),
         _ => String::new(),
     };
-    let reason =
-        format!("the kernel refused {what}{at}: {reason}; run with --sandbox off to go without");
+    let reason = format!("the kernel refused {what}{at}: {reason}");
     // A refusal, not a shortage (no namespace left, no memory): the machine cannot do it.
     let refusal = matches!(
         Errno::from_raw_os_error(errno),
         Errno::PERM | Errno::ACCESS | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP
     );
     if step != Step::Mounts as i32 && refusal {
-        PrepareError::kernel(reason)
+        PrepareError::kernel(super::Unenforceable::new(reason, super::Remedy::GoWithout))
     } else {
-        PrepareError::new(reason)
+        PrepareError::kernel_step(reason)
     }
 }

@@ -150,6 +150,9 @@ fn serve_connection(mut client: TcpStream, rules: &[HostRule]) {
         return;
     };
     if !rules.iter().any(|r| r.allows(&host, port)) {
+        // The refusal names the operator's flag, in the executor rather than core's render:
+        // it is the HTTP answer the sandboxed command itself reads (and shows), sent on its
+        // connection, not text for the model.
         reply(
             &mut client,
             "403 Forbidden",
