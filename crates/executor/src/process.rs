@@ -304,11 +304,11 @@ fn program<'a>(
 /// At most this many descriptors are placed (0, 1, 2 and a session's 3, 4 are).
 const MAX_PLACED: usize = 8;
 
-/// A descriptor of the plan, borrowed for the child's program.
+/// A descriptor of the plan, borrowed for the child's program: the plan's descriptors are held
+/// open by `spawn`'s caller until it returns, after the child has exec'd or exited, and the
+/// program (with every borrow) is gone by then.
 fn borrow_plan_fd<'a>(fd: RawFd) -> BorrowedFd<'a> {
-    // SAFETY: the plan's descriptors are held open by `spawn`'s caller until it returns,
-    // after the child has exec'd or exited; the program (and every borrow) is gone by then.
-    unsafe { BorrowedFd::borrow_raw(fd) }
+    crate::sys::borrow(fd)
 }
 
 /// Starts the child. On failure, the error and the step that failed.

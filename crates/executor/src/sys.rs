@@ -10,11 +10,12 @@ use std::time::Duration;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
 
-/// A descriptor passed by number, borrowed for one call.
-fn borrow<'a>(fd: RawFd) -> BorrowedFd<'a> {
-    // SAFETY: every caller passes a descriptor it holds open for the duration of the call
-    // (the functions below that take a `RawFd` are called with `as_raw_fd()` of a descriptor
-    // they own); nothing keeps the borrow past the call.
+/// A descriptor passed by number, borrowed. The caller holds `fd` open while the borrow
+/// lives: the functions here that take a `RawFd` are called with `as_raw_fd()` of a descriptor
+/// their caller owns, for the call; `process.rs` borrows the plan's for the spawn.
+pub(crate) fn borrow<'a>(fd: RawFd) -> BorrowedFd<'a> {
+    // SAFETY: the caller holds `fd` open while the borrow lives (above): every use in this
+    // crate is one of the two kinds said.
     unsafe { BorrowedFd::borrow_raw(fd) }
 }
 

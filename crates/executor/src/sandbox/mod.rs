@@ -341,27 +341,21 @@ fn user_namespace_works() -> bool {
     let maps = namespaces::id_maps();
     crate::containment::child_succeeds(|| {
         use rustix::fs::{Mode, OFlags};
-        let made = || -> rustix::io::Result<()> {
-            // SAFETY: a forked child, exiting right after: no thread or descriptor table of
-            // anyone else's is affected.
-            unsafe {
-                rustix::thread::unshare_unsafe(
-                    rustix::thread::UnshareFlags::NEWUSER | rustix::thread::UnshareFlags::NEWNS,
-                )?;
-            }
-            for (path, content) in &maps {
-                let fd = rustix::fs::open(
-                    path.as_c_str(),
-                    OFlags::WRONLY | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )?;
-                rustix::io::write(&fd, content)?;
-            }
-            Ok(())
+        use rustix::thread::UnshareFlags;
+        let write = |(path, content): &(std::ffi::CString, Vec<u8>)| {
+            let flags = OFlags::WRONLY | OFlags::CLOEXEC;
+            rustix::fs::open(path.as_c_str(), flags, Mode::empty())
+                .and_then(|fd| rustix::io::write(&fd, content))
+                .is_ok()
         };
-        let code = i32::from(made().is_err());
-        // SAFETY: leaving the forked child without running the parent's exit handlers.
-        unsafe { libc::_exit(code) }
+        // SAFETY: a throwaway forked child, which exits right after without running the
+        // parent's exit handlers: no one else's namespaces or descriptors change.
+        unsafe {
+            let made = rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS)
+                .is_ok()
+                && maps.iter().all(write);
+            libc::_exit(i32::from(!made))
+        }
     })
 }
 

@@ -71,6 +71,15 @@ const AT_RECURSIVE: u32 = 0x8000;
 /// The port the proxy listens on inside a network namespace (its own loopback: any will do).
 pub(super) const PROXY_PORT: u16 = 3128;
 
+/// `struct ifreq` (40 bytes) as `SIOCSIFFLAGS` reads it: the interface's name, then its
+/// flags at the start of the request's union.
+#[repr(C)]
+struct InterfaceFlags {
+    name: [u8; 16],
+    flags: i16,
+    rest: [u8; 22],
+}
+
 /// How a spec's namespaces are made.
 pub(super) struct NamespacePlan {
     /// `(path, content)` written once the user namespace exists: setgroups, uid_map, gid_map.
@@ -85,7 +94,7 @@ pub(super) struct NamespacePlan {
     /// Make the proxy's listening socket in it.
     proxy: bool,
     /// `lo`, to bring up.
-    loopback: libc::ifreq,
+    loopback: InterfaceFlags,
     /// Where the private `/dev/shm` is mounted (where the host has one).
     shm: Option<CString>,
 }
@@ -145,13 +154,12 @@ const SHM: &str = "/dev/shm";
 impl NamespacePlan {
     pub(super) fn new(mounts: &MountInputs, network: bool, proxy: bool) -> Self {
         let c = |s: &str| CString::new(s).expect("no NUL");
-        // SAFETY: plain data, filled below.
-        let mut loopback: libc::ifreq = unsafe { std::mem::zeroed() };
-        for (dst, src) in loopback.ifr_name.iter_mut().zip(b"lo\0") {
-            *dst = *src as libc::c_char;
-        }
-        loopback.ifr_ifru.ifru_flags =
-            (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as i16;
+        let mut loopback = InterfaceFlags {
+            name: [0; 16],
+            flags: (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as i16,
+            rest: [0; 22],
+        };
+        loopback.name[..2].copy_from_slice(b"lo");
         let (mounts, kernel_steps) = mount_steps(mounts);
         NamespacePlan {
             id_maps: id_maps(),
