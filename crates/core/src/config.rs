@@ -443,7 +443,8 @@ impl SandboxSettings {
             return None;
         }
         let why = agent_exec_executor::sandbox::support()
-            .missing()
+            .unenforceable()
+            .map(|u| crate::render::sandbox_unenforceable(&u))
             .or_else(|| DEFAULT_REFUSED.get().cloned())?;
         Some(format!(
             "commands run unconfined: agent-exec's default sandbox cannot be enforced here ({why})"

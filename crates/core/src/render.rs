@@ -533,7 +533,7 @@ pub(crate) fn spawn_error_text(e: &SpawnError) -> String {
             };
             format!("failed to start {program}: {reason}{hint}")
         }
-        other => other.to_string(),
+        other => spawn_error_with_remedy(other),
     }
 }
 
@@ -924,4 +924,37 @@ pub(crate) fn artifact_past_end(id: &str, offset: u64, size: u64) -> String {
         "offset {offset} is past the end of artifact {id}: it holds {size} bytes, so offsets run from 0 to {}; read from a smaller offset",
         size.saturating_sub(1)
     )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The executor's sandbox failures, with the way on in the CLI's words (issue 29). The executor
+// says what happened and names a `Remedy`; the flags are worded here, where the model's text is.
+// ---------------------------------------------------------------------------------------------
+
+/// The way on from a sandbox this machine cannot give, appended to what happened.
+pub(crate) fn sandbox_remedy(remedy: agent_exec_executor::sandbox::Remedy) -> &'static str {
+    use agent_exec_executor::sandbox::Remedy;
+    match remedy {
+        Remedy::EnableUserNamespaces => {
+            "; enable them (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone=1) or run with --sandbox off"
+        }
+        _ => "; run with --sandbox off to go without",
+    }
+}
+
+/// Why the sandbox cannot be had here, and the way on.
+pub(crate) fn sandbox_unenforceable(u: &agent_exec_executor::sandbox::Unenforceable) -> String {
+    format!("{}{}", u.reason, sandbox_remedy(u.remedy))
+}
+
+/// A spawn error [`spawn_error_text`] has no wording of its own for: its message, and for a
+/// sandbox this machine cannot give, the way on.
+fn spawn_error_with_remedy(e: &SpawnError) -> String {
+    match e {
+        SpawnError::Sandbox {
+            remedy: Some(remedy),
+            ..
+        } => format!("{e}{}", sandbox_remedy(*remedy)),
+        other => other.to_string(),
+    }
 }

@@ -194,7 +194,7 @@ impl Tool {
             && let Some(spec) = &plan.sandbox
             && let Err(why) = agent_exec_executor::sandbox::enforceable(spec)
         {
-            crate::config::default_refused(why);
+            crate::config::default_refused(render::sandbox_unenforceable(&why));
             plan.sandbox = None;
         }
         if let Some(refused) = self.police(&plan, approval) {

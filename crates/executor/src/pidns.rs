@@ -25,14 +25,16 @@
 
 use std::ffi::{CString, c_int, c_void};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use crate::oneshot::ExitStatus;
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use rustix::io::Errno;
+use rustix::process::Signal;
+use rustix::thread::{UnshareFlags, unshare_unsafe};
 
-/// The stacks of the helper and the init (only system calls and a loop run on them).
-const STACK: usize = 64 * 1024;
+use crate::oneshot::ExitStatus;
 
 /// The init of a call's PID namespace, as the supervisor holds it.
 #[derive(Debug)]
@@ -44,14 +46,14 @@ pub(crate) struct Init {
     /// The command's wait status arrives here (4 bytes), once.
     status: OwnedFd,
     /// Its stack, in our memory, while it runs.
-    stack: Vec<u8>,
+    stack: Option<crate::process::Stack>,
     reaped: bool,
 }
 
 /// What the helper and the init read and write, in our memory.
-pub(crate) struct Launch {
+pub(crate) struct Launch<'a> {
     /// The sandbox's user namespace to enter; else a new one is made with `id_maps`.
-    pub(crate) user: Option<RawFd>,
+    pub(crate) user: Option<BorrowedFd<'a>>,
     /// `(path, content)`: setgroups, uid_map, gid_map of the new user namespace.
     id_maps: Vec<(CString, Vec<u8>)>,
     init_top: *mut u8,
@@ -60,7 +62,7 @@ pub(crate) struct Launch {
     pub(crate) child_top: *mut u8,
     pub(crate) child_arg: *mut c_void,
     /// The init's word to the helper: written once the command is started (or failed).
-    ready: (RawFd, RawFd),
+    ready: (BorrowedFd<'a>, RawFd),
     /// Our word to the init once we know the command's pid here: until then it reaps nothing,
     /// so the command is still among its children even if it has already exited.
     go: RawFd,
@@ -96,7 +98,10 @@ pub(crate) fn available() -> bool {
 pub(crate) fn refused(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
-        Some(libc::EPERM | libc::EACCES | libc::EINVAL | libc::ENOSYS)
+        Some(e) if matches!(
+            Errno::from_raw_os_error(e),
+            Errno::PERM | Errno::ACCESS | Errno::INVAL | Errno::NOSYS
+        )
     )
 }
 
@@ -107,21 +112,13 @@ pub(crate) fn mark_unavailable() {
 
 fn probe() -> bool {
     crate::containment::child_succeeds(|| {
-        // SAFETY: two system calls, then exit.
+        // SAFETY: in a throwaway forked child, which exits at once (without the parent's exit
+        // handlers): no one else's namespaces change.
         unsafe {
-            let made = libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) == 0;
+            let made = unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWPID).is_ok();
             libc::_exit(i32::from(!made))
         }
     })
-}
-
-/// The stack top of a buffer (16-byte aligned, as the ABI wants at a call).
-fn top_of(stack: &mut [u8]) -> *mut u8 {
-    // SAFETY: one past the end of the buffer, moved down to an aligned address inside it.
-    unsafe {
-        let end = stack.as_mut_ptr().add(stack.len());
-        end.sub(end as usize % 16)
-    }
 }
 
 /// Starts the command in a PID namespace of its own: `child(child_arg)` on `child_top`, as a
@@ -129,7 +126,7 @@ fn top_of(stack: &mut [u8]) -> *mut u8 {
 /// lock. Returns the init and the command's pid here (`None` when the command failed before
 /// its exec: its own record says why).
 pub(crate) fn spawn(
-    user: Option<RawFd>,
+    user: Option<BorrowedFd<'_>>,
     fd_limit: u32,
     child: extern "C" fn(*mut c_void) -> c_int,
     child_top: *mut u8,
@@ -138,11 +135,14 @@ pub(crate) fn spawn(
     let (ready_r, ready_w) = crate::sys::pipe()?;
     let (status_r, status_w) = crate::sys::pipe()?;
     let (go_r, go_w) = crate::sys::pipe()?;
-    // SAFETY: plain getters.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let (uid, gid) = (
+        rustix::process::geteuid().as_raw(),
+        rustix::process::getegid().as_raw(),
+    );
     let c = |s: &str| CString::new(s).expect("no NUL");
-    let mut init_stack = vec![0u8; STACK];
-    let mut helper_stack = vec![0u8; STACK];
+    // The stacks of the helper and the init (only system calls and a loop run on them).
+    let init_stack = crate::process::Stack::new()?;
+    let helper_stack = crate::process::Stack::new()?;
     let mut launch = Launch {
         user,
         id_maps: vec![
@@ -150,11 +150,11 @@ pub(crate) fn spawn(
             (c("/proc/self/uid_map"), format!("{uid} {uid} 1\n").into()),
             (c("/proc/self/gid_map"), format!("{gid} {gid} 1\n").into()),
         ],
-        init_top: top_of(&mut init_stack),
+        init_top: init_stack.top(),
         child,
         child_top,
         child_arg,
-        ready: (ready_r.as_raw_fd(), ready_w.as_raw_fd()),
+        ready: (ready_r.as_fd(), ready_w.as_raw_fd()),
         go: go_r.as_raw_fd(),
         fd_limit,
         status_write: status_w.as_raw_fd(),
@@ -168,17 +168,16 @@ pub(crate) fn spawn(
     let helper = unsafe {
         libc::clone(
             helper_main,
-            top_of(&mut helper_stack).cast(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            helper_stack.top().cast(),
+            crate::process::VFORK | libc::SIGCHLD,
             (&raw mut launch).cast(),
         )
     };
     if helper < 0 {
         return Err(io::Error::last_os_error());
     }
-    let mut status = 0;
-    // SAFETY: waiting for our own child, which has exited (vfork).
-    unsafe { libc::waitpid(helper, &raw mut status, 0) };
+    // Our own child, which has exited (vfork).
+    let _ = waitpid(nix::unistd::Pid::from_raw(helper), None);
     drop(helper_stack);
     let init_pid = launch.init_pid.load(Ordering::SeqCst);
     let failed = launch.failed.load(Ordering::SeqCst);
@@ -189,7 +188,7 @@ pub(crate) fn spawn(
         pid: init_pid,
         namespace: namespace_of(init_pid).unwrap_or((0, 0)),
         status: status_r,
-        stack: init_stack,
+        stack: Some(init_stack),
         reaped: false,
     });
     if failed != 0 {
@@ -212,70 +211,67 @@ pub(crate) fn spawn(
 }
 
 /// The helper: enters a user namespace, makes the PID namespace and clones its init. Runs
-/// while the supervisor is suspended (vfork): libc's wrappers are fine here.
+/// while the supervisor is suspended (vfork). Returning ends it (glibc's `clone` exits with
+/// the value).
 extern "C" fn helper_main(arg: *mut c_void) -> c_int {
     // SAFETY: `arg` is the supervisor's `Launch`, alive while it is suspended.
-    let launch = unsafe { &*arg.cast::<Launch>() };
-    let fail = |step: i32| -> c_int {
-        // SAFETY: reading errno and leaving without running destructors.
-        unsafe {
-            launch
-                .errno
-                .store(*libc::__errno_location(), Ordering::SeqCst);
-            launch.failed.store(step, Ordering::SeqCst);
-            libc::_exit(0)
+    let launch = unsafe { &*arg.cast::<Launch<'_>>() };
+    if let Err((step, errno)) = helper(launch, arg) {
+        launch.errno.store(errno.raw_os_error(), Ordering::SeqCst);
+        launch.failed.store(step, Ordering::SeqCst);
+    }
+    0
+}
+
+/// [`helper_main`]'s steps; on failure, the step (`FAILED_*`) and why.
+fn helper(launch: &Launch<'_>, arg: *mut c_void) -> Result<(), (i32, Errno)> {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
+    let at = |step: i32| move |e: Errno| (step, e);
+    match launch.user {
+        Some(fd) => {
+            move_into_link_name_space(fd, Some(LinkNameSpaceType::User))
+                .map_err(at(FAILED_USER))?;
         }
-    };
-    // SAFETY: system calls on prepared data.
-    unsafe {
-        match launch.user {
-            Some(fd) => {
-                if libc::setns(fd, libc::CLONE_NEWUSER) < 0 {
-                    return fail(FAILED_USER);
-                }
-            }
-            None => {
-                if libc::unshare(libc::CLONE_NEWUSER) < 0 {
-                    return fail(FAILED_USER);
-                }
-                for (path, content) in &launch.id_maps {
-                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                    let written =
-                        fd >= 0 && libc::write(fd, content.as_ptr().cast(), content.len()) >= 0;
-                    libc::close(fd);
-                    if !written {
-                        return fail(FAILED_IDS);
-                    }
-                }
+        None => {
+            // SAFETY: the helper's own user namespace (it shares no descriptor table: no
+            // CLONE_FILES); the supervisor's stays as it was.
+            unsafe { unshare_unsafe(UnshareFlags::NEWUSER) }.map_err(at(FAILED_USER))?;
+            for (path, content) in &launch.id_maps {
+                let flags = OFlags::WRONLY | OFlags::CLOEXEC;
+                let fd = rustix::fs::open(path.as_c_str(), flags, Mode::empty())
+                    .map_err(at(FAILED_IDS))?;
+                rustix::io::write(&fd, content).map_err(at(FAILED_IDS))?;
             }
         }
-        if libc::unshare(libc::CLONE_NEWPID) < 0 {
-            return fail(FAILED_PID);
-        }
-        // The init is the supervisor's child (CLONE_PARENT), so the supervisor reaps it.
-        let init = libc::clone(
+    }
+    // SAFETY: as above: only the helper's children are born in the new PID namespace.
+    unsafe { unshare_unsafe(UnshareFlags::NEWPID) }.map_err(at(FAILED_PID))?;
+    // The init is the supervisor's child (CLONE_PARENT), so the supervisor reaps it.
+    // SAFETY: the init runs `init_main` on its own stack (alive while the `Init` that holds it
+    // lives), reading `launch` only until it says "ready".
+    let init = unsafe {
+        libc::clone(
             init_main,
             launch.init_top.cast(),
             libc::CLONE_VM | libc::CLONE_PARENT | libc::SIGCHLD,
             arg,
-        );
-        if init < 0 {
-            return fail(FAILED_INIT);
-        }
-        launch.init_pid.store(init, Ordering::SeqCst);
-        let mut byte = 0u8;
-        while libc::read(launch.ready.0, (&raw mut byte).cast(), 1) < 0
-            && *libc::__errno_location() == libc::EINTR
-        {}
-        libc::_exit(0)
+        )
+    };
+    if init < 0 {
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        return Err((FAILED_INIT, Errno::from_raw_os_error(errno)));
     }
+    launch.init_pid.store(init, Ordering::SeqCst);
+    while rustix::io::read(launch.ready.0, &mut [0u8; 1]) == Err(Errno::INTR) {}
+    Ok(())
 }
 
 /// The init (pid 1 of the namespace). Until it says "ready" the supervisor is suspended; after,
 /// raw system calls only (see the module doc).
 extern "C" fn init_main(arg: *mut c_void) -> c_int {
     // SAFETY: `arg` is the supervisor's `Launch`; the fields read after "ready" are copied first.
-    let launch = unsafe { &*arg.cast::<Launch>() };
+    let launch = unsafe { &*arg.cast::<Launch<'_>>() };
     let (ready_w, status_w, go) = (launch.ready.1, launch.status_write, launch.go);
     let fd_limit = launch.fd_limit;
     // SAFETY: the command's clone, as process.rs makes every spawn (we are suspended until it
@@ -284,13 +280,13 @@ extern "C" fn init_main(arg: *mut c_void) -> c_int {
         libc::clone(
             launch.child,
             launch.child_top.cast(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            crate::process::VFORK | libc::SIGCHLD,
             launch.child_arg,
         )
     };
     if command < 0 {
-        // SAFETY: reading errno while the supervisor is still suspended.
-        let errno = unsafe { *libc::__errno_location() };
+        // errno, read while the supervisor is still suspended.
+        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
         launch.errno.store(errno, Ordering::SeqCst);
         launch.failed.store(FAILED_INIT, Ordering::SeqCst);
     } else {
@@ -320,7 +316,7 @@ extern "C" fn init_main(arg: *mut c_void) -> c_int {
         let reaped = raw::wait4(-1, &raw mut status);
         if reaped == i64::from(command) {
             raw::write(status_w, (&raw const status).cast(), 4);
-        } else if reaped < 0 && reaped != -i64::from(libc::EINTR) {
+        } else if reaped < 0 && reaped != -i64::from(Errno::INTR.raw_os_error()) {
             // No child left: the namespace is empty.
             raw::exit(0);
         }
@@ -331,6 +327,9 @@ extern "C" fn init_main(arg: *mut c_void) -> c_int {
 /// thread-local block the init inherited from a running supervisor thread).
 mod raw {
     use std::ffi::c_void;
+
+    // The numbers of the few system calls the init makes.
+    use libc::{SYS_close, SYS_close_range, SYS_exit_group, SYS_read, SYS_wait4, SYS_write};
 
     #[cfg(target_arch = "x86_64")]
     fn call4(nr: i64, a: u64, b: u64, c: u64, d: u64) -> i64 {
@@ -365,33 +364,27 @@ mod raw {
     }
 
     pub(super) fn write(fd: i32, buf: *const c_void, len: usize) -> i64 {
-        call4(libc::SYS_write, fd as u64, buf as u64, len as u64, 0)
+        call4(SYS_write, fd as u64, buf as u64, len as u64, 0)
     }
 
     pub(super) fn read(fd: i32, buf: *mut c_void, len: usize) -> i64 {
-        call4(libc::SYS_read, fd as u64, buf as u64, len as u64, 0)
+        call4(SYS_read, fd as u64, buf as u64, len as u64, 0)
     }
 
     pub(super) fn close(fd: u32) -> i64 {
-        call4(libc::SYS_close, u64::from(fd), 0, 0, 0)
+        call4(SYS_close, u64::from(fd), 0, 0, 0)
     }
 
     pub(super) fn close_range(first: u32, last: u32) -> i64 {
-        call4(
-            libc::SYS_close_range,
-            u64::from(first),
-            u64::from(last),
-            0,
-            0,
-        )
+        call4(SYS_close_range, u64::from(first), u64::from(last), 0, 0)
     }
 
     pub(super) fn wait4(pid: i32, status: *mut i32) -> i64 {
-        call4(libc::SYS_wait4, i64::from(pid) as u64, status as u64, 0, 0)
+        call4(SYS_wait4, i64::from(pid) as u64, status as u64, 0, 0)
     }
 
     pub(super) fn exit(code: i32) -> ! {
-        call4(libc::SYS_exit_group, code as u64, 0, 0, 0);
+        call4(SYS_exit_group, code as u64, 0, 0, 0);
         unreachable!("exit_group returned")
     }
 }
@@ -436,22 +429,14 @@ impl Init {
         {
             return Ok(None);
         }
-        let mut raw = 0i32;
-        // SAFETY: read(2) into a local i32.
-        let n = unsafe { libc::read(self.status.as_raw_fd(), (&raw mut raw).cast(), 4) };
-        if n == 4 {
-            return Ok(ExitStatus::from_wait(raw));
+        let mut raw = [0u8; 4];
+        match rustix::io::read(&self.status, &mut raw) {
+            Ok(4) => Ok(ExitStatus::from_wait(i32::from_ne_bytes(raw))),
+            Err(rustix::io::Errno::INTR) => Ok(None),
+            Err(e) => Err(e.into()),
+            // The init ended without a word (killed with its namespace): the command was too.
+            Ok(_) => Ok(Some(ExitStatus::Signaled(Signal::KILL.as_raw()))),
         }
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::Interrupted {
-                Ok(None)
-            } else {
-                Err(e)
-            };
-        }
-        // The init ended without a word (killed with its namespace): the command was too.
-        Ok(Some(ExitStatus::Signaled(libc::SIGKILL)))
     }
 
     /// The namespace, as a call's containment group holds it.
@@ -502,24 +487,14 @@ impl Namespace {
             .filter_map(stat)
             .map(|s| s.cpu_ticks + s.children_cpu_ticks)
             .sum();
-        // SAFETY: sysconf is a plain getter.
-        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        let per_second = rustix::param::clock_ticks_per_second().max(1);
         std::time::Duration::from_nanos((init + members) * 1_000_000_000 / per_second)
     }
 
     /// Kills the init, and with it every process of the namespace (the kernel's doing).
     pub(crate) fn kill_all(&self) {
         if let Some(pidfd) = &self.pidfd {
-            // SAFETY: pidfd_send_signal on a pidfd we hold, no siginfo.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    pidfd.as_raw_fd(),
-                    libc::SIGKILL,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0u32,
-                );
-            }
+            let _ = rustix::process::pidfd_send_signal(pidfd, Signal::KILL);
         }
     }
 }
@@ -529,27 +504,24 @@ impl Drop for Init {
         // Before it is reaped, while its pid is still ours: the watchdog must never kill a
         // recycled pid.
         crate::containment::forget_init(self.pid);
+        let pid = nix::unistd::Pid::from_raw(self.pid);
         if !self.reaped {
-            // SAFETY: kill(2) of our own, unreaped child.
-            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
         }
         // The kernel ends the namespace's processes before the init can be reaped; one stuck
         // in uninterruptible sleep (a dead network file system) would hold it: bounded, and
         // past the bound the orphan sweep reaps it later (its stack is never freed: a killed
         // init never runs again, but its memory must stay ours until it is gone).
-        let mut status = 0;
+        let flags = WaitPidFlag::__WALL | WaitPidFlag::WNOHANG;
         for _ in 0..2000 {
-            // SAFETY: waiting for our own child.
-            let r =
-                unsafe { libc::waitpid(self.pid, &raw mut status, libc::__WALL | libc::WNOHANG) };
-            if r != 0 {
+            if !matches!(waitpid(pid, Some(flags)), Ok(WaitStatus::StillAlive)) {
                 self.reaped = true;
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         if !self.reaped {
-            std::mem::forget(std::mem::take(&mut self.stack));
+            std::mem::forget(self.stack.take());
         }
         crate::containment::release_pid(self.pid);
     }

@@ -3,7 +3,7 @@
 //! containment group, with the call's marker, in its own process group (or session, for a PTY).
 
 use std::ffi::{CString, OsStr, OsString};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -83,8 +83,11 @@ pub enum SpawnError {
     /// The sandbox cannot be enforced here, or could not be entered; the command did not run.
     #[error("the sandbox cannot be enforced: {reason}")]
     Sandbox {
-        /// What is missing or failed, and how to proceed.
+        /// What is missing or failed.
         reason: String,
+        /// The way on, when this machine cannot give the sandbox (`agent-exec-core`'s render
+        /// words it).
+        remedy: Option<crate::sandbox::Remedy>,
     },
     /// A resource limit cannot be enforced here, or could not be applied.
     #[error("the resource limits cannot be enforced: {reason}")]
@@ -133,15 +136,7 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
             .map(OwnedFd::from)
             .map_err(setup)
     };
-    let dup = |fd: RawFd| {
-        // SAFETY: duplicating a descriptor we hold; the copy is ours.
-        let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
-        if copy < 0 {
-            return Err(setup(std::io::Error::last_os_error()));
-        }
-        // SAFETY: a fresh descriptor.
-        Ok(unsafe { OwnedFd::from_raw_fd(copy) })
-    };
+    let dup = |fd: RawFd| sys::dup_cloexec(fd, 3).map_err(setup);
     let (out_r, out_w) = match io {
         Io::Pty(_) => (None, None),
         _ => {
@@ -223,36 +218,22 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
 /// A new pseudo-terminal, both ends close-on-exec (glibc's `openpty` leaves them inheritable,
 /// so every process started meanwhile — a session shell living for hours — would hold them).
 fn open_pty(size: TerminalSize) -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let last = std::io::Error::last_os_error;
-    // SAFETY: plain calls on descriptors we own; each result is checked.
-    unsafe {
-        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
-        if master < 0 {
-            return Err(last());
-        }
-        let master = OwnedFd::from_raw_fd(master);
-        if libc::grantpt(master.as_raw_fd()) < 0 || libc::unlockpt(master.as_raw_fd()) < 0 {
-            return Err(last());
-        }
-        // TIOCGPTPEER (Linux 4.13) opens the slave without a path lookup.
-        let slave = libc::ioctl(
-            master.as_raw_fd(),
-            libc::TIOCGPTPEER,
-            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
-        );
-        if slave < 0 {
-            return Err(last());
-        }
-        // The size a program asking sees (`stty size`), and the screen its output is shown on.
-        let size = libc::winsize {
-            ws_row: size.rows,
-            ws_col: size.cols,
-            ws_xpixel: 0,
-            ws_ypixel: 0,
-        };
-        libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &raw const size);
-        Ok((master, OwnedFd::from_raw_fd(slave)))
-    }
+    use rustix::pty::OpenptFlags;
+    let flags = OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC;
+    let master = rustix::pty::openpt(flags)?;
+    rustix::pty::grantpt(&master)?;
+    rustix::pty::unlockpt(&master)?;
+    // TIOCGPTPEER (Linux 4.13) opens the slave without a path lookup.
+    let slave = rustix::pty::ioctl_tiocgptpeer(&master, flags)?;
+    // The size a program asking sees (`stty size`), and the screen its output is shown on.
+    let size = rustix::termios::Winsize {
+        ws_row: size.rows,
+        ws_col: size.cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let _ = rustix::termios::tcsetwinsize(&master, size);
+    Ok((master, slave))
 }
 
 /// Starts `launch` in `group`. The child joins the group's cgroup before it execs, so nothing
@@ -263,7 +244,10 @@ pub(crate) fn spawn(launch: &Launch<'_>, group: &mut CallGroup) -> Result<Spawne
         .sandbox
         .map(sandbox::prepare)
         .transpose()
-        .map_err(|e| SpawnError::Sandbox { reason: e.reason })?;
+        .map_err(|e| SpawnError::Sandbox {
+            reason: e.reason,
+            remedy: e.remedy,
+        })?;
     let mut spawned = match spawn_in(launch, group, sandbox.as_ref()) {
         // A cgroup we could create but not move into (a partly delegated subtree): the call
         // falls back to the next mechanism rather than failing.
@@ -565,10 +549,8 @@ fn spawn_error(program: &Program, cwd: &Path, e: &std::io::Error, step: Step) ->
             reason: reason(),
         },
         Step::Sandbox => SpawnError::Sandbox {
-            reason: format!(
-                "entering it failed in the child ({}); run with --sandbox off to go without",
-                reason()
-            ),
+            reason: format!("entering it failed in the child ({})", reason()),
+            remedy: Some(crate::sandbox::Remedy::GoWithout),
         },
     }
 }

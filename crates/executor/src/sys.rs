@@ -1,20 +1,28 @@
 //! Thin, safe wrappers over the Linux calls the executor needs and std does not offer:
-//! pidfds, poll, non-blocking reads, pipe sizes, and `/proc` scans.
+//! pidfds, poll, non-blocking reads, pipe sizes, and `/proc` scans. The system calls are
+//! `rustix`'s; the one `unsafe` left borrows a descriptor passed by number.
 
 use std::fs;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+
+/// A descriptor passed by number, borrowed. The caller holds `fd` open while the borrow
+/// lives: the functions here that take a `RawFd` are called with `as_raw_fd()` of a descriptor
+/// their caller owns, for the call; `process.rs` borrows the plan's for the spawn.
+pub(crate) fn borrow<'a>(fd: RawFd) -> BorrowedFd<'a> {
+    // SAFETY: the caller holds `fd` open while the borrow lives (above): every use in this
+    // crate is one of the two kinds said.
+    unsafe { BorrowedFd::borrow_raw(fd) }
+}
 
 /// Opens a pidfd for `pid`: readable once the process exits. `None` where unsupported.
 pub(crate) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: the syscall returned a fresh descriptor that we now own.
-    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    let pid = rustix::process::Pid::from_raw(pid)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
 /// The lowest descriptor a spawned child may use after placing its own 0, 1, 2, … (at most
@@ -30,44 +38,33 @@ pub(crate) fn above_child_fds(fd: OwnedFd) -> io::Result<OwnedFd> {
     if fd.as_raw_fd() >= CHILD_FD_FLOOR {
         return Ok(fd);
     }
-    // SAFETY: duplicating a descriptor we own; the copy is ours.
-    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, CHILD_FD_FLOOR) };
-    if copy < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(copy) })
+    Ok(rustix::io::fcntl_dupfd_cloexec(&fd, CHILD_FD_FLOOR)?)
+}
+
+/// A close-on-exec copy of `fd` (held by the caller), numbered `min` or above.
+pub(crate) fn dup_cloexec(fd: RawFd, min: RawFd) -> io::Result<OwnedFd> {
+    Ok(rustix::io::fcntl_dupfd_cloexec(borrow(fd), min)?)
 }
 
 /// One past the highest descriptor this process may hold (`RLIMIT_NOFILE`'s soft limit,
 /// bounded): how far a descriptor-by-descriptor sweep must go where `close_range` fails.
 pub(crate) fn descriptor_limit() -> u32 {
-    // SAFETY: getrlimit fills a local struct.
-    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) } < 0 {
-        return 1 << 16;
-    }
-    limit.rlim_cur.min(1 << 20) as u32
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    // `None` is "unlimited".
+    limit.current.unwrap_or(u64::MAX).min(1 << 20) as u32
 }
 
 /// Makes a descriptor non-blocking.
 pub(crate) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
-    // SAFETY: fcntl on a descriptor we hold; flags are read then written back.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
+    let fd = borrow(fd);
+    let flags = rustix::fs::fcntl_getfl(fd)?;
+    rustix::fs::fcntl_setfl(fd, flags | rustix::fs::OFlags::NONBLOCK)?;
     Ok(())
 }
 
 /// Asks for a larger pipe buffer (fewer wakeups on floods); failure is harmless.
 pub(crate) fn grow_pipe(fd: RawFd, bytes: i32) {
-    // SAFETY: F_SETPIPE_SZ on a pipe we hold; an error leaves the pipe as it was.
-    unsafe {
-        libc::fcntl(fd, libc::F_SETPIPE_SZ, bytes);
-    }
+    let _ = rustix::pipe::fcntl_setpipe_size(borrow(fd), bytes as usize);
 }
 
 /// Result of reading what is available from a non-blocking descriptor.
@@ -87,86 +84,70 @@ pub(crate) fn read_available(
     max_rounds: usize,
     mut f: impl FnMut(&[u8]),
 ) -> ReadState {
+    let fd = borrow(fd);
     for _ in 0..max_rounds {
-        // SAFETY: reading into a buffer we own, of its length.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n > 0 {
-            f(&buf[..n as usize]);
-            continue;
-        }
-        if n == 0 {
-            return ReadState::Closed;
-        }
-        let err = io::Error::last_os_error();
-        return match err.raw_os_error() {
-            Some(libc::EAGAIN | libc::EINTR) => ReadState::Open,
+        match rustix::io::read(fd, &mut *buf) {
+            Ok(0) => return ReadState::Closed,
+            Ok(n) => f(&buf[..n]),
+            Err(Errno::AGAIN | Errno::INTR) => return ReadState::Open,
             // EIO is how a PTY master says the other side closed.
-            _ => ReadState::Closed,
-        };
+            Err(_) => return ReadState::Closed,
+        }
     }
     ReadState::Open
 }
 
+/// `timeout` in whole milliseconds, rounded up so a deadline is never polled as already
+/// passed (as `poll(2)` takes it); `None` waits forever.
+fn poll_timeout(timeout: Option<Duration>) -> Option<Timespec> {
+    timeout.map(|t| {
+        let ms = i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
+        Timespec {
+            tv_sec: i64::from(ms / 1000),
+            tv_nsec: i64::from(ms % 1000) * 1_000_000,
+        }
+    })
+}
+
 /// Polls descriptors for readability. Returns which are ready (readable or hung up).
 pub(crate) fn poll_readable(fds: &[Option<RawFd>], timeout: Option<Duration>) -> Vec<bool> {
-    let mut pfds: Vec<libc::pollfd> = fds
+    // A missing descriptor is left out of the poll (as a negative one is ignored by it).
+    let mut pfds: Vec<PollFd<'_>> = fds
         .iter()
-        .map(|fd| libc::pollfd {
-            fd: fd.unwrap_or(-1),
-            events: libc::POLLIN,
-            revents: 0,
-        })
+        .flatten()
+        .map(|&fd| PollFd::from_borrowed_fd(borrow(fd), PollFlags::IN))
         .collect();
-    let ms = timeout.map_or(-1, |t| {
-        // Round up so a deadline is never polled as already passed.
-        let ms = t.as_micros().div_ceil(1000);
-        i32::try_from(ms).unwrap_or(i32::MAX)
-    });
-    // SAFETY: pfds is a valid array of its length; negative fds are ignored by poll.
-    let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
-    if n <= 0 {
+    let timeout = poll_timeout(timeout);
+    if !matches!(rustix::event::poll(&mut pfds, timeout.as_ref()), Ok(n) if n > 0) {
         return vec![false; fds.len()];
     }
-    pfds.iter().map(|p| p.revents != 0).collect()
+    let mut ready = pfds.iter().map(|p| !p.revents().is_empty());
+    fds.iter()
+        .map(|fd| fd.is_some() && ready.next().unwrap_or(false))
+        .collect()
 }
 
 /// Waits up to `timeout` for `fd` to take a write; whether it will (an error or hang-up
 /// counts: the write then reports it).
 pub(crate) fn poll_writable(fd: RawFd, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    let ms = i32::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&raw mut pfd, 1, ms) > 0 }
+    let mut pfd = [PollFd::from_borrowed_fd(borrow(fd), PollFlags::OUT)];
+    let timeout = poll_timeout(Some(timeout));
+    matches!(rustix::event::poll(&mut pfd, timeout.as_ref()), Ok(n) if n > 0)
 }
 
 /// A pipe whose both ends are close-on-exec.
 pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two fresh descriptors into the array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors are fresh and ours.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
 }
 
 /// Writes all of `data` to a blocking descriptor.
-pub(crate) fn write_all(fd: &impl AsRawFd, mut data: &[u8]) -> io::Result<()> {
+pub(crate) fn write_all(fd: &impl AsFd, mut data: &[u8]) -> io::Result<()> {
     while !data.is_empty() {
-        // SAFETY: writing from a slice we own, of its length.
-        let n = unsafe { libc::write(fd.as_raw_fd(), data.as_ptr().cast(), data.len()) };
-        if n < 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(err);
+        match rustix::io::write(fd, data) {
+            Ok(n) => data = &data[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
-        data = &data[n as usize..];
     }
     Ok(())
 }

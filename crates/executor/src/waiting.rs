@@ -13,7 +13,7 @@
 //! Caveat: a blocking `read` with an alarm set (`read -t 10` in bash) looks like any other read.
 
 use std::fs;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,12 +53,8 @@ pub(crate) enum InputEnd {
     Pipe { dev: u64, ino: u64 },
 }
 
-fn fstat(fd: &OwnedFd) -> Option<libc::stat> {
-    // SAFETY: `st` is plain data that fstat fills; the descriptor is ours.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        (libc::fstat(fd.as_raw_fd(), &raw mut st) == 0).then_some(st)
-    }
+fn fstat(fd: &OwnedFd) -> Option<rustix::fs::Stat> {
+    rustix::fs::fstat(fd).ok()
 }
 
 impl InputEnd {
@@ -122,24 +118,29 @@ fn blocked_syscall(pid: i32, tid: i32) -> Option<(i64, [u64; 6])> {
     Some((nr, args))
 }
 
+#[allow(non_upper_case_globals)] // libc's names of the system calls, as patterns
 fn thread_waits(pid: i32, tid: i32, input: InputEnd) -> bool {
     let Some((nr, a)) = blocked_syscall(pid, tid) else {
         return false;
     };
     // An `int` timeout of -1 (or any negative) waits for ever.
     let forever = |t: u64| (t as u32 as i32) < 0;
+    // The system calls that wait for input, by number (libc's table of them).
+    use libc::{SYS_epoll_pwait, SYS_epoll_pwait2, SYS_ppoll, SYS_pselect6, SYS_read, SYS_readv};
+    #[cfg(target_arch = "x86_64")]
+    use libc::{SYS_epoll_wait, SYS_poll, SYS_select};
     match nr {
-        libc::SYS_read | libc::SYS_readv => input.is_fd(pid, a[0]),
-        libc::SYS_ppoll => a[2] == 0 && polls(pid, a[0], a[1], input),
-        libc::SYS_pselect6 => a[4] == 0 && selects(pid, a[0], a[1], input),
-        libc::SYS_epoll_pwait => forever(a[3]) && epolls(pid, a[0], input),
-        libc::SYS_epoll_pwait2 => a[3] == 0 && epolls(pid, a[0], input),
+        SYS_read | SYS_readv => input.is_fd(pid, a[0]),
+        SYS_ppoll => a[2] == 0 && polls(pid, a[0], a[1], input),
+        SYS_pselect6 => a[4] == 0 && selects(pid, a[0], a[1], input),
+        SYS_epoll_pwait => forever(a[3]) && epolls(pid, a[0], input),
+        SYS_epoll_pwait2 => a[3] == 0 && epolls(pid, a[0], input),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_poll => forever(a[2]) && polls(pid, a[0], a[1], input),
+        SYS_poll => forever(a[2]) && polls(pid, a[0], a[1], input),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_select => a[4] == 0 && selects(pid, a[0], a[1], input),
+        SYS_select => a[4] == 0 && selects(pid, a[0], a[1], input),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_epoll_wait => forever(a[3]) && epolls(pid, a[0], input),
+        SYS_epoll_wait => forever(a[3]) && epolls(pid, a[0], input),
         _ => false,
     }
 }

@@ -121,8 +121,7 @@ fn not_ours(path: &Path, reason: &str) -> ArtifactError {
 }
 
 fn effective_uid() -> u32 {
-    // SAFETY: a plain getter.
-    unsafe { libc::geteuid() }
+    rustix::process::geteuid().as_raw()
 }
 
 /// The store's directory is ours, a real directory (not a link to one), and private: no
@@ -314,10 +313,12 @@ impl ArtifactStore {
         let file = OpenOptions::new()
             .read(true)
             // Not through a link; a FIFO put in its place must not block the open.
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .custom_flags(
+                (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+            )
             .open(&path)
             .map_err(|e| {
-                if e.raw_os_error() == Some(libc::ELOOP) {
+                if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
                     not_ours(&path, "it is a symbolic link")
                 } else {
                     io_err(&path)(e)

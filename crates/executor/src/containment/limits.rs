@@ -24,6 +24,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use rustix::process::{Resource, Rlimit, Signal};
+
 use crate::oneshot::ExitStatus;
 
 use super::cgroup;
@@ -101,7 +103,7 @@ pub(crate) struct LimitGroup {
     /// The event counters (OOM kills, refused forks) already reported: a session's shell
     /// lives through many commands, each told only of its own.
     reported: std::sync::Mutex<(u64, u64)>,
-    pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
+    pub(crate) rlimits: Vec<(Resource, Rlimit)>,
     /// How a limit is kept more loosely than asked, where no cgroup could carry it.
     pub(crate) fallbacks: Vec<String>,
 }
@@ -211,7 +213,7 @@ fn make_cgroup(controller: &'static str, settings: &[(&str, u64)]) -> Option<Lim
         }
         OpenOptions::new()
             .write(true)
-            .custom_flags(libc::O_CLOEXEC)
+            .custom_flags(rustix::fs::OFlags::CLOEXEC.bits() as i32)
             .open(dir.join("cgroup.procs"))
     })();
     match made {
@@ -236,18 +238,17 @@ impl LimitGroup {
             limits: *limits,
             ..LimitGroup::default()
         };
-        // SAFETY: plain getter.
-        let root = unsafe { libc::geteuid() } == 0;
-        let limit = |n: u64| libc::rlimit {
-            rlim_cur: n,
-            rlim_max: n,
+        let root = rustix::process::geteuid().is_root();
+        let limit = |n: u64| Rlimit {
+            current: Some(n),
+            maximum: Some(n),
         };
         if let Some(n) = limits.procs {
             match make_cgroup("pids", &[("pids.max", n)]) {
                 Some(cg) => group.cgroups.push(cg),
                 // RLIMIT_NPROC counts the user's processes, and root is exempt from it.
                 None if !root => {
-                    group.rlimits.push((libc::RLIMIT_NPROC, limit(n)));
+                    group.rlimits.push((Resource::Nproc, limit(n)));
                     group.fallbacks.push(
                         "--max-procs counts all of this user's processes here (RLIMIT_NPROC): no cgroup pids controller could be used".to_owned(),
                     );
@@ -269,7 +270,7 @@ impl LimitGroup {
                 Some(cg) => group.cgroups.push(cg),
                 // Per process, not per call: the nearest the kernel offers without a cgroup.
                 None => {
-                    group.rlimits.push((libc::RLIMIT_AS, limit(n)));
+                    group.rlimits.push((Resource::As, limit(n)));
                     group.fallbacks.push(
                         "--max-memory limits each process's address space here (RLIMIT_AS), not the call's memory: no cgroup memory controller could be used".to_owned(),
                     );
@@ -290,15 +291,15 @@ impl LimitGroup {
             // second later.
             let secs = cpu.as_secs().max(1);
             group.rlimits.push((
-                libc::RLIMIT_CPU,
-                libc::rlimit {
-                    rlim_cur: secs,
-                    rlim_max: secs + 1,
+                Resource::Cpu,
+                Rlimit {
+                    current: Some(secs),
+                    maximum: Some(secs + 1),
                 },
             ));
         }
         if let Some(n) = limits.file_size {
-            group.rlimits.push((libc::RLIMIT_FSIZE, limit(n)));
+            group.rlimits.push((Resource::Fsize, limit(n)));
         }
         Ok(group)
     }
@@ -389,10 +390,10 @@ impl LimitGroup {
         if oom_kills > seen_kills {
             return Some(LimitKind::Memory);
         }
-        if self.limits.cpu.is_some() && ended_by(libc::SIGXCPU) {
+        if self.limits.cpu.is_some() && ended_by(Signal::XCPU.as_raw()) {
             return Some(LimitKind::Cpu);
         }
-        if self.limits.file_size.is_some() && ended_by(libc::SIGXFSZ) {
+        if self.limits.file_size.is_some() && ended_by(Signal::XFSZ.as_raw()) {
             return Some(LimitKind::FileSize);
         }
         if refused_forks > seen_refused {

@@ -40,11 +40,12 @@ pub(crate) fn remove_temp_at_exit() {
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt as _;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
 
 /// How much a call may write: the contract's modes, defined once in `agent-exec-protocol`.
 pub use agent_exec_protocol::SandboxMode;
@@ -165,54 +166,90 @@ impl Support {
         parts.join(", ")
     }
 
-    /// Why a sandbox cannot be enforced here, if it cannot (what is missing, how to proceed).
-    pub fn missing(&self) -> Option<String> {
+    /// Why a sandbox cannot be enforced here, if it cannot: what is missing (the way on is
+    /// the [`Unenforceable::remedy`], which `agent-exec-core`'s render words for the model).
+    pub fn unenforceable(&self) -> Option<Unenforceable> {
         if self.landlock_abi < LANDLOCK_ABI {
-            return Some(format!(
-                "the kernel's Landlock is {} but the sandbox needs ABI {LANDLOCK_ABI} (Linux 6.12 or newer, with `landlock` in the `lsm=` boot list); run with --sandbox off to go without",
-                if self.landlock_abi > 0 {
-                    format!("ABI {}", self.landlock_abi)
-                } else {
-                    "missing".to_owned()
-                }
+            let found = if self.landlock_abi > 0 {
+                format!("ABI {}", self.landlock_abi)
+            } else {
+                "missing".to_owned()
+            };
+            return Some(Unenforceable::new(
+                format!(
+                    "the kernel's Landlock is {found} but the sandbox needs ABI {LANDLOCK_ABI} (Linux 6.12 or newer, with `landlock` in the `lsm=` boot list)"
+                ),
+                Remedy::GoWithout,
             ));
         }
         if !self.seccomp {
-            return Some(
-                "the kernel has no seccomp filters (CONFIG_SECCOMP_FILTER); run with --sandbox off to go without".to_owned(),
-            );
+            return Some(Unenforceable::new(
+                "the kernel has no seccomp filters (CONFIG_SECCOMP_FILTER)".to_owned(),
+                Remedy::GoWithout,
+            ));
         }
         if !self.user_namespaces {
-            return Some(
-                "user namespaces are disabled here and the sandbox needs one (for its read-only view of the file system); enable them (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone=1) or run with --sandbox off".to_owned(),
-            );
+            return Some(Unenforceable::new(
+                "user namespaces are disabled here and the sandbox needs one (for its read-only view of the file system)".to_owned(),
+                Remedy::EnableUserNamespaces,
+            ));
         }
         None
     }
+
+    /// [`Support::unenforceable`] with its remedy in the CLI's words.
+    ///
+    /// Kept for the CLI's `--version` line (`crates/cli/src/containment.rs`) until it renders
+    /// [`Support::unenforceable`] through `agent-exec-core`'s render, as core does; then it
+    /// goes, and with it the last flag named in this crate's sandbox.
+    pub fn missing(&self) -> Option<String> {
+        self.unenforceable().map(|u| {
+            let remedy = match u.remedy {
+                Remedy::GoWithout => "; run with --sandbox off to go without",
+                Remedy::EnableUserNamespaces => {
+                    "; enable them (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone=1) or run with --sandbox off"
+                }
+            };
+            format!("{}{remedy}", u.reason)
+        })
+    }
+}
+
+/// Why a sandbox cannot be had here: what the kernel lacks or refused. Its `Display` says only
+/// that; what the operator can do about it is [`Unenforceable::remedy`], worded by
+/// `agent-exec-core`'s render (which knows the flags).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+#[non_exhaustive]
+pub struct Unenforceable {
+    /// What is missing or was refused.
+    pub reason: String,
+    /// The way on.
+    pub remedy: Remedy,
+}
+
+impl Unenforceable {
+    fn new(reason: String, remedy: Remedy) -> Unenforceable {
+        Unenforceable { reason, remedy }
+    }
+}
+
+/// What the operator can do about a sandbox this machine cannot give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Remedy {
+    /// Run without the sandbox.
+    GoWithout,
+    /// Enable user namespaces, or run without the sandbox.
+    EnableUserNamespaces,
 }
 
 /// The home directory of the account we run as, from the password database (`$HOME` may
 /// name another: the credentials under the account's own home must stay unreadable too).
 pub fn account_home() -> Option<PathBuf> {
-    // SAFETY: getpwuid_r fills `entry` with pointers into `buf`, which outlives their use.
-    unsafe {
-        let mut entry: libc::passwd = std::mem::zeroed();
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let mut buf = vec![0 as libc::c_char; 16 * 1024];
-        let found = libc::getpwuid_r(
-            libc::geteuid(),
-            &raw mut entry,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &raw mut result,
-        );
-        if found != 0 || result.is_null() || entry.pw_dir.is_null() {
-            return None;
-        }
-        let dir = std::ffi::CStr::from_ptr(entry.pw_dir);
-        let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
-        dir.is_absolute().then_some(dir)
-    }
+    let uid = nix::unistd::Uid::from_raw(rustix::process::geteuid().as_raw());
+    let dir = nix::unistd::User::from_uid(uid).ok()??.dir;
+    dir.is_absolute().then_some(dir)
 }
 
 /// What this kernel offers (probed on first use).
@@ -235,8 +272,7 @@ pub fn support() -> &'static Support {
                 .ok()
                 .and_then(|s| s.trim().parse::<i64>().ok())
         };
-        // SAFETY: plain getter.
-        let root = unsafe { libc::geteuid() } == 0;
+        let root = rustix::process::geteuid().is_root();
         let unprivileged_ok = read_number("/proc/sys/kernel/unprivileged_userns_clone")
             .unwrap_or(1)
             != 0
@@ -260,19 +296,21 @@ pub fn support() -> &'static Support {
 fn user_namespace_works() -> bool {
     let maps = namespaces::id_maps();
     crate::containment::child_succeeds(|| {
-        // SAFETY: system calls on data prepared above, then exit.
+        use rustix::fs::{Mode, OFlags};
+        use rustix::thread::UnshareFlags;
+        let write = |(path, content): &(std::ffi::CString, Vec<u8>)| {
+            let flags = OFlags::WRONLY | OFlags::CLOEXEC;
+            rustix::fs::open(path.as_c_str(), flags, Mode::empty())
+                .and_then(|fd| rustix::io::write(&fd, content))
+                .is_ok()
+        };
+        // SAFETY: a throwaway forked child, which exits right after without running the
+        // parent's exit handlers: no one else's namespaces or descriptors change.
         unsafe {
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) < 0 {
-                libc::_exit(1);
-            }
-            for (path, content) in &maps {
-                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 || libc::write(fd, content.as_ptr().cast(), content.len()) < 0 {
-                    libc::_exit(1);
-                }
-                libc::close(fd);
-            }
-            libc::_exit(0)
+            let made = rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS)
+                .is_ok()
+                && maps.iter().all(write);
+            libc::_exit(i32::from(!made))
         }
     })
 }
@@ -319,6 +357,9 @@ impl Drop for Prepared {
 #[derive(Debug)]
 pub(crate) struct PrepareError {
     pub(crate) reason: String,
+    /// The way on, when this machine cannot give the sandbox (a refusal or a shortage of
+    /// the kernel's, not a problem with what the call asked).
+    pub(crate) remedy: Option<Remedy>,
     /// The kernel refused what every sandbox of these writable roots needs (a feature, a
     /// namespace, the read-only view around the roots) — a property of this machine, never
     /// of anything a call left in the roots.
@@ -329,14 +370,26 @@ impl PrepareError {
     pub(crate) fn new(reason: String) -> PrepareError {
         PrepareError {
             reason,
+            remedy: None,
             refused_by_kernel: false,
         }
     }
 
-    pub(crate) fn kernel(reason: String) -> PrepareError {
+    pub(crate) fn kernel(refusal: Unenforceable) -> PrepareError {
+        PrepareError {
+            reason: refusal.reason,
+            remedy: Some(refusal.remedy),
+            refused_by_kernel: true,
+        }
+    }
+
+    /// The kernel failed a step (a shortage, or a refusal that depends on the roots): the
+    /// call fails, and going without the sandbox is the way on.
+    pub(crate) fn kernel_step(reason: String) -> PrepareError {
         PrepareError {
             reason,
-            refused_by_kernel: true,
+            remedy: Some(Remedy::GoWithout),
+            refused_by_kernel: false,
         }
     }
 }
@@ -346,12 +399,15 @@ impl PrepareError {
 /// writable — `/` in a container, say). A failure that depends on what the roots hold is not
 /// reported here: the call itself fails on it (closed). The work is what the call does first
 /// (and is kept for it: see [`REUSE`]), so asking costs nothing more.
-pub fn enforceable(spec: &SandboxSpec) -> Result<(), String> {
-    if let Some(missing) = support().missing() {
+pub fn enforceable(spec: &SandboxSpec) -> Result<(), Unenforceable> {
+    if let Some(missing) = support().unenforceable() {
         return Err(missing);
     }
     match shared(spec) {
-        Err(e) if e.refused_by_kernel => Err(e.reason),
+        Err(e) if e.refused_by_kernel => Err(Unenforceable::new(
+            e.reason,
+            e.remedy.unwrap_or(Remedy::GoWithout),
+        )),
         _ => Ok(()),
     }
 }
@@ -363,7 +419,7 @@ fn fail(what: &str, e: impl std::fmt::Display) -> PrepareError {
 /// Prepares `spec` for one process (and everything it starts).
 pub(crate) fn prepare(spec: &SandboxSpec) -> Result<Prepared, PrepareError> {
     let support = support();
-    if let Some(missing) = support.missing() {
+    if let Some(missing) = support.unenforceable() {
         return Err(PrepareError::kernel(missing));
     }
     let shared = shared(spec)?;
@@ -532,10 +588,15 @@ fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// errno as a libc wrapper left it.
+fn last_errno() -> Errno {
+    Errno::from_raw_os_error(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+}
+
 impl Prepared {
     /// The sandbox's user namespace (for a PID namespace made inside it, `pidns.rs`).
-    pub(crate) fn user_namespace(&self) -> std::os::fd::RawFd {
-        self.shared.namespaces.user.as_raw_fd()
+    pub(crate) fn user_namespace(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.shared.namespaces.user.as_fd()
     }
 
     /// Enters the sandbox: the spec's namespaces (user first, unless the caller is in it
@@ -543,53 +604,34 @@ impl Prepared {
     /// system calls on prepared data (no allocation). Joining a mount namespace moves the cwd
     /// to its root: the caller enters the cwd after. On failure, errno says why.
     ///
-    /// # Safety
-    /// Only in a freshly cloned child that will exec or `_exit` next.
-    pub(crate) unsafe fn enter(&self, user_entered: bool) -> Result<(), ()> {
+    /// Only in a freshly cloned child that will exec or `_exit` next: it changes the whole
+    /// process's namespaces and confinement for good.
+    pub(crate) fn enter(&self, user_entered: bool) -> Result<(), Errno> {
+        use rustix::thread::{LinkNameSpaceType, UnshareFlags, move_into_link_name_space};
         let shared = &*self.shared;
         let ns = &shared.namespaces;
-        // SAFETY: system calls on prepared descriptors and data.
-        unsafe {
-            if !user_entered && libc::setns(ns.user.as_raw_fd(), libc::CLONE_NEWUSER) < 0 {
-                return Err(());
-            }
-            // An IPC namespace of the call's own (made here, owned by the user namespace just
-            // joined): no SysV object or POSIX message queue of the host's can be opened, none
-            // the call makes is seen by another, and all go with the call's last process.
-            if libc::unshare(libc::CLONE_NEWIPC) < 0 {
-                return Err(());
-            }
-            if let Some(net) = &ns.network
-                && libc::setns(net.as_raw_fd(), libc::CLONE_NEWNET) < 0
-            {
-                return Err(());
-            }
-            if libc::setns(ns.mount.as_raw_fd(), libc::CLONE_NEWNS) < 0 {
-                return Err(());
-            }
-            // Landlock and seccomp both need no_new_privs (no setuid gain either).
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
-                return Err(());
-            }
-            for layer in [&shared.ruleset, &self.call_layer] {
-                if libc::syscall(libc::SYS_landlock_restrict_self, layer.as_raw_fd(), 0u32) < 0 {
-                    return Err(());
-                }
-            }
-            let prog = libc::sock_fprog {
-                len: shared.filter.len() as u16,
-                filter: shared.filter.as_ptr().cast_mut(),
-            };
-            if libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                0u32,
-                &raw const prog,
-            ) < 0
-            {
-                return Err(());
+        if !user_entered {
+            move_into_link_name_space(ns.user.as_fd(), Some(LinkNameSpaceType::User))?;
+        }
+        // An IPC namespace of the call's own (made here, owned by the user namespace just
+        // joined): no SysV object or POSIX message queue of the host's can be opened, none
+        // the call makes is seen by another, and all go with the call's last process.
+        // SAFETY: a new IPC namespace changes no memory or descriptor of this process.
+        unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWIPC)? };
+        if let Some(net) = &ns.network {
+            move_into_link_name_space(net.as_fd(), Some(LinkNameSpaceType::Network))?;
+        }
+        move_into_link_name_space(ns.mount.as_fd(), Some(LinkNameSpaceType::Mount))?;
+        // Landlock and seccomp both need no_new_privs (no setuid gain either).
+        rustix::thread::set_no_new_privs(true)?;
+        for layer in [&shared.ruleset, &self.call_layer] {
+            // SAFETY: a system call rustix has no wrapper for, on a descriptor we hold.
+            let r =
+                unsafe { libc::syscall(libc::SYS_landlock_restrict_self, layer.as_raw_fd(), 0) };
+            if r < 0 {
+                return Err(last_errno());
             }
         }
-        Ok(())
+        seccomp::install(&shared.filter)
     }
 }

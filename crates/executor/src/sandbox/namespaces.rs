@@ -17,23 +17,30 @@
 //! them down at its exit, cost ~0.4 ms a call here.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+use rustix::net::{AddressFamily, SocketFlags, SocketType, socket_with};
 
 use super::{PrepareError, fail};
 
 /// A step of the mount namespace's setup.
 #[derive(Debug)]
 enum MountStep {
-    /// `mount(2)`.
-    Mount {
-        source: Option<CString>,
+    /// Every mount at and below `target` made private: nothing done here propagates back.
+    Private { target: CString },
+    /// `source` bound onto `target` (with the mounts below it, if `recursive`).
+    Bind {
+        source: CString,
         target: CString,
-        /// A file system to mount (else a bind or a propagation change), and its options.
-        fs: Option<(CString, CString)>,
-        flags: libc::c_ulong,
+        recursive: bool,
     },
+    /// A fresh `tmpfs` (`nosuid`, `nodev`) with these options.
+    Tmpfs { target: CString, options: CString },
     /// `mount_setattr(2)` of the mounts at and below `target`: these `MOUNT_ATTR_*` set and
     /// cleared.
     Attributes {
@@ -59,10 +66,19 @@ struct MountAttr {
 const MOUNT_ATTR_RDONLY: u64 = 1;
 const MOUNT_ATTR_NOSUID: u64 = 2;
 const MOUNT_ATTR_NODEV: u64 = 4;
-const AT_RECURSIVE: libc::c_uint = 0x8000;
+const AT_RECURSIVE: u32 = 0x8000;
 
 /// The port the proxy listens on inside a network namespace (its own loopback: any will do).
 pub(super) const PROXY_PORT: u16 = 3128;
+
+/// `struct ifreq` (40 bytes) as `SIOCSIFFLAGS` reads it: the interface's name, then its
+/// flags at the start of the request's union.
+#[repr(C)]
+struct InterfaceFlags {
+    name: [u8; 16],
+    flags: i16,
+    rest: [u8; 22],
+}
 
 /// How a spec's namespaces are made.
 pub(super) struct NamespacePlan {
@@ -78,11 +94,9 @@ pub(super) struct NamespacePlan {
     /// Make the proxy's listening socket in it.
     proxy: bool,
     /// `lo`, to bring up.
-    loopback: libc::ifreq,
+    loopback: InterfaceFlags,
     /// Where the private `/dev/shm` is mounted (where the host has one).
     shm: Option<CString>,
-    /// 127.0.0.1:[`PROXY_PORT`].
-    proxy_addr: libc::sockaddr_in,
 }
 
 /// The namespaces, held by descriptors.
@@ -122,8 +136,10 @@ pub(super) struct MountInputs<'a> {
 /// `(path, content)` to write once a user namespace exists, mapping only our own ids:
 /// setgroups, uid_map, gid_map.
 pub(super) fn id_maps() -> Vec<(CString, Vec<u8>)> {
-    // SAFETY: plain getters.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let (uid, gid) = (
+        rustix::process::geteuid().as_raw(),
+        rustix::process::getegid().as_raw(),
+    );
     let c = |s: &str| CString::new(s).expect("no NUL");
     vec![
         (c("/proc/self/setgroups"), b"deny".to_vec()),
@@ -138,13 +154,12 @@ const SHM: &str = "/dev/shm";
 impl NamespacePlan {
     pub(super) fn new(mounts: &MountInputs, network: bool, proxy: bool) -> Self {
         let c = |s: &str| CString::new(s).expect("no NUL");
-        // SAFETY: plain data, filled below.
-        let mut loopback: libc::ifreq = unsafe { std::mem::zeroed() };
-        for (dst, src) in loopback.ifr_name.iter_mut().zip(b"lo\0") {
-            *dst = *src as libc::c_char;
-        }
-        loopback.ifr_ifru.ifru_flags =
-            (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as i16;
+        let mut loopback = InterfaceFlags {
+            name: [0; 16],
+            flags: (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as i16,
+            rest: [0; 22],
+        };
+        loopback.name[..2].copy_from_slice(b"lo");
         let (mounts, kernel_steps) = mount_steps(mounts);
         NamespacePlan {
             id_maps: id_maps(),
@@ -154,14 +169,6 @@ impl NamespacePlan {
             network,
             proxy,
             loopback,
-            proxy_addr: libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: PROXY_PORT.to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_be_bytes([127, 0, 0, 1]).to_be(),
-                },
-                sin_zero: [0; 8],
-            },
         }
     }
 }
@@ -169,11 +176,10 @@ impl NamespacePlan {
 /// How a path becomes a mount point of its own (`attributes`: `MOUNT_ATTR_*` set and cleared).
 fn bind(steps: &mut Vec<MountStep>, path: &Path, attributes: Option<(u64, u64)>) {
     let Some(path) = c_path(path) else { return };
-    steps.push(MountStep::Mount {
-        source: Some(path.clone()),
+    steps.push(MountStep::Bind {
+        source: path.clone(),
         target: path.clone(),
-        fs: None,
-        flags: libc::MS_BIND | libc::MS_REC,
+        recursive: true,
     });
     if let Some((set, clear)) = attributes {
         steps.push(MountStep::Attributes {
@@ -196,11 +202,8 @@ fn kernel_steps(inputs: &MountInputs) -> Vec<MountStep> {
     let root = CString::new("/").expect("no NUL");
     let mut steps = vec![
         // Nothing done here propagates back to the host's mounts.
-        MountStep::Mount {
-            source: None,
+        MountStep::Private {
             target: root.clone(),
-            fs: None,
-            flags: libc::MS_REC | libc::MS_PRIVATE,
         },
         MountStep::Attributes {
             target: root,
@@ -221,14 +224,9 @@ fn kernel_steps(inputs: &MountInputs) -> Vec<MountStep> {
     // and nothing in it reaches the host's; its pages are charged to the writer's memory
     // cgroup, so `--max-memory` counts them.
     if Path::new(SHM).is_dir() {
-        steps.push(MountStep::Mount {
-            source: c(Path::new("tmpfs")),
+        steps.push(MountStep::Tmpfs {
             target: c(Path::new(SHM)).expect("no NUL"),
-            fs: Some((
-                CString::new("tmpfs").expect("no NUL"),
-                CString::new("mode=1777").expect("no NUL"),
-            )),
-            flags: libc::MS_NOSUID | libc::MS_NODEV,
+            options: CString::new("mode=1777").expect("no NUL"),
         });
     }
     steps
@@ -290,11 +288,10 @@ fn mount_steps(inputs: &MountInputs) -> (Vec<MountStep>, usize) {
             inputs.masks.0
         };
         if let (Some(source), Some(target)) = (c(mask), c(path)) {
-            steps.push(MountStep::Mount {
-                source: Some(source),
+            steps.push(MountStep::Bind {
+                source,
                 target: target.clone(),
-                fs: None,
-                flags: libc::MS_BIND,
+                recursive: false,
             });
             steps.push(MountStep::Attributes {
                 target,
@@ -332,133 +329,149 @@ enum Step {
 
 impl NamespacePlan {
     /// Makes the namespaces. Run by the forked child of [`make`]: only system calls on
-    /// prepared data. On failure, the step, with errno saying why; on success, the proxy's
-    /// listening descriptor and the private `/dev/shm`'s (or -1).
-    ///
-    /// # Safety
-    /// Only in a forked child that `_exit`s next.
-    unsafe fn build(&self) -> Result<(i32, i32), (Step, usize)> {
-        // SAFETY: system calls on prepared, NUL-terminated data.
-        unsafe {
-            let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
-            if self.network {
-                flags |= libc::CLONE_NEWNET;
-            }
-            if libc::unshare(flags) < 0 {
-                return Err((Step::UserNamespace, 0));
-            }
-            for (path, content) in &self.id_maps {
-                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 {
-                    return Err((Step::IdMaps, 0));
-                }
-                let written = libc::write(fd, content.as_ptr().cast(), content.len());
-                libc::close(fd);
-                if written < 0 {
-                    return Err((Step::IdMaps, 0));
-                }
-            }
-            let mut listener = -1;
-            if self.network {
-                let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-                if sock < 0 || libc::ioctl(sock, libc::SIOCSIFFLAGS, &raw const self.loopback) < 0 {
-                    return Err((Step::Loopback, 0));
-                }
-                libc::close(sock);
-                if self.proxy {
-                    listener =
-                        libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-                    let addr = (&raw const self.proxy_addr).cast::<libc::sockaddr>();
-                    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-                    if listener < 0
-                        || libc::bind(listener, addr, len) < 0
-                        || libc::listen(listener, 128) < 0
-                    {
-                        return Err((Step::ProxySocket, 0));
-                    }
-                }
-            }
-            for (index, step) in self.mounts.iter().enumerate() {
-                let done = match step {
-                    MountStep::Mount {
-                        source,
-                        target,
-                        fs,
-                        flags,
-                    } => libc::mount(
-                        source.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
-                        target.as_ptr(),
-                        fs.as_ref()
-                            .map_or(std::ptr::null(), |(kind, _)| kind.as_ptr()),
-                        *flags,
-                        fs.as_ref()
-                            .map_or(std::ptr::null(), |(_, data)| data.as_ptr().cast()),
-                    ),
-                    MountStep::Attributes { target, set, clear } => {
-                        set_attributes(target, *set, *clear)
-                    }
-                    MountStep::Hide { mask, target } => {
-                        let bound = libc::mount(
-                            mask.as_ptr(),
-                            target.as_ptr(),
-                            std::ptr::null(),
-                            libc::MS_BIND,
-                            std::ptr::null(),
-                        );
-                        // Gone since it was found, or in a directory this namespace's user cannot
-                        // enter (another user's `0700` directory): the sandbox cannot reach it
-                        // either, so there is nothing to hide.
-                        let unreachable = matches!(
-                            *libc::__errno_location(),
-                            libc::ENOENT | libc::ENOTDIR | libc::EACCES
-                        );
-                        if bound < 0 && unreachable {
-                            0
-                        } else if bound < 0 {
-                            bound
-                        } else {
-                            set_attributes(target, MOUNT_ATTR_RDONLY, 0)
-                        }
-                    }
-                };
-                if done < 0 && index < self.kernel_steps {
-                    return Err((Step::KernelMounts, index));
-                }
-                if done < 0 {
-                    return Err((Step::Mounts, index));
-                }
-            }
-            let shm = match &self.shm {
-                Some(path) => libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC),
-                None => -1,
-            };
-            Ok((listener, shm))
+    /// prepared data. On failure, the step and why (and which mount step); on success, the
+    /// proxy's listening descriptor and the private `/dev/shm`'s (or -1), left open for the
+    /// parent to take.
+    fn build(&self) -> Result<(i32, i32), (Step, Errno, usize)> {
+        use rustix::mount::{MountFlags, MountPropagationFlags};
+        use rustix::thread::UnshareFlags;
+        let at = |step: Step| move |e: Errno| (step, e, 0);
+        let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
+        if self.network {
+            flags |= UnshareFlags::NEWNET;
         }
+        // SAFETY: in the forked child of `make`, which exits once it has reported: no one
+        // else's view of the namespaces or the descriptor table changes.
+        unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(at(Step::UserNamespace))?;
+        for (path, content) in &self.id_maps {
+            let fd = rustix::fs::open(
+                path.as_c_str(),
+                OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(at(Step::IdMaps))?;
+            rustix::io::write(&fd, content).map_err(at(Step::IdMaps))?;
+        }
+        let mut listener = -1;
+        if self.network {
+            let sock = socket_with(
+                AddressFamily::INET,
+                SocketType::DGRAM,
+                SocketFlags::CLOEXEC,
+                None,
+            )
+            .map_err(at(Step::Loopback))?;
+            // SAFETY: SIOCSIFFLAGS reads the prepared `ifreq`, which outlives the call.
+            let up = unsafe {
+                libc::ioctl(
+                    sock.as_raw_fd(),
+                    libc::SIOCSIFFLAGS,
+                    &raw const self.loopback,
+                )
+            };
+            if up < 0 {
+                return Err((Step::Loopback, last_errno(), 0));
+            }
+            drop(sock);
+            if self.proxy {
+                let proxy = SocketAddrV4::new(Ipv4Addr::LOCALHOST, PROXY_PORT);
+                let sock = socket_with(
+                    AddressFamily::INET,
+                    SocketType::STREAM,
+                    SocketFlags::CLOEXEC,
+                    None,
+                )
+                .and_then(|sock| {
+                    rustix::net::bind(&sock, &proxy)?;
+                    rustix::net::listen(&sock, 128)?;
+                    Ok(sock)
+                })
+                .map_err(at(Step::ProxySocket))?;
+                listener = sock.into_raw_fd();
+            }
+        }
+        for (index, step) in self.mounts.iter().enumerate() {
+            let done = match step {
+                MountStep::Private { target } => rustix::mount::mount_change(
+                    target.as_c_str(),
+                    MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+                ),
+                MountStep::Bind {
+                    source,
+                    target,
+                    recursive: true,
+                } => rustix::mount::mount_bind_recursive(source.as_c_str(), target.as_c_str()),
+                MountStep::Bind { source, target, .. } => {
+                    rustix::mount::mount_bind(source.as_c_str(), target.as_c_str())
+                }
+                MountStep::Tmpfs { target, options } => rustix::mount::mount(
+                    c"tmpfs",
+                    target.as_c_str(),
+                    c"tmpfs",
+                    MountFlags::NOSUID | MountFlags::NODEV,
+                    options.as_c_str(),
+                ),
+                MountStep::Attributes { target, set, clear } => {
+                    set_attributes(target, *set, *clear)
+                }
+                MountStep::Hide { mask, target } => {
+                    match rustix::mount::mount_bind(mask.as_c_str(), target.as_c_str()) {
+                        // Gone since it was found, or in a directory this namespace's user
+                        // cannot enter (another user's `0700` directory): the sandbox cannot
+                        // reach it either, so there is nothing to hide.
+                        Err(Errno::NOENT | Errno::NOTDIR | Errno::ACCESS) => Ok(()),
+                        Err(e) => Err(e),
+                        Ok(()) => set_attributes(target, MOUNT_ATTR_RDONLY, 0),
+                    }
+                }
+            };
+            if let Err(e) = done {
+                let step = if index < self.kernel_steps {
+                    Step::KernelMounts
+                } else {
+                    Step::Mounts
+                };
+                return Err((step, e, index));
+            }
+        }
+        let shm = match &self.shm {
+            Some(path) => rustix::fs::open(
+                path.as_c_str(),
+                OFlags::PATH | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_or(-1, IntoRawFd::into_raw_fd),
+            None => -1,
+        };
+        Ok((listener, shm))
     }
 }
 
-/// `mount_setattr(2)` of the mounts at and below `target`.
-///
-/// # Safety
-/// Only in the forked child of [`make`] (a system call on prepared data).
-unsafe fn set_attributes(target: &CString, set: u64, clear: u64) -> libc::c_int {
+/// errno as a libc wrapper left it.
+fn last_errno() -> Errno {
+    Errno::from_raw_os_error(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+}
+
+/// `mount_setattr(2)` of the mounts at and below `target` (no wrapper in rustix).
+fn set_attributes(target: &CString, set: u64, clear: u64) -> Result<(), Errno> {
     let attr = MountAttr {
         attr_set: set,
         attr_clr: clear,
         propagation: 0,
         userns_fd: 0,
     };
-    // SAFETY: a system call on a NUL-terminated path and a local struct.
-    unsafe {
+    // SAFETY: a system call on a NUL-terminated path and a local struct of the size passed.
+    let r = unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
+            rustix::fs::CWD.as_raw_fd(),
             target.as_ptr(),
             AT_RECURSIVE,
             &raw const attr,
             std::mem::size_of::<MountAttr>(),
-        ) as libc::c_int
-    }
+        )
+    };
+    if r < 0 { Err(last_errno()) } else { Ok(()) }
 }
 
 /// Makes the namespaces of `plan` in a forked child and keeps them by descriptor
@@ -470,26 +483,34 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
     // The child makes only system calls on data prepared above, then `_exit`s (its signals
     // stay blocked: it only waits to be released).
     let pid = crate::containment::fork_supervised(|| {
-        // SAFETY: system calls on prepared data, then exit.
-        unsafe {
-            libc::close(release_w.as_raw_fd());
-            let report: [i32; 4] = match plan.build() {
-                Ok((listener, shm)) => [0, 0, listener, shm],
-                Err((step, index)) => [step as i32, *libc::__errno_location(), index as i32, -1],
-            };
-            libc::write(ready_w.as_raw_fd(), report.as_ptr().cast(), 16);
-            let mut byte = 0u8;
-            libc::read(release_r.as_raw_fd(), (&raw mut byte).cast(), 1);
-            libc::_exit(0)
+        // Our copy of the release pipe's write end closes, so that the parent's close (or
+        // death) is the release.
+        // SAFETY: the forked child's own copy of the descriptor, not used again here (the
+        // parent's stays open).
+        unsafe { libc::close(release_w.as_raw_fd()) };
+        let report: [i32; 4] = match plan.build() {
+            Ok((listener, shm)) => [0, 0, listener, shm],
+            Err((step, errno, index)) => [step as i32, errno.raw_os_error(), index as i32, -1],
+        };
+        // No allocation in the forked child (another thread may have held the allocator's
+        // lock at the fork).
+        let mut bytes = [0u8; 16];
+        for (chunk, n) in bytes.chunks_exact_mut(4).zip(report) {
+            chunk.copy_from_slice(&n.to_ne_bytes());
         }
+        let _ = rustix::io::write(&ready_w, &bytes);
+        let _ = rustix::io::read(&release_r, &mut [0u8; 1]);
+        // SAFETY: leaving the forked child without running the parent's exit handlers.
+        unsafe { libc::_exit(0) }
     })
     .map_err(err)?;
     drop(ready_w);
     drop(release_r);
-    let mut report = [0i32; 4];
-    // SAFETY: read(2) into a local buffer of 16 bytes.
-    let got = unsafe { libc::read(ready_r.as_raw_fd(), report.as_mut_ptr().cast(), 16) };
-    let made = if got == 16 {
+    let mut bytes = [0u8; 16];
+    let got = rustix::io::read(&ready_r, &mut bytes);
+    let word = |i: usize| i32::from_ne_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+    let report = [word(0), word(1), word(2), word(3)];
+    let made = if matches!(got, Ok(16)) {
         match report {
             [0, _, listener, shm] => open_all(pid, plan, listener, shm),
             [step, errno, index, _] => Err(refused(step, errno, plan.target_of(index))),
@@ -500,9 +521,8 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
         ))
     };
     drop(release_w);
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    unsafe { libc::waitpid(pid, &raw mut status, 0) };
+    // Our own child, released above.
+    let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
     crate::containment::release_pid(pid);
     made
 }
@@ -516,27 +536,25 @@ fn open_all(
 ) -> Result<Namespaces, PrepareError> {
     let err = |e: std::io::Error| fail("keeping the sandbox's namespaces", e);
     let open = |kind: &str| {
-        let path = CString::new(format!("/proc/{pid}/ns/{kind}")).expect("no NUL");
-        // SAFETY: open(2) of a NUL-terminated path; the descriptor is ours.
-        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-        if fd < 0 {
-            return Err(err(std::io::Error::last_os_error()));
-        }
-        // SAFETY: a fresh descriptor. The child joins it after placing its own descriptors.
-        crate::sys::above_child_fds(unsafe { OwnedFd::from_raw_fd(fd) }).map_err(err)
+        let path = format!("/proc/{pid}/ns/{kind}");
+        let fd = rustix::fs::open(
+            path.as_str(),
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| err(e.into()))?;
+        // The child joins it after placing its own descriptors.
+        crate::sys::above_child_fds(fd).map_err(err)
     };
     let pidfd = crate::sys::pidfd_open(pid).ok_or_else(|| err(std::io::Error::last_os_error()))?;
     let take = |fd: i32| -> Result<Option<OwnedFd>, PrepareError> {
         if fd < 0 {
             return Ok(None);
         }
-        // SAFETY: pidfd_getfd copies a descriptor of our own child into our table.
-        let copy = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
-        if copy < 0 {
-            return Err(err(std::io::Error::last_os_error()));
-        }
-        // SAFETY: a fresh descriptor.
-        Ok(Some(unsafe { OwnedFd::from_raw_fd(copy as i32) }))
+        // A copy of our own (waiting) child's descriptor.
+        rustix::process::pidfd_getfd(&pidfd, fd, rustix::process::PidfdGetfdFlags::empty())
+            .map(Some)
+            .map_err(|e| err(e.into()))
     };
     let proxy_listener = take(listener)?;
     let shm = take(shm)?;
@@ -558,7 +576,9 @@ impl NamespacePlan {
     fn target_of(&self, index: i32) -> Option<String> {
         let step = self.mounts.get(usize::try_from(index).ok()?)?;
         let target = match step {
-            MountStep::Mount { target, .. }
+            MountStep::Private { target }
+            | MountStep::Bind { target, .. }
+            | MountStep::Tmpfs { target, .. }
             | MountStep::Attributes { target, .. }
             | MountStep::Hide { target, .. } => target,
         };
@@ -592,16 +612,15 @@ fn refused(step: i32, errno: i32, target: Option<String>) -> PrepareError {
         Some(path) if step >= Step::Mounts as i32 => format!(" at {path}"),
         _ => String::new(),
     };
-    let reason =
-        format!("the kernel refused {what}{at}: {reason}; run with --sandbox off to go without");
+    let reason = format!("the kernel refused {what}{at}: {reason}");
     // A refusal, not a shortage (no namespace left, no memory): the machine cannot do it.
     let refusal = matches!(
-        errno,
-        libc::EPERM | libc::EACCES | libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP
+        Errno::from_raw_os_error(errno),
+        Errno::PERM | Errno::ACCESS | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP
     );
     if step != Step::Mounts as i32 && refusal {
-        PrepareError::kernel(reason)
+        PrepareError::kernel(super::Unenforceable::new(reason, super::Remedy::GoWithout))
     } else {
-        PrepareError::new(reason)
+        PrepareError::kernel_step(reason)
     }
 }

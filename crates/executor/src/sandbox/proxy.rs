@@ -11,7 +11,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -30,8 +30,7 @@ pub(crate) struct Proxy {
 impl Drop for Proxy {
     fn drop(&mut self) {
         // Wakes the accept loop, which then ends.
-        // SAFETY: shutdown(2) on a socket we own.
-        unsafe { libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR) };
+        let _ = rustix::net::shutdown(&*self.listener, rustix::net::Shutdown::Both);
     }
 }
 
@@ -151,6 +150,9 @@ fn serve_connection(mut client: TcpStream, rules: &[HostRule]) {
         return;
     };
     if !rules.iter().any(|r| r.allows(&host, port)) {
+        // The refusal names the operator's flag, in the executor rather than core's render:
+        // it is the HTTP answer the sandboxed command itself reads (and shows), sent on its
+        // connection, not text for the model.
         reply(
             &mut client,
             "403 Forbidden",

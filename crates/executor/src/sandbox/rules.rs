@@ -118,7 +118,7 @@ fn path_fd(path: &Path) -> std::io::Result<OwnedFd> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_PATH)
+        .custom_flags(rustix::fs::OFlags::PATH.bits() as i32)
         .open(path)
         .map(OwnedFd::from)
 }

@@ -12,8 +12,45 @@
 //! (offset 16 + 8 i on these little-endian machines), which is all the flags and domains
 //! checked here use.
 
+// The kernel's numbers this filter is written in — system calls, flags, socket families,
+// BPF opcodes, errnos — as libc names them, in one list: the rules below are data over
+// these names.
+use libc::{
+    AF_INET, AF_INET6, AF_NETLINK, AF_UNIX, BPF_ABS, BPF_ALU, BPF_AND, BPF_JEQ, BPF_JGE, BPF_JMP,
+    BPF_K, BPF_LD, BPF_RET, BPF_W, CLONE_NEWCGROUP, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS,
+    CLONE_NEWPID, CLONE_NEWUSER, CLONE_NEWUTS, EAFNOSUPPORT, ENOSYS, EOPNOTSUPP, EPERM, O_CREAT,
+    S_ISGID, S_ISUID, SECCOMP_SET_MODE_FILTER, SYS_acct, SYS_add_key, SYS_adjtimex, SYS_bpf,
+    SYS_chroot, SYS_clock_adjtime, SYS_clock_settime, SYS_clone, SYS_clone3, SYS_delete_module,
+    SYS_fchmod, SYS_fchmodat, SYS_finit_module, SYS_fsconfig, SYS_fsetxattr, SYS_fsmount,
+    SYS_fsopen, SYS_fspick, SYS_init_module, SYS_io_uring_enter, SYS_io_uring_register,
+    SYS_io_uring_setup, SYS_ioctl, SYS_kexec_file_load, SYS_kexec_load, SYS_keyctl, SYS_lsetxattr,
+    SYS_mknodat, SYS_mount, SYS_mount_setattr, SYS_move_mount, SYS_open_by_handle_at,
+    SYS_open_tree, SYS_openat, SYS_openat2, SYS_perf_event_open, SYS_pivot_root, SYS_quotactl,
+    SYS_reboot, SYS_request_key, SYS_seccomp, SYS_setdomainname, SYS_sethostname, SYS_setns,
+    SYS_settimeofday, SYS_setxattr, SYS_socket, SYS_socketpair, SYS_swapoff, SYS_swapon,
+    SYS_syslog, SYS_umount2, SYS_unshare, SYS_userfaultfd, SYS_vhangup, TIOCLINUX, TIOCSTI, c_long,
+    sock_filter, sock_fprog,
+};
+#[cfg(target_arch = "x86_64")]
+use libc::{SYS_chmod, SYS_creat, SYS_ioperm, SYS_iopl, SYS_mknod, SYS_open};
+
 /// One instruction: `struct sock_filter`.
-pub(crate) type Instruction = libc::sock_filter;
+pub(crate) type Instruction = sock_filter;
+
+/// Installs `filter` on this process (it needs no_new_privs first); on failure, why.
+pub(crate) fn install(filter: &[Instruction]) -> Result<(), rustix::io::Errno> {
+    let prog = sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr().cast_mut(),
+    };
+    // SAFETY: a system call rustix has no wrapper for; `prog` points into `filter`, which
+    // outlives it (the kernel copies the program).
+    if unsafe { libc::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &raw const prog) } < 0 {
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        return Err(rustix::io::Errno::from_raw_os_error(errno));
+    }
+    Ok(())
+}
 
 /// What a system call gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,81 +82,81 @@ pub(crate) enum Rule {
 /// swap, `bpf`, `io_uring` (it makes sockets and opens files past this filter),
 /// `open_by_handle_at`, keyrings, accounting, quotas, clocks, host names, port I/O,
 /// `userfaultfd`, `perf_event_open`, the kernel log.
-const REFUSED: &[libc::c_long] = &[
-    libc::SYS_mount,
-    libc::SYS_umount2,
-    libc::SYS_pivot_root,
-    libc::SYS_chroot,
-    libc::SYS_unshare,
-    libc::SYS_setns,
-    libc::SYS_fsopen,
-    libc::SYS_fsconfig,
-    libc::SYS_fsmount,
-    libc::SYS_fspick,
-    libc::SYS_move_mount,
-    libc::SYS_open_tree,
-    libc::SYS_mount_setattr,
-    libc::SYS_init_module,
-    libc::SYS_finit_module,
-    libc::SYS_delete_module,
-    libc::SYS_kexec_load,
-    libc::SYS_kexec_file_load,
-    libc::SYS_reboot,
-    libc::SYS_swapon,
-    libc::SYS_swapoff,
-    libc::SYS_bpf,
-    libc::SYS_io_uring_setup,
-    libc::SYS_io_uring_enter,
-    libc::SYS_io_uring_register,
-    libc::SYS_open_by_handle_at,
-    libc::SYS_keyctl,
-    libc::SYS_add_key,
-    libc::SYS_request_key,
-    libc::SYS_acct,
-    libc::SYS_quotactl,
-    libc::SYS_settimeofday,
-    libc::SYS_clock_settime,
-    libc::SYS_clock_adjtime,
-    libc::SYS_adjtimex,
-    libc::SYS_sethostname,
-    libc::SYS_setdomainname,
+const REFUSED: &[c_long] = &[
+    SYS_mount,
+    SYS_umount2,
+    SYS_pivot_root,
+    SYS_chroot,
+    SYS_unshare,
+    SYS_setns,
+    SYS_fsopen,
+    SYS_fsconfig,
+    SYS_fsmount,
+    SYS_fspick,
+    SYS_move_mount,
+    SYS_open_tree,
+    SYS_mount_setattr,
+    SYS_init_module,
+    SYS_finit_module,
+    SYS_delete_module,
+    SYS_kexec_load,
+    SYS_kexec_file_load,
+    SYS_reboot,
+    SYS_swapon,
+    SYS_swapoff,
+    SYS_bpf,
+    SYS_io_uring_setup,
+    SYS_io_uring_enter,
+    SYS_io_uring_register,
+    SYS_open_by_handle_at,
+    SYS_keyctl,
+    SYS_add_key,
+    SYS_request_key,
+    SYS_acct,
+    SYS_quotactl,
+    SYS_settimeofday,
+    SYS_clock_settime,
+    SYS_clock_adjtime,
+    SYS_adjtimex,
+    SYS_sethostname,
+    SYS_setdomainname,
     #[cfg(target_arch = "x86_64")]
-    libc::SYS_iopl,
+    SYS_iopl,
     #[cfg(target_arch = "x86_64")]
-    libc::SYS_ioperm,
-    libc::SYS_userfaultfd,
-    libc::SYS_perf_event_open,
-    libc::SYS_syslog,
-    libc::SYS_vhangup,
+    SYS_ioperm,
+    SYS_userfaultfd,
+    SYS_perf_event_open,
+    SYS_syslog,
+    SYS_vhangup,
 ];
 
 /// The namespace flags `clone(2)` may not carry.
-const NEW_NAMESPACES: u32 = (libc::CLONE_NEWUSER
-    | libc::CLONE_NEWNS
-    | libc::CLONE_NEWNET
-    | libc::CLONE_NEWPID
-    | libc::CLONE_NEWUTS
-    | libc::CLONE_NEWIPC
-    | libc::CLONE_NEWCGROUP) as u32;
+const NEW_NAMESPACES: u32 = (CLONE_NEWUSER
+    | CLONE_NEWNS
+    | CLONE_NEWNET
+    | CLONE_NEWPID
+    | CLONE_NEWUTS
+    | CLONE_NEWIPC
+    | CLONE_NEWCGROUP) as u32;
 
 /// `ioctl(2)` requests that reach past the sandbox through a terminal: `TIOCSTI` pushes
 /// input into the terminal agent-exec was started from (commands typed into the user's shell,
 /// run unconfined later), `TIOCLINUX` does the same on a Linux console.
-const TERMINAL_INJECTION: &[u32] = &[libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
+const TERMINAL_INJECTION: &[u32] = &[TIOCSTI as u32, TIOCLINUX as u32];
 
 /// `fchmodat2(2)` (Linux 6.6) and `setxattrat(2)` (Linux 6.13): one number on every
 /// architecture (the common table), not in every libc yet.
-const SYS_FCHMODAT2: libc::c_long = 452;
-const SYS_SETXATTRAT: libc::c_long = 463;
+const SYS_FCHMODAT2: c_long = 452;
+const SYS_SETXATTRAT: c_long = 463;
 
 /// The mode bits a file made or changed inside the sandbox may not carry: a setuid or setgid
 /// file left in a writable root runs with the operator's ids for anyone who starts it later,
 /// outside the sandbox (with a root operator, root for every local user).
-const PRIVILEGE_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
+const PRIVILEGE_BITS: u32 = S_ISUID | S_ISGID;
 
 /// The open flags that make a file (`O_CREAT`, and `O_TMPFILE`'s own bit): only then is the
 /// mode argument read.
-const CREATING: u32 = (libc::O_CREAT as u32) | 0o2000_0000;
+const CREATING: u32 = (O_CREAT as u32) | 0o2000_0000;
 
 /// Netlink protocols tools use read-only: routes and addresses (`ip addr`, `getaddrinfo`'s
 /// `AI_ADDRCONFIG`) and socket diagnostics (`ss`). Others (audit, uevents, netfilter, …)
@@ -133,28 +170,24 @@ const NETLINK: &[u32] = &[0 /* NETLINK_ROUTE */, 4 /* NETLINK_SOCK_DIAG */];
 /// from one outside (`socketpair(2)` still works). Everything else — vsock (the host's
 /// hypervisor sockets, outside any network namespace), packet, Bluetooth, CAN, AF_ALG, … — is
 /// refused in both modes.
-const FAMILIES_NETWORK_OFF: &[u32] = &[libc::AF_INET as u32, libc::AF_INET6 as u32];
-const FAMILIES_NETWORK_ON: &[u32] = &[
-    libc::AF_UNIX as u32,
-    libc::AF_INET as u32,
-    libc::AF_INET6 as u32,
-];
-const FAMILIES_PAIR: &[u32] = &[libc::AF_UNIX as u32];
+const FAMILIES_NETWORK_OFF: &[u32] = &[AF_INET as u32, AF_INET6 as u32];
+const FAMILIES_NETWORK_ON: &[u32] = &[AF_UNIX as u32, AF_INET as u32, AF_INET6 as u32];
+const FAMILIES_PAIR: &[u32] = &[AF_UNIX as u32];
 
 /// The sandbox's filter (see the module doc and the constants above).
 pub(crate) fn filter(network_off: bool) -> Vec<Instruction> {
     let mut rules: Vec<(i64, Rule)> = REFUSED
         .iter()
-        .map(|&nr| (nr, Rule::Refuse(libc::EPERM)))
+        .map(|&nr| (nr, Rule::Refuse(EPERM)))
         .collect();
-    rules.push((libc::SYS_clone, Rule::FlagsNone(NEW_NAMESPACES)));
+    rules.push((SYS_clone, Rule::FlagsNone(NEW_NAMESPACES)));
     // clone3 passes its flags in memory, out of a filter's sight: ENOSYS makes libc fall back
     // to clone, whose flags are checked. openat2 likewise carries its mode in memory; callers
     // fall back to openat, whose mode is checked.
-    rules.push((libc::SYS_clone3, Rule::Refuse(libc::ENOSYS)));
-    rules.push((libc::SYS_openat2, Rule::Refuse(libc::ENOSYS)));
+    rules.push((SYS_clone3, Rule::Refuse(ENOSYS)));
+    rules.push((SYS_openat2, Rule::Refuse(ENOSYS)));
     rules.push((
-        libc::SYS_ioctl,
+        SYS_ioctl,
         Rule::RefuseWhen {
             arg: 1,
             values: TERMINAL_INJECTION,
@@ -173,35 +206,26 @@ pub(crate) fn filter(network_off: bool) -> Vec<Instruction> {
     };
     #[cfg(target_arch = "x86_64")]
     rules.extend([
-        (libc::SYS_chmod, mode(1)),
-        (libc::SYS_creat, mode(1)),
-        (libc::SYS_mknod, mode(1)),
-        (libc::SYS_open, create(1, 2)),
+        (SYS_chmod, mode(1)),
+        (SYS_creat, mode(1)),
+        (SYS_mknod, mode(1)),
+        (SYS_open, create(1, 2)),
     ]);
     rules.extend([
-        (libc::SYS_fchmod, mode(1)),
-        (libc::SYS_fchmodat, mode(2)),
+        (SYS_fchmod, mode(1)),
+        (SYS_fchmodat, mode(2)),
         (SYS_FCHMODAT2, mode(2)),
-        (libc::SYS_mknodat, mode(2)),
-        (libc::SYS_openat, create(2, 3)),
+        (SYS_mknodat, mode(2)),
+        (SYS_openat, create(2, 3)),
     ]);
     // No extended attribute can be set: seccomp cannot read the attribute's name, and
     // `security.capability` is a file capability — written by root in the sandbox's user
     // namespace it holds on the host. EOPNOTSUPP reads as "this file system has none", which
     // `cp -a`, `tar` and `rsync -X` pass over.
-    let setxattr = [
-        libc::SYS_setxattr,
-        libc::SYS_lsetxattr,
-        libc::SYS_fsetxattr,
-        SYS_SETXATTRAT,
-    ];
-    rules.extend(
-        setxattr
-            .iter()
-            .map(|&nr| (nr, Rule::Refuse(libc::EOPNOTSUPP))),
-    );
+    let setxattr = [SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_SETXATTRAT];
+    rules.extend(setxattr.iter().map(|&nr| (nr, Rule::Refuse(EOPNOTSUPP))));
     rules.push((
-        libc::SYS_socket,
+        SYS_socket,
         Rule::Families {
             families: if network_off {
                 FAMILIES_NETWORK_OFF
@@ -212,7 +236,7 @@ pub(crate) fn filter(network_off: bool) -> Vec<Instruction> {
         },
     ));
     rules.push((
-        libc::SYS_socketpair,
+        SYS_socketpair,
         Rule::Families {
             families: FAMILIES_PAIR,
             netlink: &[],
@@ -221,11 +245,11 @@ pub(crate) fn filter(network_off: bool) -> Vec<Instruction> {
     program(&rules)
 }
 
-const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
-const AND_K: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
-const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+const LD_W_ABS: u16 = (BPF_LD | BPF_W | BPF_ABS) as u16;
+const JEQ_K: u16 = (BPF_JMP | BPF_JEQ | BPF_K) as u16;
+const JGE_K: u16 = (BPF_JMP | BPF_JGE | BPF_K) as u16;
+const AND_K: u16 = (BPF_ALU | BPF_AND | BPF_K) as u16;
+const RET_K: u16 = (BPF_RET | BPF_K) as u16;
 
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_ERRNO: u32 = 0x0005_0000;
@@ -264,7 +288,7 @@ pub(crate) fn program(rules: &[(i64, Rule)]) -> Vec<Instruction> {
     let count = rules.len();
     rules.dedup_by_key(|&mut (nr, _)| nr);
     assert_eq!(count, rules.len(), "one rule per system call");
-    let enosys = RET_ERRNO | libc::ENOSYS as u32;
+    let enosys = RET_ERRNO | ENOSYS as u32;
     let mut prog = vec![
         stmt(LD_W_ABS, 4),
         jump(JEQ_K, AUDIT_ARCH, 1, 0),
@@ -306,7 +330,7 @@ fn search(rules: &[(u32, Rule)]) -> Vec<Instruction> {
 
 /// The instructions of one rule, reached with `nr` in the accumulator; each path returns.
 fn action(rule: Rule) -> Vec<Instruction> {
-    let eperm = RET_ERRNO | libc::EPERM as u32;
+    let eperm = RET_ERRNO | EPERM as u32;
     match rule {
         Rule::Refuse(errno) => vec![stmt(RET_K, RET_ERRNO | errno as u32)],
         Rule::FlagsNone(mask) => vec![
@@ -356,7 +380,7 @@ fn action(rule: Rule) -> Vec<Instruction> {
 /// [load protocol] [== p → allow]… (the last one's miss → refuse) [allow] [refuse]`; with no
 /// netlink protocols, the netlink comparison refuses both ways.
 fn families_action(families: &[u32], netlink: &[u32]) -> Vec<Instruction> {
-    let refuse = RET_ERRNO | libc::EAFNOSUPPORT as u32;
+    let refuse = RET_ERRNO | EAFNOSUPPORT as u32;
     let protocols = if netlink.is_empty() {
         0
     } else {
@@ -371,7 +395,7 @@ fn families_action(families: &[u32], netlink: &[u32]) -> Vec<Instruction> {
         out.push(jump(JEQ_K, family, offset(at, allow_at), 0));
     }
     let at = out.len();
-    let netlink_family = libc::AF_NETLINK as u32;
+    let netlink_family = AF_NETLINK as u32;
     if netlink.is_empty() {
         let to_refusal = offset(at, refuse_at);
         out.push(jump(JEQ_K, netlink_family, to_refusal, to_refusal));
@@ -397,6 +421,10 @@ fn families_action(families: &[u32], netlink: &[u32]) -> Vec<Instruction> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use libc::{
+        AF_ALG, AF_BLUETOOTH, AF_PACKET, AF_VSOCK, O_RDONLY, O_RDWR, O_TMPFILE, O_WRONLY,
+        SYS_getxattr, SYS_read,
+    };
 
     /// A classic BPF interpreter for the instructions used above, to check the program's
     /// decisions without installing it.
@@ -438,7 +466,7 @@ mod tests {
     fn decides_as_the_rules_say() {
         const VALUES: &[u32] = &[7, 9];
         let rules: Vec<(i64, Rule)> = (0..40)
-            .map(|n| (n * 7 + 3, Rule::Refuse(libc::EPERM)))
+            .map(|n| (n * 7 + 3, Rule::Refuse(EPERM)))
             .chain([
                 (1000, Rule::FlagsNone(0x1000_0000)),
                 (
@@ -448,18 +476,18 @@ mod tests {
                         values: VALUES,
                     },
                 ),
-                (1002, Rule::Refuse(libc::ENOSYS)),
+                (1002, Rule::Refuse(ENOSYS)),
             ])
             .collect();
         let prog = program(&rules);
         assert!(prog.len() < 200, "{}", prog.len());
-        let eperm = RET_ERRNO | libc::EPERM as u32;
+        let eperm = RET_ERRNO | EPERM as u32;
         let arch = AUDIT_ARCH;
         for nr in 0..1100u32 {
             let expected = if (3..283).contains(&nr) && (nr - 3) % 7 == 0 {
                 eperm
             } else if nr == 1002 {
-                RET_ERRNO | libc::ENOSYS as u32
+                RET_ERRNO | ENOSYS as u32
             } else if nr == 1000 || nr == 1001 {
                 continue;
             } else {
@@ -474,22 +502,22 @@ mod tests {
         }
         assert_eq!(
             run(&prog, 5, 0x4000_0003, [0; 6]),
-            RET_ERRNO | libc::ENOSYS as u32
+            RET_ERRNO | ENOSYS as u32
         );
         if cfg!(target_arch = "x86_64") {
             assert_eq!(
                 run(&prog, 0x4000_0001, arch, [0; 6]),
-                RET_ERRNO | libc::ENOSYS as u32
+                RET_ERRNO | ENOSYS as u32
             );
         }
     }
 
     #[test]
     fn the_sandbox_filter_is_short_and_refuses_what_it_says() {
-        let eperm = RET_ERRNO | libc::EPERM as u32;
+        let eperm = RET_ERRNO | EPERM as u32;
         for network_off in [false, true] {
             let prog = filter(network_off);
-            let nr = |n: libc::c_long| n as u32;
+            let nr = |n: c_long| n as u32;
             let arch = AUDIT_ARCH;
             // A binary search: few instructions run for any call, the most common included.
             let most = (0..500)
@@ -497,86 +525,75 @@ mod tests {
                 .max()
                 .expect("calls");
             assert!(most <= 24, "{most} instructions for one call");
-            let read = run_counting(&prog, nr(libc::SYS_read), arch, [0; 6]).1;
+            let read = run_counting(&prog, nr(SYS_read), arch, [0; 6]).1;
             assert!(read <= 14, "{read} instructions for read(2)");
-            assert_eq!(run(&prog, nr(libc::SYS_mount), arch, [0; 6]), eperm);
-            assert_eq!(run(&prog, nr(libc::SYS_read), arch, [0; 6]), RET_ALLOW);
-            let tiocsti = libc::TIOCSTI as u32;
+            assert_eq!(run(&prog, nr(SYS_mount), arch, [0; 6]), eperm);
+            assert_eq!(run(&prog, nr(SYS_read), arch, [0; 6]), RET_ALLOW);
+            let tiocsti = TIOCSTI as u32;
             assert_eq!(
-                run(&prog, nr(libc::SYS_ioctl), arch, [0, tiocsti, 0, 0, 0, 0]),
+                run(&prog, nr(SYS_ioctl), arch, [0, tiocsti, 0, 0, 0, 0]),
                 eperm
             );
             assert_eq!(
-                run(&prog, nr(libc::SYS_ioctl), arch, [0, 0x5401, 0, 0, 0, 0]),
+                run(&prog, nr(SYS_ioctl), arch, [0, 0x5401, 0, 0, 0, 0]),
                 RET_ALLOW
             );
-            let newuser = libc::CLONE_NEWUSER as u32;
+            let newuser = CLONE_NEWUSER as u32;
             assert_eq!(
-                run(&prog, nr(libc::SYS_clone), arch, [newuser, 0, 0, 0, 0, 0]),
+                run(&prog, nr(SYS_clone), arch, [newuser, 0, 0, 0, 0, 0]),
                 eperm
             );
-            let refused = RET_ERRNO | libc::EAFNOSUPPORT as u32;
+            let refused = RET_ERRNO | EAFNOSUPPORT as u32;
             let socket = |family: i32, protocol: u32| {
                 let args = [family as u32, 1, protocol, 0, 0, 0];
-                run(&prog, nr(libc::SYS_socket), arch, args)
+                run(&prog, nr(SYS_socket), arch, args)
             };
             let unix = if network_off { refused } else { RET_ALLOW };
-            assert_eq!(socket(libc::AF_UNIX, 0), unix);
-            assert_eq!(socket(libc::AF_INET, 0), RET_ALLOW);
-            assert_eq!(socket(libc::AF_INET6, 0), RET_ALLOW);
-            assert_eq!(socket(libc::AF_NETLINK, 0), RET_ALLOW);
-            assert_eq!(socket(libc::AF_NETLINK, 4), RET_ALLOW);
-            assert_eq!(socket(libc::AF_NETLINK, 9), refused, "audit");
-            assert_eq!(socket(libc::AF_NETLINK, 15), refused, "uevents");
-            for family in [
-                libc::AF_VSOCK,
-                libc::AF_PACKET,
-                libc::AF_ALG,
-                libc::AF_BLUETOOTH,
-            ] {
+            assert_eq!(socket(AF_UNIX, 0), unix);
+            assert_eq!(socket(AF_INET, 0), RET_ALLOW);
+            assert_eq!(socket(AF_INET6, 0), RET_ALLOW);
+            assert_eq!(socket(AF_NETLINK, 0), RET_ALLOW);
+            assert_eq!(socket(AF_NETLINK, 4), RET_ALLOW);
+            assert_eq!(socket(AF_NETLINK, 9), refused, "audit");
+            assert_eq!(socket(AF_NETLINK, 15), refused, "uevents");
+            for family in [AF_VSOCK, AF_PACKET, AF_ALG, AF_BLUETOOTH] {
                 assert_eq!(socket(family, 0), refused, "family {family}");
             }
             let pair = |family: i32| {
                 let args = [family as u32, 1, 0, 0, 0, 0];
-                run(&prog, nr(libc::SYS_socketpair), arch, args)
+                run(&prog, nr(SYS_socketpair), arch, args)
             };
-            assert_eq!(pair(libc::AF_UNIX), RET_ALLOW);
-            assert_eq!(pair(libc::AF_VSOCK), refused);
-            assert_eq!(pair(libc::AF_NETLINK), refused);
+            assert_eq!(pair(AF_UNIX), RET_ALLOW);
+            assert_eq!(pair(AF_VSOCK), refused);
+            assert_eq!(pair(AF_NETLINK), refused);
             // No setuid or setgid bit, whichever call sets the mode; plain modes pass.
             let (suid, sgid) = (0o4755, 0o2755);
-            let call = |n: libc::c_long, args: [u32; 6]| run(&prog, nr(n), arch, args);
-            assert_eq!(call(libc::SYS_fchmodat, [0, 0, suid, 0, 0, 0]), eperm);
+            let call = |n: c_long, args: [u32; 6]| run(&prog, nr(n), arch, args);
+            assert_eq!(call(SYS_fchmodat, [0, 0, suid, 0, 0, 0]), eperm);
             assert_eq!(call(SYS_FCHMODAT2, [0, 0, sgid, 0, 0, 0]), eperm);
-            assert_eq!(call(libc::SYS_fchmod, [0, suid, 0, 0, 0, 0]), eperm);
-            assert_eq!(call(libc::SYS_fchmodat, [0, 0, 0o755, 0, 0, 0]), RET_ALLOW);
-            assert_eq!(call(libc::SYS_mknodat, [0, 0, 0o104_755, 0, 0, 0]), eperm);
-            let creat = libc::O_CREAT as u32 | libc::O_WRONLY as u32;
-            assert_eq!(call(libc::SYS_openat, [0, 0, creat, suid, 0, 0]), eperm);
-            assert_eq!(
-                call(libc::SYS_openat, [0, 0, creat, 0o644, 0, 0]),
-                RET_ALLOW
-            );
+            assert_eq!(call(SYS_fchmod, [0, suid, 0, 0, 0, 0]), eperm);
+            assert_eq!(call(SYS_fchmodat, [0, 0, 0o755, 0, 0, 0]), RET_ALLOW);
+            assert_eq!(call(SYS_mknodat, [0, 0, 0o104_755, 0, 0, 0]), eperm);
+            let creat = O_CREAT as u32 | O_WRONLY as u32;
+            assert_eq!(call(SYS_openat, [0, 0, creat, suid, 0, 0]), eperm);
+            assert_eq!(call(SYS_openat, [0, 0, creat, 0o644, 0, 0]), RET_ALLOW);
             // Not creating: the mode argument is whatever was left in the register.
-            let read_only = libc::O_RDONLY as u32;
-            assert_eq!(
-                call(libc::SYS_openat, [0, 0, read_only, suid, 0, 0]),
-                RET_ALLOW
-            );
-            let tmpfile = libc::O_TMPFILE as u32 | libc::O_RDWR as u32;
-            assert_eq!(call(libc::SYS_openat, [0, 0, tmpfile, suid, 0, 0]), eperm);
+            let read_only = O_RDONLY as u32;
+            assert_eq!(call(SYS_openat, [0, 0, read_only, suid, 0, 0]), RET_ALLOW);
+            let tmpfile = O_TMPFILE as u32 | O_RDWR as u32;
+            assert_eq!(call(SYS_openat, [0, 0, tmpfile, suid, 0, 0]), eperm);
             #[cfg(target_arch = "x86_64")]
             {
-                assert_eq!(call(libc::SYS_chmod, [0, suid, 0, 0, 0, 0]), eperm);
-                assert_eq!(call(libc::SYS_open, [0, creat, suid, 0, 0, 0]), eperm);
-                assert_eq!(call(libc::SYS_creat, [0, sgid, 0, 0, 0, 0]), eperm);
+                assert_eq!(call(SYS_chmod, [0, suid, 0, 0, 0, 0]), eperm);
+                assert_eq!(call(SYS_open, [0, creat, suid, 0, 0, 0]), eperm);
+                assert_eq!(call(SYS_creat, [0, sgid, 0, 0, 0, 0]), eperm);
             }
-            let unsupported = RET_ERRNO | libc::EOPNOTSUPP as u32;
-            for set in [libc::SYS_setxattr, libc::SYS_lsetxattr, libc::SYS_fsetxattr] {
+            let unsupported = RET_ERRNO | EOPNOTSUPP as u32;
+            for set in [SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr] {
                 assert_eq!(call(set, [0; 6]), unsupported);
             }
             assert_eq!(call(SYS_SETXATTRAT, [0; 6]), unsupported);
-            assert_eq!(call(libc::SYS_getxattr, [0; 6]), RET_ALLOW);
+            assert_eq!(call(SYS_getxattr, [0; 6]), RET_ALLOW);
         }
     }
 }

@@ -27,8 +27,7 @@ fn process_dir() -> std::io::Result<&'static Path> {
     if let Some(dir) = PROCESS_DIR.get() {
         return Ok(dir);
     }
-    // SAFETY: plain getter.
-    let uid = unsafe { libc::geteuid() };
+    let uid = rustix::process::geteuid().as_raw();
     let parent = std::env::temp_dir().join(format!("agent-exec-sandbox-{uid}"));
     match std::fs::DirBuilder::new().mode(0o700).create(&parent) {
         Ok(()) => {}
@@ -183,18 +182,11 @@ fn unguessable_name() -> std::io::Result<String> {
     let mut bytes = [0u8; 10];
     let mut filled = 0;
     while filled < bytes.len() {
-        // SAFETY: getrandom(2) writes at most the given length into our buffer.
-        let n = unsafe {
-            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
-        };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-            continue;
+        match rustix::rand::getrandom(&mut bytes[filled..], rustix::rand::GetRandomFlags::empty()) {
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
-        filled += n as usize;
     }
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -1,11 +1,30 @@
 //! A test helper that misbehaves on purpose, one way per subcommand. Used by the integration
-//! tests of the executor, core and CLI; not part of the product.
+//! tests of the executor; not part of the product (nor of the published crate): the tests
+//! build it with `rustc` (`tests/support/mod.rs`), so it uses only std and the few C
+//! functions declared below.
 //!
 //! Every subcommand that leaves processes behind appends their pids to the file named by
 //! `$MISBEHAVE_PIDS` (when set), so tests can check that none survived.
 
 use std::io::{Read, Write};
 use std::time::Duration;
+
+/// The C library's functions this helper calls (std has no fork, setsid, signal or raise).
+mod c {
+    unsafe extern "C" {
+        pub fn fork() -> i32;
+        pub fn setsid() -> i32;
+        pub fn close(fd: i32) -> i32;
+        pub fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+        pub fn signal(signal: i32, handler: usize) -> usize;
+        pub fn raise(signal: i32) -> i32;
+        pub fn write(fd: i32, buf: *const u8, len: usize) -> isize;
+    }
+    pub const SIGTERM: i32 = 15;
+    /// 19 on x86_64 and aarch64 (the generic numbering).
+    pub const SIGSTOP: i32 = 19;
+    pub const SIG_IGN: usize = 1;
+}
 
 fn record_pid(pid: i32) {
     if let Ok(path) = std::env::var("MISBEHAVE_PIDS") {
@@ -24,7 +43,7 @@ fn sleep_secs(s: &str) {
 
 fn fork() -> i32 {
     // SAFETY: the helper is single-threaded when it forks.
-    unsafe { libc::fork() }
+    unsafe { c::fork() }
 }
 
 fn main() {
@@ -34,7 +53,7 @@ fn main() {
     match arg(0).as_str() {
         "ignore-term" => {
             // SAFETY: setting a signal disposition to SIG_IGN.
-            unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+            unsafe { c::signal(c::SIGTERM, c::SIG_IGN) };
             record_pid(me);
             println!("ignoring TERM");
             std::io::stdout().flush().ok();
@@ -47,8 +66,8 @@ fn main() {
                 if arg(2) == "close" {
                     // SAFETY: closing our own stdio descriptors.
                     unsafe {
-                        libc::close(1);
-                        libc::close(2);
+                        c::close(1);
+                        c::close(2);
                     }
                 }
                 sleep_secs(&arg(1));
@@ -62,15 +81,15 @@ fn main() {
             let pid = fork();
             if pid == 0 {
                 // SAFETY: creating a new session in the child.
-                unsafe { libc::setsid() };
+                unsafe { c::setsid() };
                 let grandchild = fork();
                 if grandchild == 0 {
                     record_pid(std::process::id() as i32);
                     // SAFETY: closing our own stdio descriptors, as a daemon does.
                     unsafe {
-                        libc::close(0);
-                        libc::close(1);
-                        libc::close(2);
+                        c::close(0);
+                        c::close(1);
+                        c::close(2);
                     }
                     sleep_secs(&arg(1));
                     std::process::exit(0);
@@ -79,7 +98,7 @@ fn main() {
             }
             let mut status = 0;
             // SAFETY: waiting for our own child.
-            unsafe { libc::waitpid(pid, &raw mut status, 0) };
+            unsafe { c::waitpid(pid, &raw mut status, 0) };
             // Give the grandchild a moment to record itself.
             std::thread::sleep(Duration::from_millis(100));
             println!("escaped");
@@ -118,8 +137,8 @@ fn main() {
             std::io::stdout().flush().ok();
             // SAFETY: closing our own stdio descriptors.
             unsafe {
-                libc::close(1);
-                libc::close(2);
+                c::close(1);
+                c::close(2);
             }
             sleep_secs(&arg(1));
         }
@@ -136,7 +155,7 @@ fn main() {
             println!("stopping");
             std::io::stdout().flush().ok();
             // SAFETY: sending a signal to ourselves.
-            unsafe { libc::raise(libc::SIGSTOP) };
+            unsafe { c::raise(c::SIGSTOP) };
             sleep_secs(&arg(1));
         }
         "interleave" => {
@@ -146,7 +165,7 @@ fn main() {
             for i in 1..=count {
                 for (fd, line) in [(1, format!("out{i}\n")), (2, format!("err{i}\n"))] {
                     // SAFETY: writing a buffer we own to our own descriptor.
-                    let n = unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+                    let n = unsafe { c::write(fd, line.as_ptr(), line.len()) };
                     assert_eq!(n, line.len() as isize, "a short write to fd {fd}");
                 }
             }
