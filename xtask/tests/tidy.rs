@@ -313,6 +313,9 @@ impl<'ast> syn::visit::Visit<'ast> for PathCollector {
         flatten_use(&u.tree, &mut Vec::new(), &mut self.paths);
     }
 
+    /// `pub(super)` says who may use an item, not what it uses.
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
+
     fn visit_path(&mut self, path: &'ast syn::Path) {
         self.paths
             .push(path.segments.iter().map(|s| s.ident.to_string()).collect());
@@ -391,8 +394,7 @@ fn cycles(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<Strin
 /// round about (ARCHITECTURE.md's code map lists them bottom-up).
 #[test]
 fn no_file_cycle_inside_core_or_executor() {
-    #[allow(clippy::single_element_loop)] // executor joins once its cycle is gone
-    for krate in ["core"] {
+    for krate in ["core", "executor"] {
         let graph = module_graph(&workspace_root().join("crates").join(krate).join("src"));
         let found = cycles(&graph);
         // Each cycle with the edges that make it, to say what to move.
@@ -416,4 +418,153 @@ fn no_file_cycle_inside_core_or_executor() {
             explained.join("\n")
         );
     }
+}
+
+/// The operator's flags (`--max-sessions`), read from the command line's definitions: each
+/// field with `#[arg(long)]` (its name) or `#[arg(long = "…")]`.
+fn operator_flags() -> BTreeSet<String> {
+    #[derive(Default)]
+    struct Flags(BTreeSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Flags {
+        fn visit_field(&mut self, field: &'ast syn::Field) {
+            let metas = field
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("arg"))
+                .flat_map(|a| {
+                    a.parse_args_with(
+                        syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+                    )
+                    .unwrap()
+                });
+            for meta in metas {
+                let long = match &meta {
+                    syn::Meta::Path(p) if p.is_ident("long") => field
+                        .ident
+                        .as_ref()
+                        .map(|name| name.to_string().replace('_', "-")),
+                    syn::Meta::NameValue(nv) if nv.path.is_ident("long") => match &nv.value {
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(s),
+                            ..
+                        }) => Some(s.value()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                self.0.extend(long);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&workspace_root().join("crates/cli/src"), &mut files);
+    let mut flags = Flags::default();
+    for file in files {
+        let parsed = syn::parse_file(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        syn::visit::Visit::visit_file(&mut flags, &parsed);
+    }
+    flags.0
+}
+
+/// Every string literal of a file's non-test code, those inside macros (`format!`) included.
+#[derive(Default)]
+struct Strings {
+    found: Vec<String>,
+}
+
+impl Strings {
+    fn tokens(&mut self, tokens: proc_macro2::TokenStream) {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Literal(l) => {
+                    if let Ok(s) = syn::parse_str::<syn::LitStr>(&l.to_string()) {
+                        self.found.push(s.value());
+                    }
+                }
+                proc_macro2::TokenTree::Group(g) => self.tokens(g.stream()),
+                _ => {}
+            }
+        }
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Strings {
+    fn visit_lit_str(&mut self, s: &'ast syn::LitStr) {
+        self.found.push(s.value());
+    }
+
+    /// Doc comments and attributes are for the code's readers.
+    fn visit_attribute(&mut self, _: &'ast syn::Attribute) {}
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.tokens(m.tokens.clone());
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !m.attrs.iter().any(|a| {
+            a.path().is_ident("cfg")
+                && a.parse_args::<syn::Meta>()
+                    .is_ok_and(|m| m.path().is_ident("test"))
+        }) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+}
+
+/// Text for the model and the operator is written in core's `render.rs`: the executor, and
+/// core's other files, name none of the operator's flags (what to do about a problem is
+/// said where every text is, in the operator's words; the executor's types say what happened).
+#[test]
+fn only_render_names_the_operators_flags() {
+    let flags = operator_flags();
+    assert!(
+        flags.contains("sandbox") && flags.contains("max-sessions") && flags.contains("env"),
+        "the flags were not found: {flags:?}"
+    );
+    let mut files = Vec::new();
+    rust_files(&workspace_root().join("crates/executor/src"), &mut files);
+    rust_files(&workspace_root().join("crates/core/src"), &mut files);
+    // Files that may, and why.
+    let exempt = [
+        // The text every model reads.
+        "core/src/render.rs",
+        // The allow-list proxy's HTTP answer to the sandboxed program: it runs apart from core,
+        // and what it says reaches the model only as that program's output.
+        "executor/src/sandbox/proxy.rs",
+    ];
+    let mut offenders = Vec::new();
+    for file in files {
+        if exempt.iter().any(|e| file.ends_with(e)) {
+            continue;
+        }
+        let parsed = syn::parse_file(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let mut strings = Strings::default();
+        for item in &parsed.items {
+            if !is_test_only(item) {
+                syn::visit::Visit::visit_item(&mut strings, item);
+            }
+        }
+        // A literal that is a flag and nothing else is a word of a command line (the far side's
+        // `serve --settings`), not text.
+        for s in strings
+            .found
+            .iter()
+            .filter(|s| !s.starts_with("--") || s.contains(' '))
+        {
+            for (at, _) in s.match_indices("--") {
+                let name: String = s[at + 2..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                if flags.contains(&name) {
+                    offenders.push(format!("{}: --{name} in {s:?}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "text naming the operator's flags belongs in core/src/render.rs:\n{}",
+        offenders.join("\n")
+    );
 }

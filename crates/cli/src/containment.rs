@@ -244,7 +244,7 @@ impl ContainmentArgs {
 /// The sandbox line of `agent-exec --version`: whether the default sandbox is on here.
 pub(crate) fn version_line() -> String {
     let support = agent_exec_core::sandbox::support();
-    match support.missing() {
+    match agent_exec_core::sandbox_unavailable_here() {
         None => format!(
             "sandbox: available ({}; modes read-only, workspace-write); default: workspace-write, profile dev, network on (--sandbox off opts out)",
             support.describe()

@@ -329,6 +329,15 @@ pub fn dev_caches() -> &'static [PathBuf] {
 /// then on the default is off, as where the kernel lacks a feature outright.
 static DEFAULT_REFUSED: OnceLock<String> = OnceLock::new();
 
+/// Why the default sandbox is off.
+#[derive(Debug, Clone)]
+pub(crate) enum DefaultOff {
+    /// This kernel cannot enforce it.
+    Unenforceable(agent_exec_executor::sandbox::Unenforceable),
+    /// The kernel refused its spec in this process (already said in these words).
+    Refused(String),
+}
+
 /// The default sandbox's spec was refused by the kernel: the default is off from now on.
 pub(crate) fn default_refused(why: String) {
     let _ = DEFAULT_REFUSED.set(why);
@@ -430,25 +439,21 @@ impl SandboxSettings {
     pub fn operator_mode(&self) -> (SandboxMode, SandboxOrigin) {
         match self.mode {
             Some(mode) => (mode, SandboxOrigin::Operator),
-            None if self.default_unavailable().is_some() => {
-                (SandboxMode::Off, SandboxOrigin::Default)
-            }
+            None if self.default_off().is_some() => (SandboxMode::Off, SandboxOrigin::Default),
             None => (SandboxMode::WorkspaceWrite, SandboxOrigin::Default),
         }
     }
 
-    /// Why the default sandbox is off here (the kernel cannot enforce it), when it is.
-    pub fn default_unavailable(&self) -> Option<String> {
+    /// Why the default sandbox is off here, when it is (its text: `render.rs`'s
+    /// [`SandboxSettings::default_unavailable`]).
+    pub(crate) fn default_off(&self) -> Option<DefaultOff> {
         if self.mode.is_some() {
             return None;
         }
-        let why = agent_exec_executor::sandbox::support()
+        agent_exec_executor::sandbox::support()
             .unenforceable()
-            .map(|u| crate::render::sandbox_unenforceable(&u))
-            .or_else(|| DEFAULT_REFUSED.get().cloned())?;
-        Some(format!(
-            "commands run unconfined: agent-exec's default sandbox cannot be enforced here ({why})"
-        ))
+            .map(DefaultOff::Unenforceable)
+            .or_else(|| DEFAULT_REFUSED.get().cloned().map(DefaultOff::Refused))
     }
 
     /// The network of sandboxed calls: as set, else on in the default sandbox and off when

@@ -63,6 +63,7 @@ pub use config::{
 };
 pub use policy::{AllowAll, Approver, CommandPolicy};
 pub use progress::{Observer, Progress, report_progress};
+pub use render::sandbox_unavailable_here;
 pub use tool::Tool;
 pub use validate::{Invocation, resolve_cwd};
 

@@ -10,11 +10,12 @@ use std::time::Duration;
 use agent_exec_executor::jobs::{JobError, NoInput};
 use agent_exec_executor::session::{RcSnapshotError, SessionEnd};
 use agent_exec_executor::{
-    ExecOutcome, ExitStatus, Limits, SandboxSpec, SpawnError, Stop, signal_name,
+    ExecOutcome, ExitStatus, LimitFallback, LimitUnavailable, Limits, SandboxSpec, SpawnError,
+    Stop, signal_name,
 };
 use agent_exec_sink::{OmittedSummary, TruncatedBy, View, ViewPart, format_size};
 
-use crate::config::{FarSettingsError, SandboxOrigin, TargetRefused};
+use crate::config::{DefaultOff, FarSettingsError, SandboxOrigin, SandboxSettings, TargetRefused};
 use crate::denial::Denial;
 use crate::ending::Ending;
 use crate::parts::{NotRun, Note};
@@ -533,8 +534,19 @@ pub(crate) fn spawn_error_text(e: &SpawnError) -> String {
             };
             format!("failed to start {program}: {reason}{hint}")
         }
+        SpawnError::LimitUnavailable(LimitUnavailable::Procs) => "the resource limits cannot be enforced: --max-procs needs the cgroup `pids` controller, which is not available here; run without it".to_owned(),
         other => spawn_error_with_remedy(other),
     }
+}
+
+/// A limit kept more loosely than the operator asked (a warning of the call).
+pub(crate) fn limit_fallback(fallback: LimitFallback) -> String {
+    match fallback {
+        LimitFallback::ProcsPerUser => "--max-procs counts all of this user's processes here (RLIMIT_NPROC): no cgroup pids controller could be used",
+        LimitFallback::MemoryPerProcess => "--max-memory limits each process's address space here (RLIMIT_AS), not the call's memory: no cgroup memory controller could be used",
+        LimitFallback::CpuPerProcess => "--max-cpu limits each process's CPU time here (RLIMIT_CPU), not the call's: no cgroup cpuacct controller could be used",
+    }
+    .to_owned()
 }
 
 fn rc_snapshot_error_text(e: &RcSnapshotError) -> String {
@@ -542,6 +554,19 @@ fn rc_snapshot_error_text(e: &RcSnapshotError) -> String {
         RcSnapshotError::Spawn(s) => spawn_error_text(s),
         RcSnapshotError::TimedOut(d) => format!("~/.bashrc did not finish within {}", seconds(*d)),
         other => other.to_string(),
+    }
+}
+
+impl SandboxSettings {
+    /// Why the default sandbox is off here (the kernel cannot enforce it), when it is.
+    pub fn default_unavailable(&self) -> Option<String> {
+        let why = match self.default_off()? {
+            DefaultOff::Unenforceable(u) => sandbox_unenforceable(&u),
+            DefaultOff::Refused(why) => why,
+        };
+        Some(format!(
+            "commands run unconfined: agent-exec's default sandbox cannot be enforced here ({why})"
+        ))
     }
 }
 
@@ -945,6 +970,14 @@ pub(crate) fn sandbox_remedy(remedy: agent_exec_executor::sandbox::Remedy) -> &'
 /// Why the sandbox cannot be had here, and the way on.
 pub(crate) fn sandbox_unenforceable(u: &agent_exec_executor::sandbox::Unenforceable) -> String {
     format!("{}{}", u.reason, sandbox_remedy(u.remedy))
+}
+
+/// Why this machine cannot give the sandbox, and the way on; `None` where it can (the CLI's
+/// `--version` line says it).
+pub fn sandbox_unavailable_here() -> Option<String> {
+    agent_exec_executor::sandbox::support()
+        .unenforceable()
+        .map(|u| sandbox_unenforceable(&u))
 }
 
 /// A spawn error [`spawn_error_text`] has no wording of its own for: its message, and for a

@@ -312,7 +312,7 @@ impl Tool {
             });
         }
         let mut warnings = capture.warnings.clone();
-        warnings.extend(exec.warnings.iter().cloned());
+        warnings.extend(exec.warnings.iter().map(|f| render::limit_fallback(*f)));
         if capture.view.truncated
             && let Some(e) = &self.runner.store_error
         {

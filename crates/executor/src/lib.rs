@@ -53,6 +53,7 @@ pub mod sandbox;
 pub mod session;
 mod spawn;
 mod spec;
+mod stack;
 mod status;
 mod supervise;
 mod sys;
@@ -60,7 +61,7 @@ mod wait;
 mod waiting;
 
 pub use cancel::{CANCEL_CHECK, CancelToken};
-pub use containment::{Containment, GroupKind, LimitKind, Limits};
+pub use containment::{Containment, GroupKind, LimitFallback, LimitKind, LimitUnavailable, Limits};
 pub use oneshot::{run, run_async, run_pty};
 pub use outcome::{ExecOutcome, Stop};
 pub use prepared::{PreparedSettings, PreparedShells, PreparedStats};

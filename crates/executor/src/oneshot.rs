@@ -19,12 +19,6 @@ use crate::waiting::{InputWatch, OnWaiting};
 use crate::outcome::ExecOutcome;
 use crate::spec::ExecSpec;
 
-// Where these were defined before they had modules of their own (`spec.rs`, `status.rs`):
-// kept for the modules that still name them here (FIXME: `spawn.rs`, `process.rs`,
-// `pidns.rs` and `containment/limits.rs` to name them where they live, then drop these).
-pub(crate) use crate::spec::{OutputPipes, Program, default_shell};
-pub(crate) use crate::status::ExitStatus;
-
 /// Runs `spec` to the end, pushing its output into `sink`. Blocks the calling thread.
 ///
 /// Its stdout and stderr share one pipe unless [`ExecSpec::output`] says otherwise: the sink
@@ -82,10 +76,10 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
 ) -> ExecOutcome {
     let start = Instant::now();
     let mut group = CallGroup::new(spec.containment);
-    if let Err(reason) = group.set_limits(&spec.limits) {
+    if let Err(unavailable) = group.set_limits(&spec.limits) {
         on_spawn(None);
         let _ = sink.finish();
-        return ExecOutcome::spawn_failed(SpawnError::Limits { reason }, start);
+        return ExecOutcome::spawn_failed(SpawnError::LimitUnavailable(unavailable), start);
     }
     let launch = Launch {
         program: &spec.program,

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::containment::{GroupKind, LimitKind};
+use crate::containment::{GroupKind, LimitFallback, LimitKind};
 use crate::spawn::SpawnError;
 use crate::status::ExitStatus;
 
@@ -48,7 +48,7 @@ pub struct ExecOutcome {
     /// The resource limit that ended or hampered it, if one did.
     pub limit_hit: Option<LimitKind>,
     /// Problems that did not stop it (a limit kept more loosely than asked).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<LimitFallback>,
 }
 
 impl ExecOutcome {

@@ -34,7 +34,7 @@ use rustix::io::Errno;
 use rustix::process::Signal;
 use rustix::thread::{UnshareFlags, unshare_unsafe};
 
-use crate::oneshot::ExitStatus;
+use crate::status::ExitStatus;
 
 /// The init of a call's PID namespace, as the supervisor holds it.
 #[derive(Debug)]
@@ -46,7 +46,7 @@ pub(crate) struct Init {
     /// The command's wait status arrives here (4 bytes), once.
     status: OwnedFd,
     /// Its stack, in our memory, while it runs.
-    stack: Option<crate::process::Stack>,
+    stack: Option<crate::stack::Stack>,
     reaped: bool,
 }
 
@@ -111,7 +111,7 @@ pub(crate) fn mark_unavailable() {
 }
 
 fn probe() -> bool {
-    crate::containment::child_succeeds(|| {
+    crate::pids::child_succeeds(|| {
         // SAFETY: in a throwaway forked child, which exits at once (without the parent's exit
         // handlers): no one else's namespaces change.
         unsafe {
@@ -141,8 +141,8 @@ pub(crate) fn spawn(
     );
     let c = |s: &str| CString::new(s).expect("no NUL");
     // The stacks of the helper and the init (only system calls and a loop run on them).
-    let init_stack = crate::process::Stack::new()?;
-    let helper_stack = crate::process::Stack::new()?;
+    let init_stack = crate::stack::Stack::new()?;
+    let helper_stack = crate::stack::Stack::new()?;
     let mut launch = Launch {
         user,
         id_maps: vec![
@@ -169,7 +169,7 @@ pub(crate) fn spawn(
         libc::clone(
             helper_main,
             helper_stack.top().cast(),
-            crate::process::VFORK | libc::SIGCHLD,
+            crate::stack::VFORK | libc::SIGCHLD,
             (&raw mut launch).cast(),
         )
     };
@@ -182,7 +182,7 @@ pub(crate) fn spawn(
     let init_pid = launch.init_pid.load(Ordering::SeqCst);
     let failed = launch.failed.load(Ordering::SeqCst);
     if init_pid > 0 {
-        crate::containment::supervise_pid(init_pid);
+        crate::pids::supervise_pid(init_pid);
     }
     let init = (init_pid > 0).then(|| Init {
         pid: init_pid,
@@ -280,7 +280,7 @@ extern "C" fn init_main(arg: *mut c_void) -> c_int {
         libc::clone(
             launch.child,
             launch.child_top.cast(),
-            crate::process::VFORK | libc::SIGCHLD,
+            crate::stack::VFORK | libc::SIGCHLD,
             launch.child_arg,
         )
     };
@@ -503,7 +503,7 @@ impl Drop for Init {
     fn drop(&mut self) {
         // Before it is reaped, while its pid is still ours: the watchdog must never kill a
         // recycled pid.
-        crate::containment::forget_init(self.pid);
+        crate::containment::lifeline::unregister_process(self.pid);
         let pid = nix::unistd::Pid::from_raw(self.pid);
         if !self.reaped {
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
@@ -523,6 +523,6 @@ impl Drop for Init {
         if !self.reaped {
             std::mem::forget(self.stack.take());
         }
-        crate::containment::release_pid(self.pid);
+        crate::pids::release_pid(self.pid);
     }
 }

@@ -78,3 +78,23 @@ pub(crate) fn child_succeeds(in_child: impl FnOnce()) -> bool {
     release_pid(pid);
     matches!(waited, Ok(WaitStatus::Exited(_, 0)))
 }
+
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`), so descendants orphaned by
+/// a command are re-parented here and can be ended and reaped at once.
+///
+/// # Caveats
+/// It is a property of the whole process: call it from a binary that owns its children (the
+/// `agent-exec` CLI and servers do), not from a library embedded in someone else's process.
+pub fn become_subreaper() -> std::io::Result<()> {
+    // The argument is a flag that rustix spells as a pid: any pid turns it on (1, as before).
+    rustix::process::set_child_subreaper(Some(rustix::process::Pid::INIT))?;
+    SUBREAPER.store(true, std::sync::atomic::Ordering::SeqCst);
+    Ok(())
+}
+
+/// Whether [`become_subreaper`] succeeded in this process.
+pub fn is_subreaper() -> bool {
+    SUBREAPER.load(std::sync::atomic::Ordering::SeqCst)
+}

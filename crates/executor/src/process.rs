@@ -22,6 +22,7 @@
 //! them in order with system calls only, reporting a failure by storing the errno and the
 //! failed op's [`Step`] in shared memory before it exits with 127.
 
+use crate::stack::{Stack, VFORK};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::io;
 use std::os::fd::{BorrowedFd, IntoRawFd, RawFd};
@@ -31,7 +32,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use rustix::io::Errno;
 use rustix::process::{Resource, Rlimit, Signal};
 
-use crate::oneshot::ExitStatus;
+use crate::status::ExitStatus;
 
 /// What the child does between the clone and the exec.
 pub(crate) struct ChildPlan<'a> {
@@ -186,60 +187,6 @@ impl Process {
             Ok(None) | Err(Errno::INTR) => Ok(None),
             Err(e) => Err(e.into()),
         }
-    }
-}
-
-/// A child's stack: anonymous memory with an inaccessible guard page at its low end, so a
-/// child that overran it would fault rather than write over our heap. Unmapped on drop.
-#[derive(Debug)]
-pub(crate) struct Stack {
-    /// The mapping's address (an integer: the mapping belongs to no thread).
-    base: usize,
-    len: usize,
-}
-
-impl Stack {
-    /// 64 KiB usable above one guard page: far more than the system calls a child makes need.
-    pub(crate) fn new() -> io::Result<Stack> {
-        use rustix::mm::{MapFlags, MprotectFlags, ProtFlags};
-        const USABLE: usize = 64 * 1024;
-        let page = rustix::param::page_size();
-        let len = USABLE + page;
-        // SAFETY: a fresh private anonymous mapping at an address of the kernel's choosing
-        // (it cannot overlap anything of ours); its lowest page is then made inaccessible.
-        // `Stack` owns the mapping from here and unmaps it on drop.
-        unsafe {
-            let base = rustix::mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE | MapFlags::STACK,
-            )?;
-            let stack = Stack {
-                base: base as usize,
-                len,
-            };
-            rustix::mm::mprotect(base, page, MprotectFlags::empty())?;
-            Ok(stack)
-        }
-    }
-
-    /// The lowest usable address (above the guard page).
-    fn bottom(&self) -> *mut u8 {
-        (self.base + rustix::param::page_size()) as *mut u8
-    }
-
-    /// The stack's top, where a child starts (16-byte aligned: pages are).
-    pub(crate) fn top(&self) -> *mut u8 {
-        (self.base + self.len) as *mut u8
-    }
-}
-
-impl Drop for Stack {
-    fn drop(&mut self) {
-        // SAFETY: our own mapping, no longer used: a child on it has exec'd or exited (vfork),
-        // or (a PID namespace's init) has been reaped before its `Init` drops this.
-        let _ = unsafe { rustix::mm::munmap(self.base as *mut c_void, self.len) };
     }
 }
 
@@ -579,10 +526,6 @@ struct CloneArgs {
 }
 
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
-
-/// The clone flags of every spawn (and of the PID namespace's helper): the child shares our
-/// memory and we are suspended until it execs or exits, as `posix_spawn` does.
-pub(crate) const VFORK: c_int = libc::CLONE_VM | libc::CLONE_VFORK;
 
 /// `clone3(CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP)`: the child starts on `stack` inside
 /// the cgroup `dir` and runs [`child`]; we resume once it has exec'd or exited.

@@ -164,7 +164,7 @@ impl Session {
         let mut group = CallGroup::new(config.containment);
         group
             .set_limits(&config.limits)
-            .map_err(|reason| SpawnError::Limits { reason })?;
+            .map_err(SpawnError::LimitUnavailable)?;
         let shell = config
             .shell
             .clone()

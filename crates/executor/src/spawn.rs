@@ -7,10 +7,10 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::containment::{self, CallGroup, MARKER_VAR};
-use crate::oneshot::{OutputPipes, Program};
+use crate::containment::{CallGroup, MARKER_VAR};
 use crate::process::{ChildPlan, Process, Step};
 use crate::sandbox::{self, Prepared, SandboxSpec};
+use crate::spec::{OutputPipes, Program};
 use crate::sys;
 use crate::waiting::InputEnd;
 use agent_exec_sink::TerminalSize;
@@ -89,7 +89,10 @@ pub enum SpawnError {
         /// words it).
         remedy: Option<crate::sandbox::Remedy>,
     },
-    /// A resource limit cannot be enforced here, or could not be applied.
+    /// A resource limit this machine cannot enforce.
+    #[error("the resource limits cannot be enforced: {0}")]
+    LimitUnavailable(crate::containment::LimitUnavailable),
+    /// A resource limit could not be applied.
     #[error("the resource limits cannot be enforced: {reason}")]
     Limits {
         /// What is missing or failed.
@@ -286,7 +289,7 @@ fn spawn_in(
     let confine = Confine { group, sandbox };
     let wiring = wire(launch.io).map_err(|e| (e, None))?;
     let fds: Vec<RawFd> = wiring.child.iter().map(AsRawFd::as_raw_fd).collect();
-    let spawning = containment::SPAWNING
+    let spawning = crate::pids::SPAWNING
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut child = None;
@@ -311,7 +314,7 @@ fn spawn_in(
         }
     };
     let pid = child.id() as i32;
-    containment::supervise_pid(pid);
+    crate::pids::supervise_pid(pid);
     group.set_leader(pid);
     if let Some(init) = child.init() {
         group.add_namespace(init.namespace());
@@ -397,7 +400,7 @@ fn shell_plan<'a>(
         Program::Shell { command, shell } => {
             let (path, is_bash) = match shell {
                 Some(s) => (s.clone(), s.file_name().is_some_and(|n| n == "bash")),
-                None => crate::oneshot::default_shell().clone(),
+                None => crate::spec::default_shell().clone(),
             };
             let resolved = lookup(&path, env).ok_or_else(not_found)?;
             let mut argv: Vec<OsString> = vec![path.into_os_string()];
@@ -497,7 +500,7 @@ fn program_name(program: &Program) -> String {
     match program {
         Program::Shell { shell, .. } => shell
             .clone()
-            .unwrap_or_else(|| crate::oneshot::default_shell().0.clone())
+            .unwrap_or_else(|| crate::spec::default_shell().0.clone())
             .display()
             .to_string(),
         Program::Argv { program, .. } => program.clone(),

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use rustix::process::{Resource, Rlimit, Signal};
 
-use crate::oneshot::ExitStatus;
+use crate::status::ExitStatus;
 
 use super::cgroup;
 
@@ -56,6 +56,26 @@ impl Limits {
             || self.cpu.is_some()
             || self.file_size.is_some()
     }
+}
+
+/// A limit kept more loosely than asked, as this machine can (no cgroup controller for it): a
+/// warning of the call (its text: `agent-exec-core`'s render, which matches every variant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LimitFallback {
+    /// The process limit counts all of this user's processes (`RLIMIT_NPROC`).
+    ProcsPerUser,
+    /// The memory limit is each process's address space (`RLIMIT_AS`).
+    MemoryPerProcess,
+    /// The CPU limit is each process's CPU time (`RLIMIT_CPU`).
+    CpuPerProcess,
+}
+
+/// A limit this machine cannot enforce at all (its text: `agent-exec-core`'s render).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum LimitUnavailable {
+    /// No cgroup `pids` controller, and root is exempt from `RLIMIT_NPROC`.
+    #[error("the process limit needs the cgroup `pids` controller, which is not available here")]
+    Procs,
 }
 
 /// Which limit ended or hampered a command.
@@ -105,7 +125,7 @@ pub(crate) struct LimitGroup {
     reported: std::sync::Mutex<(u64, u64)>,
     pub(crate) rlimits: Vec<(Resource, Rlimit)>,
     /// How a limit is kept more loosely than asked, where no cgroup could carry it.
-    pub(crate) fallbacks: Vec<String>,
+    pub(crate) fallbacks: Vec<LimitFallback>,
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -233,7 +253,7 @@ impl LimitGroup {
     /// Prepares `limits`; an error names a limit this machine cannot enforce. `in_namespace`:
     /// the call runs in a PID namespace of its own, whose CPU time the watcher can sum without
     /// a cgroup.
-    pub(crate) fn new(limits: &Limits, in_namespace: bool) -> Result<LimitGroup, String> {
+    pub(crate) fn new(limits: &Limits, in_namespace: bool) -> Result<LimitGroup, LimitUnavailable> {
         let mut group = LimitGroup {
             limits: *limits,
             ..LimitGroup::default()
@@ -249,15 +269,9 @@ impl LimitGroup {
                 // RLIMIT_NPROC counts the user's processes, and root is exempt from it.
                 None if !root => {
                     group.rlimits.push((Resource::Nproc, limit(n)));
-                    group.fallbacks.push(
-                        "--max-procs counts all of this user's processes here (RLIMIT_NPROC): no cgroup pids controller could be used".to_owned(),
-                    );
+                    group.fallbacks.push(LimitFallback::ProcsPerUser);
                 }
-                None => {
-                    return Err(
-                        "--max-procs needs the cgroup `pids` controller, which is not available here; run without it".to_owned(),
-                    );
-                }
+                None => return Err(LimitUnavailable::Procs),
             }
         }
         if let Some(n) = limits.memory {
@@ -271,9 +285,7 @@ impl LimitGroup {
                 // Per process, not per call: the nearest the kernel offers without a cgroup.
                 None => {
                     group.rlimits.push((Resource::As, limit(n)));
-                    group.fallbacks.push(
-                        "--max-memory limits each process's address space here (RLIMIT_AS), not the call's memory: no cgroup memory controller could be used".to_owned(),
-                    );
+                    group.fallbacks.push(LimitFallback::MemoryPerProcess);
                 }
             }
         }
@@ -283,9 +295,7 @@ impl LimitGroup {
             match make_cgroup("cpuacct", &[]) {
                 Some(cg) => group.cgroups.push(cg),
                 None if in_namespace => {}
-                None => group.fallbacks.push(
-                    "--max-cpu limits each process's CPU time here (RLIMIT_CPU), not the call's: no cgroup cpuacct controller could be used".to_owned(),
-                ),
+                None => group.fallbacks.push(LimitFallback::CpuPerProcess),
             }
             // SIGXCPU at the limit (it ends a process that does not handle it), SIGKILL a
             // second later.

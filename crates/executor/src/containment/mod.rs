@@ -22,12 +22,13 @@
 //! (kill -9, OOM) end every group it made.
 
 mod cgroup;
+pub(crate) mod lifeline;
 mod limits;
 mod scan;
 mod watchdog;
 
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -38,20 +39,15 @@ use nix::unistd::Pid;
 use crate::sys;
 use crate::wait::{KILLED_WAIT, wait_until};
 
-// The registry of owned children lives in `pids.rs`; these names stay for the modules that
-// reach it through containment.
-use crate::pids::supervised;
-pub(crate) use crate::pids::{
-    SPAWNING, child_succeeds, fork_supervised, release_pid, supervise_pid,
-};
+use crate::pids::{SPAWNING, supervised};
 
 pub use cgroup::CONTAINMENT_VAR;
+pub use limits::{LimitFallback, LimitKind, LimitUnavailable, Limits};
 pub(crate) use limits::{LimitGroup, WATCH_EVERY, Watcher};
-pub use limits::{LimitKind, Limits};
 pub use watchdog::start_watchdog;
 
-/// The environment variable that marks a call's processes.
-pub const MARKER_VAR: &str = "AGENT_EXEC_CALL";
+pub use crate::pids::{become_subreaper, is_subreaper};
+pub use scan::MARKER_VAR;
 
 /// The mechanism that contains a call's processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,31 +85,7 @@ pub enum Containment {
     PidNamespace,
 }
 
-static SUBREAPER: AtomicBool = AtomicBool::new(false);
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
-
-/// The init of a PID namespace is about to be reaped: the watchdog no longer kills it.
-pub(crate) fn forget_init(pid: i32) {
-    watchdog::unregister_process(pid);
-}
-
-/// Makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`), so descendants orphaned by
-/// a command are re-parented here and can be ended and reaped at once.
-///
-/// # Caveats
-/// It is a property of the whole process: call it from a binary that owns its children (the
-/// `agent-exec` CLI and servers do), not from a library embedded in someone else's process.
-pub fn become_subreaper() -> std::io::Result<()> {
-    // The argument is a flag that rustix spells as a pid: any pid turns it on (1, as before).
-    rustix::process::set_child_subreaper(Some(rustix::process::Pid::INIT))?;
-    SUBREAPER.store(true, Ordering::SeqCst);
-    Ok(())
-}
-
-/// Whether [`become_subreaper`] succeeded in this process.
-pub fn is_subreaper() -> bool {
-    SUBREAPER.load(Ordering::SeqCst)
-}
 
 /// The mechanism calls of this process get by default ([`Containment::Auto`]).
 pub fn default_kind() -> GroupKind {
@@ -164,9 +136,9 @@ pub fn release_at_exit() {
         .into_iter()
         .any(|v| cgroup::process_dir(v, me).is_some_and(|d| d.exists()));
     if !left && limits::nothing_left() {
-        watchdog::nothing_left();
+        lifeline::nothing_left();
     }
-    watchdog::end_and_reap();
+    lifeline::end_and_reap();
 }
 
 /// One call's processes, and how to end them.
@@ -205,7 +177,7 @@ impl CallGroup {
         // Only a process group needs the watchdog's marker scan: a PID namespace's processes
         // all die with its init, which the watchdog kills.
         if cgroup.is_none() && !pid_namespace {
-            watchdog::fallback_in_use();
+            lifeline::fallback_in_use();
         }
         CallGroup {
             marker,
@@ -219,7 +191,7 @@ impl CallGroup {
 
     /// Applies `limits` to the call (before its first process is spawned); an error names a
     /// limit this machine cannot enforce.
-    pub(crate) fn set_limits(&mut self, limits: &Limits) -> Result<(), String> {
+    pub(crate) fn set_limits(&mut self, limits: &Limits) -> Result<(), LimitUnavailable> {
         if limits.any() {
             self.limits = LimitGroup::new(limits, self.pid_namespace)?;
         }
@@ -239,7 +211,7 @@ impl CallGroup {
             let _ = std::fs::remove_dir(&cg.dir);
             let next = cgroup::default_base().and_then(|b| cgroup::Cgroup::take(b).ok());
             if next.is_none() {
-                watchdog::fallback_in_use();
+                lifeline::fallback_in_use();
             }
             self.cgroup = next;
         }
@@ -260,7 +232,7 @@ impl CallGroup {
         crate::pidns::mark_unavailable();
         self.pid_namespace = false;
         // Only the marker scan finds what a process group lets go.
-        watchdog::fallback_in_use();
+        lifeline::fallback_in_use();
     }
 
     /// The call's watched limits (`limits::Watcher`), counted from now.
@@ -276,7 +248,7 @@ impl CallGroup {
 
     /// Records the PID namespace a process of the call was started in.
     pub(crate) fn add_namespace(&self, namespace: crate::pidns::Namespace) {
-        watchdog::register_process(namespace.init());
+        lifeline::register_process(namespace.init());
         self.namespaces
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -309,7 +281,7 @@ impl CallGroup {
         self.leader.store(pgid, Ordering::SeqCst);
         // In a PID namespace the watchdog kills its init instead (`add_namespace`).
         if self.cgroup.is_none() && !self.pid_namespace {
-            watchdog::register_group(pgid);
+            lifeline::register_group(pgid);
         }
     }
 
@@ -374,11 +346,11 @@ impl Drop for CallGroup {
             Some(cg) => cg.give_back(),
             None => {
                 if let Some(pgid) = self.leader().filter(|_| !self.pid_namespace) {
-                    watchdog::unregister_group(pgid);
+                    lifeline::unregister_group(pgid);
                 }
                 for namespace in self.namespaces().drain(..) {
                     namespace.kill_all();
-                    watchdog::unregister_process(namespace.init());
+                    lifeline::unregister_process(namespace.init());
                 }
             }
         }

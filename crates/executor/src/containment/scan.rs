@@ -10,8 +10,11 @@ use std::collections::BTreeSet;
 use nix::sys::signal::killpg;
 use nix::unistd::Pid;
 
-use super::{MARKER_VAR, is_subreaper, supervised, watchdog};
+use crate::pids::{is_subreaper, supervised};
 use crate::sys;
+
+/// The environment variable that marks a call's processes.
+pub const MARKER_VAR: &str = "AGENT_EXEC_CALL";
 
 fn group_exists(pgid: i32) -> bool {
     killpg(Pid::from_raw(pgid), None).is_ok()
@@ -36,7 +39,7 @@ pub(crate) fn children() -> Vec<i32> {
 
 /// Whether we have a child other than the watchdog.
 fn has_children() -> bool {
-    let watchdog = watchdog::pid();
+    let watchdog = super::lifeline::pid();
     children().into_iter().any(|p| Some(p) != watchdog)
 }
 

@@ -23,6 +23,7 @@
 //!   Unix sockets are refused; Landlock scopes signals, ptrace and abstract Unix sockets to the
 //!   sandbox.
 
+mod error;
 mod gitdirs;
 mod mounts;
 mod namespaces;
@@ -46,6 +47,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
+
+pub(crate) use error::{PrepareError, fail};
+pub use error::{Remedy, Unenforceable};
 
 /// How much a call may write: the contract's modes, defined once in `agent-exec-protocol`.
 pub use agent_exec_protocol::SandboxMode;
@@ -196,52 +200,6 @@ impl Support {
         }
         None
     }
-
-    /// [`Support::unenforceable`] with its remedy in the CLI's words.
-    ///
-    /// Kept for the CLI's `--version` line (`crates/cli/src/containment.rs`) until it renders
-    /// [`Support::unenforceable`] through `agent-exec-core`'s render, as core does; then it
-    /// goes, and with it the last flag named in this crate's sandbox.
-    pub fn missing(&self) -> Option<String> {
-        self.unenforceable().map(|u| {
-            let remedy = match u.remedy {
-                Remedy::GoWithout => "; run with --sandbox off to go without",
-                Remedy::EnableUserNamespaces => {
-                    "; enable them (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone=1) or run with --sandbox off"
-                }
-            };
-            format!("{}{remedy}", u.reason)
-        })
-    }
-}
-
-/// Why a sandbox cannot be had here: what the kernel lacks or refused. Its `Display` says only
-/// that; what the operator can do about it is [`Unenforceable::remedy`], worded by
-/// `agent-exec-core`'s render (which knows the flags).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{reason}")]
-#[non_exhaustive]
-pub struct Unenforceable {
-    /// What is missing or was refused.
-    pub reason: String,
-    /// The way on.
-    pub remedy: Remedy,
-}
-
-impl Unenforceable {
-    fn new(reason: String, remedy: Remedy) -> Unenforceable {
-        Unenforceable { reason, remedy }
-    }
-}
-
-/// What the operator can do about a sandbox this machine cannot give.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Remedy {
-    /// Run without the sandbox.
-    GoWithout,
-    /// Enable user namespaces, or run without the sandbox.
-    EnableUserNamespaces,
 }
 
 /// The home directory of the account we run as, from the password database (`$HOME` may
@@ -295,7 +253,7 @@ pub fn support() -> &'static Support {
 /// `unshare` whatever they say).
 fn user_namespace_works() -> bool {
     let maps = namespaces::id_maps();
-    crate::containment::child_succeeds(|| {
+    crate::pids::child_succeeds(|| {
         use rustix::fs::{Mode, OFlags};
         use rustix::thread::UnshareFlags;
         let write = |(path, content): &(std::ffi::CString, Vec<u8>)| {
@@ -353,47 +311,6 @@ impl Drop for Prepared {
     }
 }
 
-/// Why a sandbox could not be prepared.
-#[derive(Debug)]
-pub(crate) struct PrepareError {
-    pub(crate) reason: String,
-    /// The way on, when this machine cannot give the sandbox (a refusal or a shortage of
-    /// the kernel's, not a problem with what the call asked).
-    pub(crate) remedy: Option<Remedy>,
-    /// The kernel refused what every sandbox of these writable roots needs (a feature, a
-    /// namespace, the read-only view around the roots) — a property of this machine, never
-    /// of anything a call left in the roots.
-    pub(crate) refused_by_kernel: bool,
-}
-
-impl PrepareError {
-    pub(crate) fn new(reason: String) -> PrepareError {
-        PrepareError {
-            reason,
-            remedy: None,
-            refused_by_kernel: false,
-        }
-    }
-
-    pub(crate) fn kernel(refusal: Unenforceable) -> PrepareError {
-        PrepareError {
-            reason: refusal.reason,
-            remedy: Some(refusal.remedy),
-            refused_by_kernel: true,
-        }
-    }
-
-    /// The kernel failed a step (a shortage, or a refusal that depends on the roots): the
-    /// call fails, and going without the sandbox is the way on.
-    pub(crate) fn kernel_step(reason: String) -> PrepareError {
-        PrepareError {
-            reason,
-            remedy: Some(Remedy::GoWithout),
-            refused_by_kernel: false,
-        }
-    }
-}
-
 /// Whether this kernel enforces `spec` here: `Err` with the reason when it refuses what every
 /// sandbox of these writable roots needs (no Landlock, no user namespace, a root it cannot make
 /// writable — `/` in a container, say). A failure that depends on what the roots hold is not
@@ -410,10 +327,6 @@ pub fn enforceable(spec: &SandboxSpec) -> Result<(), Unenforceable> {
         )),
         _ => Ok(()),
     }
-}
-
-fn fail(what: &str, e: impl std::fmt::Display) -> PrepareError {
-    PrepareError::new(format!("{what}: {e}"))
 }
 
 /// Prepares `spec` for one process (and everything it starts).

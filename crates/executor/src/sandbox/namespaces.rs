@@ -26,7 +26,7 @@ use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketFlags, SocketType, socket_with};
 
-use super::{PrepareError, fail};
+use super::error::{PrepareError, fail};
 
 /// A step of the mount namespace's setup.
 #[derive(Debug)]
@@ -482,7 +482,7 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
     let (release_r, release_w) = crate::sys::pipe().map_err(err)?;
     // The child makes only system calls on data prepared above, then `_exit`s (its signals
     // stay blocked: it only waits to be released).
-    let pid = crate::containment::fork_supervised(|| {
+    let pid = crate::pids::fork_supervised(|| {
         // Our copy of the release pipe's write end closes, so that the parent's close (or
         // death) is the release.
         // SAFETY: the forked child's own copy of the descriptor, not used again here (the
@@ -523,7 +523,7 @@ pub(super) fn make(plan: &NamespacePlan) -> Result<Namespaces, PrepareError> {
     drop(release_w);
     // Our own child, released above.
     let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
-    crate::containment::release_pid(pid);
+    crate::pids::release_pid(pid);
     made
 }
 
@@ -619,7 +619,10 @@ fn refused(step: i32, errno: i32, target: Option<String>) -> PrepareError {
         Errno::PERM | Errno::ACCESS | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP
     );
     if step != Step::Mounts as i32 && refusal {
-        PrepareError::kernel(super::Unenforceable::new(reason, super::Remedy::GoWithout))
+        PrepareError::kernel(super::error::Unenforceable::new(
+            reason,
+            super::error::Remedy::GoWithout,
+        ))
     } else {
         PrepareError::kernel_step(reason)
     }

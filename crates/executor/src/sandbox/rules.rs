@@ -8,7 +8,7 @@ use landlock::{
     RulesetCreatedAttr, Scope,
 };
 
-use super::{PrepareError, fail};
+use super::error::{PrepareError, fail};
 
 /// Devices a confined process may open by path (the rest of `/dev` — disks, memory, other
 /// terminals under `/dev/pts` — stays out; a PTY call's own terminal is on its descriptors and
