@@ -493,8 +493,15 @@ impl<'ast> syn::visit::Visit<'ast> for Strings {
         self.found.push(s.value());
     }
 
-    /// Doc comments and attributes are for the code's readers.
-    fn visit_attribute(&mut self, _: &'ast syn::Attribute) {}
+    /// Doc comments are for the code's readers; other attributes (`#[error("…")]`) say what
+    /// the program says.
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        if !attr.path().is_ident("doc")
+            && let syn::Meta::List(list) = &attr.meta
+        {
+            self.tokens(list.tokens.clone());
+        }
+    }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         self.tokens(m.tokens.clone());

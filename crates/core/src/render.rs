@@ -638,8 +638,6 @@ pub(crate) fn shell_start_failed(e: &SpawnError) -> String {
     format!("failed to start a session shell: {}", spawn_error_text(e))
 }
 
-/// A close came while the session's shell was starting.
-/// The call was cancelled before its command started.
 /// A session call that ran nothing, and why.
 pub(crate) fn not_run(why: &NotRun) -> String {
     match why {
@@ -650,11 +648,13 @@ pub(crate) fn not_run(why: &NotRun) -> String {
     }
 }
 
+/// The call was cancelled before its command started.
 pub(crate) fn cancelled_before_run() -> String {
     "[Command cancelled]\nThe call was cancelled before the command started; nothing was run."
         .to_owned()
 }
 
+/// A close came while the session's shell was starting.
 pub(crate) fn closed_before_run() -> String {
     "[Command cancelled]\nThe session was closed before the command could run; nothing was run."
         .to_owned()

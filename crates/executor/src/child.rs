@@ -23,6 +23,9 @@ const EXIT_POLL: Duration = Duration::from_millis(5);
 pub(crate) struct Child {
     process: Process,
     pid: i32,
+    /// Its pid has left the registry: released once only, as the number may belong to another
+    /// child of ours by the time this one is dropped.
+    released: std::sync::atomic::AtomicBool,
     /// Dropped after the child is ended (fields drop after [`Drop::drop`]): a cgroup goes back
     /// to its pool empty.
     group: CallGroup,
@@ -33,6 +36,7 @@ impl Child {
     pub(crate) fn new(process: Process, group: CallGroup) -> Child {
         Child {
             pid: process.id() as i32,
+            released: std::sync::atomic::AtomicBool::new(false),
             process,
             group,
         }
@@ -57,7 +61,7 @@ impl Child {
     pub(crate) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
         let status = self.process.try_wait();
         if let Ok(Some(_)) = status {
-            release_pid(self.pid);
+            self.release();
         }
         status
     }
@@ -66,7 +70,7 @@ impl Child {
     pub(crate) fn wait(&mut self) -> io::Result<ExitStatus> {
         let status = self.process.wait();
         if status.is_ok() {
-            release_pid(self.pid);
+            self.release();
         }
         status
     }
@@ -103,7 +107,12 @@ impl Child {
     /// Its owner has waited for it, or lost its status to someone else's wait: its pid leaves
     /// the registry of owned children now rather than when it is dropped.
     pub(crate) fn release(&self) {
-        release_pid(self.pid);
+        if !self
+            .released
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            release_pid(self.pid);
+        }
     }
 }
 
@@ -115,6 +124,6 @@ impl Drop for Child {
             self.group.kill(None);
             self.wait_for(KILLED_WAIT);
         }
-        release_pid(self.pid);
+        self.release();
     }
 }

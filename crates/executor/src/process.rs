@@ -26,7 +26,7 @@ use crate::stack::{Stack, VFORK};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::io;
 use std::os::fd::{BorrowedFd, IntoRawFd, RawFd};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use rustix::io::Errno;
@@ -196,7 +196,7 @@ struct Shared<'a> {
     errno: AtomicI32,
     step: AtomicI32,
     /// The child was created in its cgroup: no join of the call's cgroup.
-    created_inside: bool,
+    created_inside: AtomicBool,
 }
 
 /// The child's program, in order: join the cgroups, set the limits, lead a new session, place
@@ -281,7 +281,7 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         ops: &ops,
         errno: AtomicI32::new(0),
         step: AtomicI32::new(0),
-        created_inside: false,
+        created_inside: AtomicBool::new(false),
     };
     let stack = Stack::new().map_err(|e| (e, Step::Exec))?;
     let top = stack.top();
@@ -328,7 +328,7 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         };
     }
     let inside = plan.cgroup_dir.map(|dir| {
-        shared.created_inside = true;
+        shared.created_inside.store(true, Ordering::Relaxed);
         clone_into_cgroup(dir, stack.bottom(), top, arg)
     });
     let (pid, err) = match inside {
@@ -338,7 +338,7 @@ pub(crate) fn spawn(plan: &ChildPlan) -> Result<Process, (io::Error, Step)> {
         // but not create children in): create it, then join — the join decides, and a
         // failed join falls back to the next mechanism (`spawn.rs`).
         _ => {
-            shared.created_inside = false;
+            shared.created_inside.store(false, Ordering::Relaxed);
             // SAFETY: the child runs `child` on `stack` (ours, alive until it has exec'd or
             // exited: CLONE_VFORK suspends us meanwhile) and only runs the prepared ops.
             let pid = unsafe { libc::clone(child, top.cast(), VFORK | libc::SIGCHLD, arg) };
@@ -404,7 +404,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
 /// One op of the child ([`child`]).
 fn run(op: &Op<'_>, shared: &Shared<'_>) -> Result<(), Errno> {
     match *op {
-        Op::JoinCgroup { call: true, .. } if shared.created_inside => {}
+        Op::JoinCgroup { call: true, .. } if shared.created_inside.load(Ordering::Relaxed) => {}
         Op::JoinCgroup { procs, .. } => {
             rustix::io::write(procs, b"0")?;
         }

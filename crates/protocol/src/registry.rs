@@ -28,7 +28,8 @@ pub enum Method {
     SessionClose,
 }
 
-/// What a method does to the world (MCP's annotation hints are derived from it).
+/// What a method does to the world (MCP's annotation hints are derived from it; exhaustive on
+/// purpose, so that every kind gets its hints).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
     /// Only reads.

@@ -70,7 +70,8 @@ pub enum LimitFallback {
     CpuPerProcess,
 }
 
-/// A limit this machine cannot enforce at all (its text: `agent-exec-core`'s render).
+/// A limit this machine cannot enforce at all (its text: `agent-exec-core`'s render, which
+/// matches every variant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum LimitUnavailable {
     /// No cgroup `pids` controller, and root is exempt from `RLIMIT_NPROC`.
