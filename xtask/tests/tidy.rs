@@ -294,6 +294,11 @@ fn is_test_only(item: &syn::Item) -> bool {
         syn::Item::Impl(i) => &i.attrs,
         _ => return false,
     };
+    is_cfg_test(attrs)
+}
+
+/// `#[cfg(test)]` among `attrs`: test code, which may use anything.
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("cfg")
             && a.parse_args::<syn::Meta>()
@@ -323,11 +328,7 @@ impl<'ast> syn::visit::Visit<'ast> for PathCollector {
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if !m.attrs.iter().any(|a| {
-            a.path().is_ident("cfg")
-                && a.parse_args::<syn::Meta>()
-                    .is_ok_and(|m| m.path().is_ident("test"))
-        }) {
+        if !is_cfg_test(&m.attrs) {
             syn::visit::visit_item_mod(self, m);
         }
     }
@@ -508,11 +509,7 @@ impl<'ast> syn::visit::Visit<'ast> for Strings {
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if !m.attrs.iter().any(|a| {
-            a.path().is_ident("cfg")
-                && a.parse_args::<syn::Meta>()
-                    .is_ok_and(|m| m.path().is_ident("test"))
-        }) {
+        if !is_cfg_test(&m.attrs) {
             syn::visit::visit_item_mod(self, m);
         }
     }
