@@ -77,18 +77,63 @@ pub(crate) fn users() -> Vec<User> {
     vec![me, other.clone()]
 }
 
-/// The binary, copied where any user may run it (the build directory may not be).
+/// The binary, linked (else copied) where any user may run it: the build directory may not be.
+///
+/// One place per build, named by the built file's identity, so that every test process of a
+/// run shares it and no run leaves a copy behind (a copy per process filled the disk: 328 of
+/// them, 96 MB each). A hard link costs no space; a copy is made aside and renamed in whole.
 pub(crate) fn binary() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("agent-exec-sbx-bin-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let built = std::fs::metadata(exe()).expect("the built binary");
+        let dir = std::env::temp_dir().join(format!(
+            "agent-exec-sbx-bin-{:x}-{:x}-{:x}",
+            built.dev(),
+            built.ino(),
+            built.mtime()
+        ));
         let bin = dir.join("agent-exec");
-        std::fs::copy(exe(), &bin).unwrap();
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        sweep_old_builds(&dir);
+        if !bin.is_file() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let partial = dir.join(format!("agent-exec.{}", std::process::id()));
+            let _ = std::fs::remove_file(&partial);
+            if std::fs::hard_link(exe(), &partial).is_err() {
+                std::fs::copy(exe(), &partial).unwrap();
+            }
+            std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)).unwrap();
+            // Another test process may have won the race: either file is whole.
+            if std::fs::rename(&partial, &bin).is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+        }
         bin
     })
+}
+
+/// Removes the links of earlier builds: each keeps its build's file alive. A day's grace
+/// leaves alone a suite of another checkout that may still be running.
+fn sweep_old_builds(current: &Path) {
+    const GRACE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let ours = entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("agent-exec-sbx-bin-");
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > GRACE));
+        if ours && old && path != current {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
 }
 
 /// A world for one case: a workspace, a directory outside it with a file, and a home with a
