@@ -116,7 +116,7 @@ pub(crate) fn binary() -> &'static Path {
 /// Removes the links of earlier builds: each keeps its build's file alive. A day's grace
 /// leaves alone a suite of another checkout that may still be running.
 fn sweep_old_builds(current: &Path) {
-    const GRACE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    const GRACE: std::time::Duration = std::time::Duration::from_hours(24);
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
     };
