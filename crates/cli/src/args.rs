@@ -110,31 +110,14 @@ impl RequestArgs {
 pub(crate) struct RunArgs {
     #[command(flatten)]
     pub(crate) fields: RequestArgs,
-    /// Bytes of output shown (default 51200).
-    #[arg(long)]
-    pub(crate) max_bytes: Option<usize>,
-    /// Which part of a long output is kept: tail, head, both or smart.
-    #[arg(long)]
-    pub(crate) direction: Option<String>,
-    /// Artifact directory (default: $AGENT_EXEC_ARTIFACTS or the user's state dir).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) artifacts: Option<PathBuf>,
     #[command(flatten)]
-    pub(crate) policy: PolicyArgs,
+    pub(crate) tool: ToolArgs,
     /// Print the whole result as JSON.
     #[arg(long)]
     pub(crate) json: bool,
     /// Ask on the terminal when the policy says "ask" (needs a terminal).
     #[arg(long)]
     pub(crate) approve: bool,
-    #[command(flatten)]
-    pub(crate) retention: RetentionArgs,
-    #[command(flatten)]
-    pub(crate) containment: ContainmentArgs,
-    #[command(flatten)]
-    pub(crate) terminal: TerminalArgs,
-    #[command(flatten)]
-    pub(crate) remote: RemoteArgs,
     /// Read the request as JSON from FILE, or `-` for stdin.
     #[arg(long, value_name = "FILE|-")]
     pub(crate) request: Option<String>,
@@ -216,11 +199,8 @@ pub(crate) struct ServeArgs {
     /// workspace). Default: where agent-exec runs. MCP clients often start servers in `/`.
     #[arg(short = 'C', long, value_name = "DIR")]
     pub(crate) cwd: Option<PathBuf>,
-    /// Artifact directory.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) artifacts: Option<PathBuf>,
     #[command(flatten)]
-    pub(crate) policy: PolicyArgs,
+    pub(crate) tool: ToolArgs,
     /// Sessions source a cached snapshot of ~/.bashrc (functions, aliases, options, PATH).
     #[arg(long)]
     pub(crate) rc_snapshot: bool,
@@ -239,9 +219,6 @@ pub(crate) struct ServeArgs {
     /// naming the limit, skipped, and the server goes on.
     #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_size)]
     pub(crate) max_line_bytes: u64,
-    /// Which part of a long output is kept: smart (default), tail, head or both.
-    #[arg(long)]
-    pub(crate) direction: Option<String>,
     /// Shells kept started ahead of one-shot calls, per kind of call (shell, environment,
     /// sandbox, limits); each runs one call and is replaced in the background. 0: off.
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -255,9 +232,22 @@ pub(crate) struct ServeArgs {
     /// word, made by agent-exec): they replace the settings flags and --config.
     #[arg(long, value_name = "WORD", hide = true)]
     pub(crate) settings: Option<String>,
+}
+
+/// The settings that make a `Tool`, the same for `run` and `serve`.
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct ToolArgs {
     /// Bytes of output shown (default 51200).
     #[arg(long)]
     pub(crate) max_bytes: Option<usize>,
+    /// Which part of a long output is kept: smart (default), tail, head or both.
+    #[arg(long)]
+    pub(crate) direction: Option<String>,
+    /// Artifact directory (default: $AGENT_EXEC_ARTIFACTS or the user's state dir).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) artifacts: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) policy: PolicyArgs,
     #[command(flatten)]
     pub(crate) retention: RetentionArgs,
     #[command(flatten)]

@@ -2,15 +2,15 @@
 //! `[sandbox]`, `[limits]`, `[env]`, `[terminal]` and `[window]` tables; and the tool built from
 //! it and the flags.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use agent_exec_core::{Config, Policy, PolicyConfig, Retention, Tool};
 use anyhow::Context as _;
 
-use crate::args::{PolicyArgs, RetentionArgs, parse_size};
-use crate::containment::{ContainmentArgs, EnvTable, LimitsTable, SandboxTable};
-use crate::terminal::{TerminalArgs, TerminalTable};
+use crate::args::{PolicyArgs, RetentionArgs, ToolArgs, parse_size};
+use crate::containment::{EnvTable, LimitsTable, SandboxTable};
+use crate::terminal::TerminalTable;
 
 /// The `--config` file: the policy's keys, plus the `[artifacts]`, `[sandbox]`, `[limits]`, `[env]`,
 /// `[terminal]` and `[window]` tables.
@@ -137,37 +137,34 @@ pub(crate) fn policy_from(
     Policy::new(config).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-#[allow(clippy::too_many_arguments)] // the operator's flag groups, each applied with its table
+/// The `Tool` of `run` or `serve`: the config file's tables, each with its flag group; `adjust`
+/// sets what only one of the two commands has.
 pub(crate) fn build_tool(
-    artifacts: Option<PathBuf>,
-    max_bytes: Option<usize>,
-    direction: Option<&str>,
-    policy: &PolicyArgs,
-    retention: &RetentionArgs,
-    containment: &ContainmentArgs,
-    terminal: &TerminalArgs,
-    adjust: impl FnOnce(&mut Config) -> anyhow::Result<()>,
+    args: &ToolArgs,
+    adjust: impl FnOnce(&mut Config),
 ) -> anyhow::Result<Tool> {
-    let file = load_config(policy.config.as_deref())?;
+    let file = load_config(args.policy.config.as_deref())?;
     let mut config = Config {
-        retention: file.artifacts.retention(retention)?,
+        retention: file.artifacts.retention(&args.retention)?,
         ..Config::default()
     };
-    adjust(&mut config)?;
-    containment.apply(&file.sandbox, &file.limits, &file.env, &mut config)?;
-    terminal.apply(&file.terminal, &mut config)?;
+    adjust(&mut config);
+    args.remote.apply(&mut config)?;
+    args.containment
+        .apply(&file.sandbox, &file.limits, &file.env, &mut config)?;
+    args.terminal.apply(&file.terminal, &mut config)?;
     file.window.apply(&mut config)?;
-    if let Some(dir) = artifacts {
-        config.artifacts_dir = dir;
+    if let Some(dir) = &args.artifacts {
+        config.artifacts_dir.clone_from(dir);
     }
-    if let Some(m) = max_bytes {
+    if let Some(m) = args.max_bytes {
         anyhow::ensure!(m > 0, "--max-bytes must be at least 1");
         config.max_bytes = m;
     }
-    if let Some(d) = direction {
+    if let Some(d) = &args.direction {
         config.direction = d.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     }
-    let policy = policy_from(file.policy, policy, &config.workdir)?;
+    let policy = policy_from(file.policy, &args.policy, &config.workdir)?;
     Ok(Tool::new_with_policy(config, Arc::new(policy)))
 }
 

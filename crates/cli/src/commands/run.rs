@@ -54,26 +54,16 @@ pub(crate) fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
     // `--workspace-only`, the sandbox's default workspace) is measured from.
     // On a remote target the directory is the far side's, resolved there.
     let workdir = match &args.fields.cwd {
-        Some(dir) if !dir.is_empty() && !args.remote.is_remote() => Some(named_dir(dir)?),
+        Some(dir) if !dir.is_empty() && !args.tool.remote.is_remote() => Some(named_dir(dir)?),
         _ => None,
     };
-    let mut tool = build_tool(
-        args.artifacts.clone(),
-        args.max_bytes,
-        args.direction.as_deref(),
-        &args.policy,
-        &args.retention,
-        &args.containment,
-        &args.terminal,
-        |config| {
-            if let Some(dir) = &workdir {
-                config.workdir.clone_from(dir);
-            }
-            // One call per process: a shell prepared for a next call would only be ended.
-            config.prepared_shells.per_key = 0;
-            args.remote.apply(config)
-        },
-    )?;
+    let mut tool = build_tool(&args.tool, |config| {
+        if let Some(dir) = &workdir {
+            config.workdir.clone_from(dir);
+        }
+        // One call per process: a shell prepared for a next call would only be ended.
+        config.prepared_shells.per_key = 0;
+    })?;
     if args.approve {
         anyhow::ensure!(
             std::fs::File::open("/dev/tty").is_ok(),

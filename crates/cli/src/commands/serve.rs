@@ -28,31 +28,21 @@ impl ServeArgs {
             if let Some(dir) = workdir {
                 config.workdir = dir;
             }
-            if let Some(dir) = &self.artifacts {
+            if let Some(dir) = &self.tool.artifacts {
                 config.artifacts_dir.clone_from(dir);
             }
-            let policy = policy_from(PolicyConfig::default(), &self.policy, &config.workdir)?;
+            let policy = policy_from(PolicyConfig::default(), &self.tool.policy, &config.workdir)?;
             return Ok(Tool::new_with_policy(config, Arc::new(policy)));
         }
-        build_tool(
-            self.artifacts.clone(),
-            self.max_bytes,
-            self.direction.as_deref(),
-            &self.policy,
-            &self.retention,
-            &self.containment,
-            &self.terminal,
-            |c| {
-                if let Some(dir) = workdir {
-                    c.workdir = dir;
-                }
-                c.sessions.rc_snapshot = self.rc_snapshot;
-                c.sessions.command_prefix.clone_from(&self.command_prefix);
-                c.sessions.max_sessions = self.max_sessions;
-                c.prepared_shells.per_key = self.prepared_shells;
-                self.remote.apply(c)
-            },
-        )
+        build_tool(&self.tool, |c| {
+            if let Some(dir) = workdir {
+                c.workdir = dir;
+            }
+            c.sessions.rc_snapshot = self.rc_snapshot;
+            c.sessions.command_prefix.clone_from(&self.command_prefix);
+            c.sessions.max_sessions = self.max_sessions;
+            c.prepared_shells.per_key = self.prepared_shells;
+        })
     }
 }
 
