@@ -3,12 +3,12 @@
 
 mod common;
 
-use std::io::Read;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::Bounded as _;
 
 /// Generous upper bound on any one invocation: a safety net against hangs, not a threshold.
 const BOUND: Duration = Duration::from_mins(1);
@@ -38,50 +38,13 @@ fn agent(artifacts: &Path, cwd: &Path) -> Command {
     cmd
 }
 
-/// Reads a pipe to its end on a thread; the result arrives on the returned channel.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(mut p) = pipe {
-            let _ = p.read_to_end(&mut buf);
-        }
-        let _ = tx.send(buf);
-    });
-    rx
-}
-
-/// Waits for `child`, killing it and failing the test if it outlives [`BOUND`].
-fn wait_bounded(child: Child, start: Instant) -> i32 {
-    common::Guard::new(child, "agent-exec")
-        .wait_exit_within(BOUND.saturating_sub(start.elapsed()))
-        .code()
-        .unwrap_or(-1)
-}
-
-fn collect(rx: &mpsc::Receiver<Vec<u8>>, start: Instant) -> String {
-    let left = BOUND.saturating_sub(start.elapsed()) + Duration::from_secs(5);
-    let bytes = rx
-        .recv_timeout(left)
-        .expect("an output pipe stayed open after agent-exec exited");
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
 /// Runs `cmd` to its end (bounded), capturing stdout and stderr.
 fn output(cmd: &mut Command) -> Out {
-    let start = Instant::now();
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = drain(child.stdout.take());
-    let err = drain(child.stderr.take());
-    let code = wait_bounded(child, start);
+    let out = cmd.output_within(BOUND).unwrap();
     Out {
-        code,
-        stdout: collect(&out, start),
-        stderr: collect(&err, start),
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
 
@@ -317,7 +280,6 @@ fn a_bad_max_count_in_config_names_the_file() {
 fn check_survives_a_reader_that_closes_early() {
     let artifacts = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
-    let start = Instant::now();
     let mut child = agent(artifacts.path(), cwd.path())
         .args(["check", "--", "rm", "-rf", "/"])
         .stdout(Stdio::piped())
@@ -326,10 +288,9 @@ fn check_survives_a_reader_that_closes_early() {
         .unwrap();
     // The reader goes away before agent-exec writes a byte.
     drop(child.stdout.take());
-    let err = drain(child.stderr.take());
-    let code = wait_bounded(child, start);
-    let stderr = collect(&err, start);
-    assert_eq!(code, 126, "stderr: {stderr}");
+    let out = common::output_within(child, "agent-exec", BOUND);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(126), "stderr: {stderr}");
     assert!(!stderr.contains("panicked"), "stderr: {stderr}");
 }
 
