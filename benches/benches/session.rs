@@ -32,6 +32,7 @@ fn bench(c: &mut Criterion) {
                     Duration::from_secs(1),
                     DrainLimits::default(),
                     &cancel,
+                    agent_exec_executor::OnWaiting::Stop,
                 );
                 black_box((outcome, sink.finish_capture().totals))
             });

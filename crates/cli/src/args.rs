@@ -207,6 +207,12 @@ pub(crate) struct ServeArgs {
     /// Put this before every session command (`<prefix> <command>`).
     #[arg(long, value_name = "PREFIX")]
     pub(crate) command_prefix: Option<String>,
+    /// A call still running after this many milliseconds answers with outcome `running`, its
+    /// output so far and a job id, and goes on as a background job (a request's `yield_ms`
+    /// wins; 0: calls run to their end). Default: `[exec] yield_ms`, else off for `serve` and
+    /// 30000 for `mcp`.
+    #[arg(long, value_name = "MS")]
+    pub(crate) yield_ms: Option<u64>,
     /// Most sessions kept (least recently used closed first; when every one is running a
     /// command, a call on a new session waits for one, up to its timeout).
     #[arg(long, default_value_t = 16)]

@@ -25,12 +25,21 @@ pub(crate) struct ConfigFile {
     env: EnvTable,
     terminal: TerminalTable,
     window: WindowTable,
+    pub(crate) exec: ExecTable,
     /// The policy's keys: read by [`PolicyConfig`] itself afterwards, as serde's `flatten`
     /// would let an unknown key through unnoticed.
     #[serde(flatten)]
     policy_keys: toml::Table,
     #[serde(skip)]
     policy: PolicyConfig,
+}
+
+/// `[exec]` of the config file: how calls run when their request does not say.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub(crate) struct ExecTable {
+    /// Milliseconds before a call still running yields (0: never); `serve --yield-ms` wins.
+    pub(crate) yield_ms: Option<u64>,
 }
 
 /// `[window]` of the config file: what the `smart` window counts as salient, beyond its
@@ -138,7 +147,8 @@ pub(crate) fn policy_from(
 }
 
 /// The `Tool` of `run` or `serve`: the config file's tables, each with its flag group; `adjust`
-/// sets what only one of the two commands has.
+/// sets what only one of the two commands has (it sees the file's tables applied that no flag
+/// group of [`ToolArgs`] overrides: `[exec]`).
 pub(crate) fn build_tool(
     args: &ToolArgs,
     adjust: impl FnOnce(&mut Config),
@@ -146,6 +156,7 @@ pub(crate) fn build_tool(
     let file = load_config(args.policy.config.as_deref())?;
     let mut config = Config {
         retention: file.artifacts.retention(&args.retention)?,
+        yield_after: file.exec.yield_ms.map(std::time::Duration::from_millis),
         ..Config::default()
     };
     adjust(&mut config);

@@ -80,6 +80,12 @@ pub struct Config {
     /// What the `smart` window counts as salient. Default: the sink's defaults
     /// ([`DEFAULT_PATTERNS`](agent_exec_sink::DEFAULT_PATTERNS)).
     pub salient: agent_exec_sink::SalientConfig,
+    /// How long a call runs before it yields — answers with outcome `running`, its output so
+    /// far and a job id, while the command goes on as a background job — when its request does
+    /// not say (`yield_ms`). `None`, or zero (off, said explicitly): calls run to their end
+    /// unless they ask. Default: `None` (`serve --yield-ms`, `[exec] yield_ms`; `mcp` sets
+    /// 30 s unless either says).
+    pub yield_after: Option<Duration>,
 }
 
 /// The operator's sandbox settings (flags `--sandbox`, `--sandbox-profile`, `--workspace`,
@@ -562,6 +568,7 @@ impl Default for Config {
             pty_size: TerminalSize::DEFAULT,
             prompt_idle: Some(agent_exec_executor::PROMPT_IDLE),
             salient: agent_exec_sink::SalientConfig::default(),
+            yield_after: None,
         }
     }
 }

@@ -27,6 +27,8 @@ pub(crate) enum Note {
     /// A `pty` call was ended as it waited for input nobody could give; the prompt is the last
     /// non-empty line it showed, if any.
     WaitingForInput { prompt: Option<String> },
+    /// A call without a terminal was ended as a process of it waited for one.
+    WaitingForTerminal(agent_exec_executor::Wait),
     /// A problem that did not stop the call.
     Warning(String),
 }
@@ -42,13 +44,19 @@ pub(crate) enum NotRun {
     ShellStartFailed(SpawnError),
     /// The session was closed while its shell was starting.
     Closed,
+    /// A call of the session yielded and its command still runs: the session is busy.
+    SessionBusy {
+        session: String,
+        job: String,
+        command: String,
+    },
 }
 
 impl NotRun {
     /// The outcome of a call that ran nothing for this reason.
     pub(crate) fn outcome(&self) -> Outcome {
         match self {
-            NotRun::SessionsFull(_) => Outcome::InvalidRequest,
+            NotRun::SessionsFull(_) | NotRun::SessionBusy { .. } => Outcome::InvalidRequest,
             NotRun::Cancelled | NotRun::Closed => Outcome::Cancelled,
             NotRun::ShellStartFailed(_) => Outcome::SpawnFailed,
         }

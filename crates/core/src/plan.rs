@@ -48,6 +48,8 @@ pub(crate) struct Plan {
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) timeout: Duration,
+    /// When a one-shot or session call yields if it still runs (`None`: it runs to its end).
+    pub(crate) yield_after: Option<Duration>,
     pub(crate) lines: Lines,
     pub(crate) sink: SinkConfig,
     pub(crate) stream_kind: StreamKind,
@@ -110,6 +112,7 @@ impl Plan {
             cwd: validated.cwd,
             env: validated.env,
             timeout: validated.timeout,
+            yield_after: validated.yield_after,
             lines,
             sink,
             stream_kind,

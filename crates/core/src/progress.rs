@@ -136,7 +136,8 @@ impl Observer {
         }
     }
 
-    fn record(&self, stream: Stream, chunk: &[u8]) {
+    /// Counts `chunk` of `stream` and keeps it in the tail.
+    pub(crate) fn record(&self, stream: Stream, chunk: &[u8]) {
         let counter = match stream {
             Stream::Stdout => &self.stdout,
             Stream::Stderr => &self.stderr,

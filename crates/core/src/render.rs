@@ -11,7 +11,7 @@ use agent_exec_executor::jobs::{JobError, NoInput};
 use agent_exec_executor::session::{RcSnapshotError, SessionEnd};
 use agent_exec_executor::{
     ExecOutcome, ExitStatus, LimitFallback, LimitUnavailable, Limits, SandboxSpec, SpawnError,
-    Stop, signal_name,
+    Stop, Wait, WaitedOn, signal_name,
 };
 use agent_exec_sink::{OmittedSummary, TruncatedBy, View, ViewPart, format_size};
 
@@ -126,9 +126,179 @@ impl Note {
                     "[Waiting for input{after}: nothing can type into a one-shot call. To answer it, run the command with run_in_background: true, read the prompt with job_output and answer with job_input (MCP: bash_output, bash_input); or make it non-interactive (a flag such as --yes, or the answer piped in).]"
                 )
             }
+            Note::WaitingForTerminal(wait) => format!(
+                "[{} waited for keys from a terminal, and this call has none (stdin is /dev/null, the output a pipe): nothing could ever answer it, so it was ended. {}]",
+                who_waits(wait),
+                terminal_hint(wait)
+            ),
             Note::Warning(w) => format!("[warning: {w}]"),
         }
     }
+}
+
+/// What programs that wait for a terminal are run as without one: by the program found
+/// waiting, or the program that started it (`git` opening an editor). Knowledge, as data; the
+/// detection itself reads only what the kernel says (`waiting.rs` in the executor).
+const TERMINAL_HINTS: &[(&[&str], &str)] = &[
+    (
+        &["git"],
+        "git opened an editor or a pager: give the message on the command line (`git commit -m MSG`, `git merge --no-edit`, `git rebase --continue` with `GIT_EDITOR=true`), or `git --no-pager`",
+    ),
+    (
+        &[
+            "crontab",
+            "visudo",
+            "sudoedit",
+            "vipw",
+            "fc",
+            "kubectl",
+            "systemctl",
+            "edquota",
+        ],
+        "it opened an editor: set EDITOR=true and VISUAL=true to accept the file as it is, or give the change another way (`crontab FILE`, `kubectl apply -f`, `kubectl patch`)",
+    ),
+    (
+        &[
+            "vi",
+            "vim",
+            "vim.basic",
+            "vim.tiny",
+            "nvim",
+            "view",
+            "nano",
+            "pico",
+            "emacs",
+            "micro",
+            "hx",
+            "helix",
+            "kak",
+            "joe",
+            "jed",
+            "mcedit",
+            "ne",
+            "mg",
+            "ex",
+        ],
+        "edit files without an editor: `sed -i 's/OLD/NEW/' FILE`, `ed -s FILE` with commands on stdin, a heredoc (`cat > FILE <<'EOF'`), or `vim -es -c 'CMD' -c wq FILE`",
+    ),
+    (
+        &["less", "more", "most", "pg", "pager", "bat", "man"],
+        "a pager shows its input page by page: read the file with `cat`, `head` or `sed -n '1,200p'`, or pass `--no-pager` (PAGER=cat)",
+    ),
+    (
+        &[
+            "top", "htop", "btop", "atop", "iotop", "watch", "nmtui", "tig", "mc", "ncdu",
+            "vimdiff",
+        ],
+        "a full-screen program needs a terminal: use its batch form (`top -b -n 1`, `ps aux`, `du -sh *`), or run it with pty: true",
+    ),
+];
+
+/// The generic way on, when no hint of [`TERMINAL_HINTS`] names the program.
+const TERMINAL_HINT: &str = "give it what it asks for another way: a flag (`--yes`, `--batch`, `--no-input`, `-m MSG`), a file, or the answer on stdin (`printf 'y\\n' | cmd`); or run it with pty: true and answer it with job_input";
+
+/// The way on for a program that waited for a terminal.
+fn terminal_hint(wait: &Wait) -> &'static str {
+    let named = |name: &str| {
+        TERMINAL_HINTS
+            .iter()
+            .find(|(programs, _)| programs.contains(&name))
+            .map(|(_, hint)| *hint)
+    };
+    wait.parent
+        .as_deref()
+        .and_then(named)
+        .or_else(|| named(&wait.program))
+        .unwrap_or(TERMINAL_HINT)
+}
+
+/// `` `vim` (started by `git`) ``.
+fn who_waits(wait: &Wait) -> String {
+    match &wait.parent {
+        Some(parent) if *parent != wait.program => {
+            format!("`{}` (started by `{parent}`)", wait.program)
+        }
+        _ => format!("`{}`", wait.program),
+    }
+}
+
+/// The job methods, as the text names them once: `job_output` (MCP: `bash_output`)…
+const JOB_TOOLS: &str = "(MCP tools: bash_output, bash_input, bash_kill)";
+
+/// What a call that yielded shows.
+pub(crate) struct Yielded<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) shown: &'a str,
+    /// The output so far, through the window (or a terminal's screen as it shows now).
+    pub(crate) output: &'a str,
+    pub(crate) truncation: Option<&'a Truncation>,
+    pub(crate) max_bytes: usize,
+    pub(crate) elapsed: Duration,
+    pub(crate) timeout: Duration,
+    /// What it waits on, when that made it yield early.
+    pub(crate) wait: Option<&'a Wait>,
+    /// The prompt it waits at, when it waits for input.
+    pub(crate) prompt: Option<&'a str>,
+    /// It runs under a terminal (input typed there).
+    pub(crate) pty: bool,
+}
+
+/// The text of a call that yielded: the output so far, then what goes on and how to go on.
+pub(crate) fn yielded(y: &Yielded<'_>) -> String {
+    let mut text = if y.output.trim().is_empty() {
+        "(no output yet)".to_owned()
+    } else {
+        y.output.trim_end().to_owned()
+    };
+    if let Some(t) = y.truncation {
+        text.push_str("\n\n");
+        text.push_str(&notice(t, y.max_bytes, None, false));
+    }
+    let id = y.id;
+    let left = y.timeout.saturating_sub(y.elapsed);
+    let runs = format!(
+        "job {id} (`{}`) goes on in the background, with its timeout ({} left of {})",
+        command_excerpt(y.shown),
+        whole_seconds(left),
+        whole_seconds(y.timeout),
+    );
+    let status = match y.wait {
+        Some(w) if w.on == WaitedOn::Terminal => format!(
+            "[Still running, and stuck: {} waits for keys from a terminal, and this call has none, so nothing can answer it; {runs}. Stop it with job_kill {{\"job_id\": \"{id}\"}}, then {}. {JOB_TOOLS}]",
+            who_waits(w),
+            terminal_hint(w)
+        ),
+        Some(_) => {
+            let at = y.prompt.map(|p| format!(" at {p:?}")).unwrap_or_default();
+            let how = if y.pty {
+                format!(
+                    "answer with job_input {{\"job_id\": \"{id}\", \"data\": \"…\", \"yield_ms\": 2000}}, which types it and returns what it prints next"
+                )
+            } else {
+                "its stdin is /dev/null, so it cannot be answered: stop it and give the input another way (a flag, a file, `printf 'y\\n' | cmd`), or run it with pty: true".to_owned()
+            };
+            format!(
+                "[Waiting for input{at}: {runs}. To go on, {how}; stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]"
+            )
+        }
+        None => format!(
+            "[Still running after {}: {runs}. Read what it prints next with job_output {{\"job_id\": \"{id}\", \"wait_ms\": 30000}} (it returns as soon as there is new output or the job ends){}; stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]",
+            whole_seconds(y.elapsed),
+            if y.pty {
+                ", type into it with job_input"
+            } else {
+                ""
+            },
+        ),
+    };
+    text.push_str("\n\n");
+    text.push_str(&status);
+    text
+}
+
+/// `12 s`, rounded down: a countdown never says more time is left than is.
+fn whole_seconds(d: Duration) -> String {
+    format!("{} s", d.as_secs())
 }
 
 /// `512 MiB`, `2 GiB`, `1500 bytes`.
@@ -294,12 +464,13 @@ pub(crate) struct CallText<'a> {
     pub(crate) limit: Option<String>,
     /// The sandbox rule it met: the last line.
     pub(crate) denial: Option<String>,
-    /// It was ended as it waited for input, after this long without output.
-    pub(crate) waited: Option<Duration>,
+    /// It was ended as it waited for input (or for a terminal it does not have), after this
+    /// long without output.
+    pub(crate) waited: Option<(Duration, WaitedOn)>,
 }
 
 /// The window's parts, with a marker for what was left out between them.
-fn view_text(view: &View) -> String {
+pub(crate) fn view_text(view: &View) -> String {
     let mut text = String::new();
     for part in &view.parts {
         match part {
@@ -443,8 +614,12 @@ fn notice(
 pub(crate) fn call_text(p: &CallText<'_>) -> String {
     let mut text = String::new();
     match (p.ending.outcome, p.waited) {
-        (Outcome::Timeout, Some(idle)) => text.push_str(&format!(
-            "[Command timed out early: it waited for input with no output for {}]\n",
+        (Outcome::Timeout, Some((idle, on))) => text.push_str(&format!(
+            "[Command timed out early: it waited for {} with no output for {}]\n",
+            match on {
+                WaitedOn::Terminal => "a terminal it does not have",
+                _ => "input",
+            },
             seconds(idle)
         )),
         (Outcome::Timeout, None) => text.push_str(&format!(
@@ -645,6 +820,14 @@ pub(crate) fn not_run(why: &NotRun) -> String {
         NotRun::Cancelled => cancelled_before_run(),
         NotRun::ShellStartFailed(e) => shell_start_failed(e),
         NotRun::Closed => closed_before_run(),
+        NotRun::SessionBusy {
+            session,
+            job,
+            command,
+        } => format!(
+            "Session {session:?} is busy: job {job} (`{}`) still runs in it, as its call yielded. Nothing was run. Read that job with job_output {{\"job_id\": \"{job}\", \"wait_ms\": 30000}} or stop it with job_kill {{\"job_id\": \"{job}\"}} {JOB_TOOLS}, then call again; or run this in another session (or without one).",
+            command_excerpt(command)
+        ),
     }
 }
 
@@ -747,17 +930,27 @@ pub(crate) struct JobRead<'a> {
     pub(crate) all: bool,
     pub(crate) max_bytes: usize,
     pub(crate) artifact: Option<&'a str>,
-    /// It is blocked on its input, its output idle.
-    pub(crate) waiting: bool,
-    /// The prompt it waits at (its last non-empty line), when `waiting`.
+    /// What it is blocked on, its output idle: its input, or a terminal it does not have.
+    pub(crate) wait: Option<&'a Wait>,
+    /// The prompt it waits at (its last non-empty line), when it waits.
     pub(crate) prompt: Option<&'a str>,
+    /// Its timeout (a call that yielded keeps its own; a background job has none).
+    pub(crate) timeout: Option<Duration>,
+    /// It runs under a terminal.
+    pub(crate) pty: bool,
 }
 
 /// `job_output`'s text: a status line, then the output read.
 pub(crate) fn job_output(r: &JobRead<'_>) -> String {
-    let state = match r.ended {
-        None => format!("running for {:.1}s", r.elapsed.as_secs_f64()),
-        Some(o) => describe_end(o),
+    let state = match (r.ended, r.timeout) {
+        (None, Some(timeout)) => format!(
+            "running for {:.1}s, {} left of its {} timeout",
+            r.elapsed.as_secs_f64(),
+            whole_seconds(timeout.saturating_sub(r.elapsed)),
+            whole_seconds(timeout)
+        ),
+        (None, None) => format!("running for {:.1}s", r.elapsed.as_secs_f64()),
+        (Some(o), _) => describe_end(o),
     };
     // stdout and stderr are one pipe (written order kept): one count says it all.
     let mut text = format!(
@@ -799,12 +992,21 @@ pub(crate) fn job_output(r: &JobRead<'_>) -> String {
     if let Some(id) = r.artifact {
         text.push_str(&format!("\n\n[Full output: artifact://{id}]"));
     }
-    if r.waiting {
-        let at = r.prompt.map(|p| format!(": {p:?}")).unwrap_or_default();
-        text.push_str(&format!(
-            "\n\n[Job {} is waiting for input{at} — send it with job_input (MCP: bash_input)]",
-            r.id
-        ));
+    match r.wait {
+        Some(w) if w.on == WaitedOn::Terminal => text.push_str(&format!(
+            "\n\n[Job {} is stuck: {} waits for keys from a terminal, and the job has none, so nothing can answer it. Stop it with job_kill (MCP: bash_kill), then {}]",
+            r.id,
+            who_waits(w),
+            terminal_hint(w)
+        )),
+        Some(_) if r.pty || r.timeout.is_none() => {
+            let at = r.prompt.map(|p| format!(": {p:?}")).unwrap_or_default();
+            text.push_str(&format!(
+                "\n\n[Job {} is waiting for input{at} — send it with job_input (MCP: bash_input)]",
+                r.id
+            ));
+        }
+        _ => {}
     }
     text
 }

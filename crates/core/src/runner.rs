@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use agent_exec_executor::jobs::{Job, JobError, JobOutput, JobRegistry, JobStatus};
+use agent_exec_executor::jobs::{
+    Attached, Job, JobBody, JobError, JobOutput, JobRegistry, JobStatus,
+};
 use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig};
-use agent_exec_executor::{CancelToken, ExecOutcome, PreparedShells, SandboxSpec};
+use agent_exec_executor::{CancelToken, ExecOutcome, OnWaiting, PreparedShells, SandboxSpec};
 use agent_exec_normalize::shell_word;
 use agent_exec_sink::{ArtifactStore, Capture, OutputSink, SinkConfig};
 
@@ -43,9 +45,15 @@ enum RcSnapshot {
 /// The longest a user's `~/.bashrc` may take to snapshot (or the call's timeout, if shorter).
 const RC_SNAPSHOT_LIMIT: Duration = Duration::from_secs(10);
 
+/// What a call's run gave besides its outcome: what ran (or why nothing did), and the working
+/// directory.
+pub(crate) type RanParts = (Result<(ExecOutcome, Vec<Note>), NotRun>, PathBuf);
+
 /// A session slot, and what ends its running command from another thread.
 struct Handle {
     slot: Mutex<Slot>,
+    /// The job a call of this session yielded as: the session is busy until it ends.
+    yielded: Mutex<Option<Arc<Job>>>,
     /// Read and written without waiting for the slot (a running call holds it).
     closing: Mutex<Closing>,
 }
@@ -143,6 +151,7 @@ impl Runner {
                 containment: agent_exec_executor::Containment::default(),
                 sandbox: None,
                 limits: agent_exec_executor::Limits::default(),
+                prompt_idle: config.prompt_idle,
             },
             cwds: Mutex::new(HashMap::new()),
             rc: Mutex::new(RcSnapshot::NotYet),
@@ -185,33 +194,96 @@ impl Runner {
         cancel: &CancelToken,
         observer: Option<&Observer>,
     ) -> Ran {
+        let mut sink = self.sink(plan.sink.clone());
+        let mut observed = Observed {
+            inner: &mut sink,
+            observer,
+        };
+        let (done, cwd) = self.run_into(plan, &mut observed, cancel, None);
+        match done {
+            Ok((exec, notes)) => Ran::Executed {
+                exec,
+                capture: Box::new(sink.finish_capture()),
+                cwd,
+                notes,
+            },
+            Err(why) => Ran::NotRun { why, cwd },
+        }
+    }
+
+    /// Runs a one-shot or session plan into `sink`: to its end, or — `attached`, a call that
+    /// may yield, running as a job — reporting its waits to the job (which yields the call)
+    /// instead of ending on them, and handing a terminal's input to the job. Returns what ran
+    /// (or why nothing did) and the working directory.
+    fn run_into<S: agent_exec_sink::Sink + ?Sized>(
+        &self,
+        plan: &Plan,
+        sink: &mut S,
+        cancel: &CancelToken,
+        attached: Option<&Attached<'_>>,
+    ) -> (Result<(ExecOutcome, Vec<Note>), NotRun>, PathBuf) {
+        let on_waiting = attached.map_or(OnWaiting::Stop, Attached::on_waiting);
         match &plan.mode {
-            Mode::Session(name) => self.run_in_session(name, plan, cancel, observer),
+            Mode::Session(name) => self.run_in_session(name, plan, sink, cancel, on_waiting),
             Mode::OneShot { pty } => {
                 let cwd = plan
                     .cwd
                     .clone()
                     .unwrap_or_else(|| self.config.workdir.clone());
                 let spec = plan.spec(&self.config, &cwd);
-                let mut sink = self.sink(plan.sink.clone());
-                let mut observed = Observed {
-                    inner: &mut sink,
-                    observer,
+                let exec = match (pty, attached) {
+                    (true, Some(attached)) => attached.run(&spec, sink, false),
+                    (true, None) => agent_exec_executor::run_pty(&spec, sink, cancel),
+                    (false, _) => self.prepared.run_watched(&spec, sink, cancel, on_waiting),
                 };
-                let exec = if *pty {
-                    agent_exec_executor::run_pty(&spec, &mut observed, cancel)
-                } else {
-                    self.prepared.run(&spec, &mut observed, cancel)
-                };
-                Ran::Executed {
-                    exec,
-                    capture: Box::new(sink.finish_capture()),
-                    cwd,
-                    notes: Vec::new(),
-                }
+                (Ok((exec, Vec::new())), cwd)
             }
             Mode::Job { .. } => unreachable!("jobs are started with start_job"),
         }
+    }
+
+    /// Starts a one-shot or session plan that may yield as a job nobody sees yet (see
+    /// [`JobRegistry::start_call`]); `None` when no job can be started (the limit of running
+    /// jobs): the call then runs to its end. `ran` receives what the run gave besides its
+    /// outcome, before the job ends.
+    pub(crate) fn start_call(
+        self: &Arc<Self>,
+        plan: &Plan,
+        ran: Arc<Mutex<Option<RanParts>>>,
+    ) -> Option<Arc<Job>> {
+        let runner = self.clone();
+        let body_plan = plan.clone();
+        let body: JobBody = Box::new(move |sink, attached| {
+            let (done, cwd) = runner.run_into(&body_plan, sink, attached.cancel(), Some(attached));
+            let exec = done
+                .as_ref()
+                .map_or_else(|_| ExecOutcome::default(), |(exec, _)| exec.clone());
+            *lock(&ran) = Some((done, cwd));
+            exec
+        });
+        let pty = plan.mode == (Mode::OneShot { pty: true });
+        let spill = self.sink(plan.sink.clone());
+        self.jobs
+            .start_call(plan.shown.clone(), pty, plan.timeout, spill, body)
+            .ok()
+    }
+
+    /// Forgets a call's job that ended before it yielded.
+    pub(crate) fn forget_job(&self, job: &Job) {
+        self.jobs.forget(job);
+    }
+
+    /// A call yielded as `job`: it is seen from now on (its id given), and a session call's
+    /// session is busy with it until it ends — marked before the job is seen, so that a call
+    /// on that session is refused from the moment its id is known.
+    pub(crate) fn yielded(&self, plan: &Plan, job: &Arc<Job>) {
+        if let Mode::Session(name) = &plan.mode {
+            let key = session_key(name, &plan.env, plan.sandbox.as_deref());
+            if let Some(handle) = lock(&self.sessions).get(&key) {
+                *lock(&handle.yielded) = Some(job.clone());
+            }
+        }
+        self.jobs.publish(job);
     }
 
     /// The rc snapshot script, when enabled; made once (within `limit`), then reused. A
@@ -359,19 +431,21 @@ impl Runner {
                             cwd: cwd.to_path_buf(),
                         }),
                         closing: Mutex::new(Closing::default()),
+                        yielded: Mutex::new(None),
                     })
                 })
                 .clone(),
         )
     }
 
-    fn run_in_session(
+    fn run_in_session<S: agent_exec_sink::Sink + ?Sized>(
         &self,
         name: &str,
         plan: &Plan,
+        sink: &mut S,
         cancel: &CancelToken,
-        observer: Option<&Observer>,
-    ) -> Ran {
+        on_waiting: OnWaiting,
+    ) -> (Result<(ExecOutcome, Vec<Note>), NotRun>, PathBuf) {
         let key = session_key(name, &plan.env, plan.sandbox.as_deref());
         let start_cwd = plan
             .cwd
@@ -382,21 +456,27 @@ impl Runner {
         let _freed = NotifyOnDrop(&self.session_freed);
         let handle = match self.slot(&key, &start_cwd, started + plan.timeout, cancel) {
             Ok(handle) => handle,
-            Err(limit) => {
-                return Ran::NotRun {
-                    why: NotRun::SessionsFull(limit),
-                    cwd: start_cwd,
-                };
-            }
+            Err(limit) => return (Err(NotRun::SessionsFull(limit)), start_cwd),
         };
+        // A call of this session that yielded still runs in it: this one is refused at once,
+        // rather than held until that command ends (a dev server: its whole timeout).
+        let busy = lock(&handle.yielded)
+            .as_ref()
+            .filter(|job| job.status() == JobStatus::Running)
+            .map(|job| (job.id().to_owned(), job.command.clone()));
+        if let Some((job, command)) = busy {
+            let why = NotRun::SessionBusy {
+                session: name.to_owned(),
+                job,
+                command,
+            };
+            return (Err(why), start_cwd);
+        }
         let mut slot = lock(&handle.slot);
         slot.last_used = Instant::now();
         if cancel.is_cancelled() {
             // Cancelled while it waited for the session's previous command: it never starts.
-            return Ran::NotRun {
-                why: NotRun::Cancelled,
-                cwd: start_cwd,
-            };
+            return (Err(NotRun::Cancelled), start_cwd);
         }
         let mut notes = Vec::new();
         let mut command = plan.shell_line();
@@ -407,41 +487,30 @@ impl Runner {
             );
         }
         if let Err(e) = self.ensure_shell(&mut slot, plan, &start_cwd, &mut notes) {
-            return Ran::NotRun {
-                why: NotRun::ShellStartFailed(e),
-                cwd: start_cwd,
-            };
+            return (Err(NotRun::ShellStartFailed(e)), start_cwd);
         }
         let session = slot.session.as_mut().expect("started above");
         {
             // A close that came while the shell was starting wins: nothing runs.
             let mut closing = lock(&handle.closing);
             if closing.closed {
-                return Ran::NotRun {
-                    why: NotRun::Closed,
-                    cwd: start_cwd,
-                };
+                return (Err(NotRun::Closed), start_cwd);
             }
             closing.closer = Some(session.closer());
         }
         // A satisfied trailing `| head` ends the command's processes, as the pipe would have,
         // and keeps the shell.
-        let mut sink = self.sink(plan.sink.clone());
-        let mut observed = Observed {
-            inner: &mut sink,
-            observer,
-        };
         // The call's timeout holds from its start, rc snapshot included.
         let left = plan.timeout.saturating_sub(started.elapsed());
         let outcome = session.run(
             &command,
-            &mut observed,
+            sink,
             Some(left),
             self.config.grace,
             self.config.drain,
             cancel,
+            on_waiting,
         );
-        let capture = sink.finish_capture();
         slot.cwd.clone_from(&outcome.cwd);
         lock(&self.cwds).insert(name.to_owned(), outcome.cwd.clone());
         if let Some(end) = outcome.ended {
@@ -452,12 +521,7 @@ impl Runner {
             notes.push(Note::SessionEnded(end));
             slot.ended = Some(end);
         }
-        Ran::Executed {
-            exec: outcome.exec,
-            capture: Box::new(capture),
-            cwd: outcome.cwd,
-            notes,
-        }
+        (Ok((outcome.exec, notes)), outcome.cwd)
     }
 
     /// Starts the slot's shell if it has none (or it died), noting a restart.
@@ -478,6 +542,7 @@ impl Runner {
         }
         let config = SessionConfig {
             extra_env: plan.env.clone(),
+            prompt_idle: self.config.prompt_idle,
             sandbox: plan.sandbox.clone(),
             limits: self.config.limits,
             rc_snapshot: self.rc_snapshot(plan.timeout, plan.sandbox.as_deref(), notes),
@@ -553,6 +618,11 @@ impl Runner {
         read_visible(job, all, wait, self.config.jobs.ring_bytes, cancel)
     }
 
+    /// What `job` answers to input sent just now, within `wait` (see [`read_answer`]).
+    pub(crate) fn job_answer(&self, job: &Job, wait: Duration) -> (JobOutput, String) {
+        read_answer(job, wait, self.config.jobs.ring_bytes)
+    }
+
     /// Every job held, running or finished (until it expires), oldest first.
     pub(crate) fn jobs(&self) -> Vec<Arc<Job>> {
         self.jobs.list()
@@ -611,17 +681,50 @@ fn read_visible(
             let clean = agent_exec_sink::sanitize(&out.bytes);
             return (out, clean);
         }
-        let mut more = job.read(all, left, cancel);
-        if !all {
-            // Joined, within the job's ring: what falls out of it counts as dropped.
-            let mut joined = std::mem::take(&mut out.bytes);
-            joined.extend_from_slice(&more.bytes);
-            let over = joined.len().saturating_sub(ring_bytes);
-            joined.drain(..over);
-            more.dropped += out.dropped + over as u64;
-            more.unseen = more.bytes.len();
-            more.bytes = joined;
-        }
-        out = more;
+        let more = job.read(all, left, cancel);
+        out = if all {
+            more
+        } else {
+            joined(out, more, ring_bytes)
+        };
     }
+}
+
+/// Two reads of new output as one, within the job's ring: what falls out of it counts as
+/// dropped.
+fn joined(mut first: JobOutput, mut then: JobOutput, ring_bytes: usize) -> JobOutput {
+    let mut bytes = std::mem::take(&mut first.bytes);
+    bytes.extend_from_slice(&then.bytes);
+    let over = bytes.len().saturating_sub(ring_bytes);
+    bytes.drain(..over);
+    then.dropped += first.dropped + over as u64;
+    then.unseen = bytes.len();
+    then.bytes = bytes;
+    then
+}
+
+/// How long a job's output must stay quiet before what it printed counts as its whole answer
+/// to input (`job_input` with `yield_ms`).
+const ANSWER_SETTLE: Duration = Duration::from_millis(250);
+
+/// What a job answers to input, within `wait`: its first new output that shows as text, and
+/// what follows it until the output has been quiet for [`ANSWER_SETTLE`] — or the job ends, or
+/// waits again, or `wait` passes. Returns the read and its sanitized text.
+fn read_answer(job: &Job, wait: Duration, ring_bytes: usize) -> (JobOutput, String) {
+    let until = Instant::now() + wait;
+    let (mut out, _) = read_visible(job, false, wait, ring_bytes, None);
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if out.status != JobStatus::Running || out.wait.is_some() || left.is_zero() {
+            break;
+        }
+        let more = job.read(false, ANSWER_SETTLE.min(left), None);
+        let quiet = more.unseen == 0 && more.status == JobStatus::Running && more.wait.is_none();
+        out = joined(out, more, ring_bytes);
+        if quiet {
+            break;
+        }
+    }
+    let clean = agent_exec_sink::sanitize(&out.bytes);
+    (out, clean)
 }

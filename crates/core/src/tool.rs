@@ -20,7 +20,8 @@ use crate::policy::{Approver, CommandPolicy};
 use crate::progress::Observer;
 use crate::render::{self, CallText};
 use crate::runner::{Ran, Runner};
-use agent_exec_executor::jobs::{JobError, JobStatus};
+use agent_exec_executor::jobs::{Job, JobError, JobOutput, JobStatus, YieldWait};
+use agent_exec_executor::{Wait, WaitedOn};
 use agent_exec_protocol::Request;
 use agent_exec_protocol::{
     ArtifactId, Details, JobId, JobSummary, Outcome, PolicyDetails, ToolResult, Truncation,
@@ -182,6 +183,7 @@ impl Tool {
             request,
             &config.workdir,
             config.default_timeout,
+            config.yield_after,
             config.sandbox.operator_mode(),
         ) {
             Ok(v) => v,
@@ -216,10 +218,13 @@ impl Tool {
                 }
                 started
             }
-            Mode::OneShot { .. } | Mode::Session(_) => {
-                let ran = self.runner.run(&plan, cancel, observer);
-                self.shape(&plan, ran)
-            }
+            Mode::OneShot { .. } | Mode::Session(_) => match plan.yield_after {
+                Some(after) => self.call_yielding(&plan, after, cancel, observer),
+                None => {
+                    let ran = self.runner.run(&plan, cancel, observer);
+                    self.shape(&plan, ran)
+                }
+            },
         }
     }
 
@@ -306,10 +311,14 @@ impl Tool {
         if exec.processes_stopped > 0 {
             notes.push(Note::ProcessesStopped(exec.processes_stopped));
         }
-        if exec.waiting_for_input() {
-            notes.push(Note::WaitingForInput {
+        match &exec.waited {
+            Some(wait) if wait.on == WaitedOn::Terminal => {
+                notes.push(Note::WaitingForTerminal(wait.clone()));
+            }
+            _ if exec.waiting_for_input() => notes.push(Note::WaitingForInput {
                 prompt: render::prompt_of(&capture.view.text()),
-            });
+            }),
+            _ => {}
         }
         let mut warnings = capture.warnings.clone();
         warnings.extend(exec.warnings.iter().map(|f| render::limit_fallback(*f)));
@@ -375,9 +384,10 @@ impl Tool {
             stopped_early: exec.stopped_by_sink(),
             limit: limit_hit.map(|hit| render::limit_text(hit, &config.limits)),
             denial,
-            waited: exec
-                .waiting_for_input()
-                .then(|| config.prompt_idle.unwrap_or_default()),
+            waited: exec.waiting_for_input().then(|| {
+                let on = exec.waited.as_ref().map_or(WaitedOn::Input, |w| w.on);
+                (config.prompt_idle.unwrap_or_default(), on)
+            }),
         });
         let details = Details {
             outcome: ending.outcome,
@@ -403,8 +413,121 @@ impl Tool {
             jobs: None,
             target: None,
             next_offset: None,
+            timeout_ms: None,
         };
         ToolResult::new(text, details)
+    }
+
+    /// A one-shot or session call that may yield: it runs as a job nobody sees, waited on until
+    /// it ends (answered as any call), waits (for input, or for a terminal it lacks), or
+    /// `after` passes — then it is published and the answer says `running`, with what it
+    /// printed so far and its job id. Its containment, output stream, artifact and timeout are
+    /// the job's from the start: nothing changes hands when it yields.
+    fn call_yielding(
+        &self,
+        plan: &Plan,
+        after: Duration,
+        cancel: &CancelToken,
+        observer: Option<&Observer>,
+    ) -> ToolResult {
+        let parts = Arc::new(std::sync::Mutex::new(None));
+        let Some(job) = self.runner.start_call(plan, parts.clone()) else {
+            // No room for another job: the call runs to its end.
+            let ran = self.runner.run(plan, cancel, observer);
+            return self.shape(plan, ran);
+        };
+        let until = std::time::Instant::now() + after;
+        let mut seen = 0;
+        let waited = job.wait_to_yield(until, cancel, &mut seen, &mut |bytes| {
+            if let Some(observer) = observer {
+                observer.record(agent_exec_sink::Stream::Stdout, bytes);
+            }
+        });
+        match waited {
+            YieldWait::Waiting(_) | YieldWait::Elapsed => {
+                self.runner.yielded(plan, &job);
+                let wait = match waited {
+                    YieldWait::Waiting(wait) => Some(wait),
+                    _ => None,
+                };
+                return self.yielded(plan, &job, wait.as_ref());
+            }
+            YieldWait::Cancelled => {
+                job.kill(self.runner.config.grace + JOB_KILL_SLACK);
+            }
+            YieldWait::Finished => {}
+        }
+        self.runner.forget_job(&job);
+        let parts = parts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let ran = match (parts, job.finished()) {
+            (Some((Ok((exec, notes)), cwd)), Some((_, capture))) => Ran::Executed {
+                exec,
+                capture: Box::new(capture),
+                cwd,
+                notes,
+            },
+            (Some((Err(why), cwd)), _) => Ran::NotRun { why, cwd },
+            // Killed and still not ended within the grace (a process that ignores KILL in an
+            // uninterruptible wait): it is reported as cancelled.
+            _ => Ran::NotRun {
+                why: crate::parts::NotRun::Cancelled,
+                cwd: self.runner.policy_cwd(plan),
+            },
+        };
+        self.shape(plan, ran)
+    }
+
+    /// The answer of a call that yielded as `job`.
+    fn yielded(&self, plan: &Plan, job: &Job, wait: Option<&Wait>) -> ToolResult {
+        let config = &self.runner.config;
+        let (capture, screen) = job.capture_now();
+        let elapsed = job.elapsed();
+        let view = capture.as_ref().map(|c| c.view.clone()).unwrap_or_default();
+        let truncation = capture.as_ref().and_then(|c| {
+            c.view
+                .truncated
+                .then(|| truncation_details(&view, c, plan, config.direction))
+        });
+        let mut output = render::view_text(&view);
+        if let Some(screen) = &screen {
+            // A terminal's current screen is not in the view until the end.
+            if !output.is_empty() && !screen.is_empty() {
+                output.push('\n');
+            }
+            output.push_str(screen);
+        }
+        let prompt = wait
+            .filter(|w| w.on == WaitedOn::Input)
+            .and_then(|_| render::prompt_of(&output));
+        let text = render::yielded(&render::Yielded {
+            id: job.id(),
+            shown: &plan.shown,
+            output: &output,
+            truncation: truncation.as_ref(),
+            max_bytes: config.max_bytes,
+            elapsed,
+            timeout: plan.timeout,
+            wait,
+            prompt: prompt.as_deref(),
+            pty: job.is_pty(),
+        });
+        let cwd = self.runner.policy_cwd(plan);
+        let mut d = Details::empty(Outcome::Running, cwd.display().to_string());
+        d.job_id = Some(JobId(job.id().to_owned()));
+        d.running = Some(true);
+        d.duration_ms = elapsed.as_millis() as u64;
+        d.timeout_ms = Some(plan.timeout.as_millis() as u64);
+        d.stream_kind = plan.stream_kind;
+        let (stdout_bytes, stderr_bytes) = job.output_bytes();
+        d.stdout_bytes = stdout_bytes;
+        d.stderr_bytes = stderr_bytes;
+        d.truncation = truncation;
+        d.session = plan.session().map(str::to_owned);
+        d.sandbox = plan.sandbox.as_deref().map(crate::ending::sandbox_details);
+        ToolResult::new(text, d)
     }
 
     /// `job_output`: a background job's output since the last read (or all held).
@@ -435,12 +558,18 @@ impl Tool {
         let all = req.mode == OutputMode::All;
         let wait = Duration::from_millis(req.wait_ms.min(MAX_WAIT_MS));
         let (out, clean) = self.runner.read_job(&job, all, wait, cancel);
+        self.job_read(&job, &out, &clean, all)
+    }
+
+    /// The answer of a read of `job` (`job_output`, and `job_input` with `yield_ms`).
+    fn job_read(&self, job: &Job, out: &JobOutput, clean: &str, all: bool) -> ToolResult {
         let mut d = Details::empty(Outcome::Success, self.runner.workdir_text());
-        d.job_id = Some(JobId(job.id.clone()));
+        d.job_id = Some(JobId(job.id().to_owned()));
         d.stdout_bytes = out.stdout_bytes;
         d.stderr_bytes = out.stderr_bytes;
         d.duration_ms = out.elapsed.as_millis() as u64;
         d.running = Some(out.status == JobStatus::Running);
+        d.timeout_ms = out.timeout.map(|t| t.as_millis() as u64);
         let ended = match &out.status {
             JobStatus::Running => None,
             JobStatus::Finished(o) => {
@@ -457,18 +586,20 @@ impl Tool {
         };
         let prompt = render::prompt_of(&agent_exec_sink::sanitize(&out.last_output));
         let text = render::job_output(&render::JobRead {
-            id: &job.id,
+            id: job.id(),
             ended,
             elapsed: out.elapsed,
             stdout_bytes: out.stdout_bytes,
             stderr_bytes: out.stderr_bytes,
             dropped: out.dropped,
-            output: &clean,
+            output: clean,
             all,
             max_bytes: self.runner.config.max_bytes,
             artifact: out.artifact_id.as_deref(),
-            waiting: out.waiting_for_input,
+            wait: out.wait.as_ref(),
             prompt: prompt.as_deref(),
+            timeout: out.timeout,
+            pty: job.is_pty(),
         });
         // A finished job stays readable (`mode: "all"`) until it expires.
         ToolResult::new(text, d)
@@ -481,9 +612,9 @@ impl Tool {
         match started {
             Ok(job) => {
                 let mut d = Details::empty(Outcome::Success, cwd);
-                d.job_id = Some(JobId(job.id.clone()));
+                d.job_id = Some(JobId(job.id().to_owned()));
                 d.sandbox = plan.sandbox.as_deref().map(crate::ending::sandbox_details);
-                ToolResult::new(render::job_started(&job.id, &plan.shown), d)
+                ToolResult::new(render::job_started(job.id(), &plan.shown), d)
             }
             Err(e) => ToolResult::invalid(render::job_error_text(&e), cwd),
         }
@@ -515,21 +646,32 @@ impl Tool {
         };
         let eof = req.eof;
         let mut d = Details::empty(Outcome::Success, self.runner.workdir_text());
-        d.job_id = Some(JobId(job.id.clone()));
+        d.job_id = Some(JobId(job.id().to_owned()));
         d.running = Some(job.status() == JobStatus::Running);
         match job.input(&data, eof) {
             Ok(taken) if taken.written == data.len() && (taken.closed || !eof) => {
-                ToolResult::new(render::job_input_sent(&job.id, data.len(), taken.closed), d)
+                let sent = render::job_input_sent(job.id(), data.len(), taken.closed);
+                if req.yield_ms == 0 {
+                    return ToolResult::new(sent, d);
+                }
+                // Then what it answers, read as job_output reads it.
+                let wait = Duration::from_millis(req.yield_ms.min(MAX_WAIT_MS));
+                let (out, clean) = self.runner.job_answer(&job, wait);
+                let mut answer = self.job_read(&job, &out, &clean, false);
+                if let Some(content) = answer.content.first_mut() {
+                    content.text = format!("{sent}\n{}", content.text);
+                }
+                answer
             }
             Ok(taken) if taken.written == data.len() => {
                 // Under a terminal, the data went but the Ctrl-D that closes it did not.
                 d.set_outcome(Outcome::InvalidRequest);
-                ToolResult::new(render::job_input_not_closed(&job.id, data.len()), d)
+                ToolResult::new(render::job_input_not_closed(job.id(), data.len()), d)
             }
             Ok(taken) => {
                 d.set_outcome(Outcome::InvalidRequest);
                 ToolResult::new(
-                    render::job_input_partial(&job.id, taken.written, data.len(), eof),
+                    render::job_input_partial(job.id(), taken.written, data.len(), eof),
                     d,
                 )
             }
@@ -555,7 +697,7 @@ impl Tool {
         let was_running = job.status() == JobStatus::Running;
         let status = job.kill(self.runner.config.grace + JOB_KILL_SLACK);
         let mut d = Details::empty(Outcome::Success, self.runner.workdir_text());
-        d.job_id = Some(JobId(job.id.clone()));
+        d.job_id = Some(JobId(job.id().to_owned()));
         d.running = Some(status == JobStatus::Running);
         let ended = match &status {
             JobStatus::Finished(o) => {
@@ -569,7 +711,7 @@ impl Tool {
             }
             JobStatus::Running => None,
         };
-        ToolResult::new(render::job_killed(&job.id, ended, was_running), d)
+        ToolResult::new(render::job_killed(job.id(), ended, was_running), d)
     }
 
     /// `session_close`: ends a session's shell and everything it started.
@@ -608,7 +750,7 @@ impl Tool {
                     }
                 };
                 JobSummary {
-                    job_id: JobId(job.id.clone()),
+                    job_id: JobId(job.id().to_owned()),
                     command: job.command().to_owned(),
                     status,
                     exit_code,
@@ -907,6 +1049,7 @@ impl Tool {
             &here,
             &config.workdir,
             config.default_timeout,
+            config.yield_after,
             far_mode,
         ) {
             Ok(v) => v,
@@ -925,6 +1068,12 @@ impl Tool {
         forwarded.target = None;
         if forwarded.timeout.is_none() && forwarded.timeout_ms.is_none() {
             forwarded.timeout_ms = i64::try_from(config.default_timeout.as_millis()).ok();
+        }
+        // The operator's yield is this side's: the far side keeps the job, read through here.
+        if forwarded.yield_ms.is_none() {
+            forwarded.yield_ms = config
+                .yield_after
+                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
         }
         forwarded.progress |= observer.is_some();
         let params = serde_json::to_value(&forwarded).expect("a request serializes");

@@ -39,6 +39,8 @@ pub(crate) struct Validated {
     pub(crate) session: Option<String>,
     /// PTY mode.
     pub(crate) pty: bool,
+    /// When the call yields, if it still runs (`None`: it runs to its end).
+    pub(crate) yield_after: Option<Duration>,
     /// The sandbox mode of the call: the operator's, or the request's when stricter.
     pub(crate) sandbox: SandboxMode,
     /// Who set it.
@@ -50,6 +52,7 @@ pub(crate) fn validate(
     request: &Request,
     base: &Path,
     default_timeout: Duration,
+    default_yield: Option<Duration>,
     (operator_sandbox, operator_origin): (SandboxMode, SandboxOrigin),
 ) -> Result<Validated, InvalidRequest> {
     reject_nul(request)?;
@@ -116,6 +119,13 @@ pub(crate) fn validate(
         ));
     }
     let to_usize = |v: Option<u64>| v.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    // 0 asks for the end; a background job has nothing to yield.
+    let yield_after = match request.yield_ms {
+        Some(0) => None,
+        Some(ms) => Some(Duration::from_millis(ms)),
+        None => default_yield.filter(|t| !t.is_zero()),
+    }
+    .filter(|_| !request.run_in_background);
     Ok(Validated {
         target,
         cwd,
@@ -130,6 +140,7 @@ pub(crate) fn validate(
         background: request.run_in_background,
         session: request.session.clone(),
         pty: request.pty,
+        yield_after,
         sandbox,
         // A mode the request names is its own, even the operator's (it fails closed).
         sandbox_origin: if request.sandbox.is_none() {

@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,7 @@ use crate::oneshot::run_with;
 use crate::outcome::ExecOutcome;
 use crate::spawn::Io;
 use crate::spec::ExecSpec;
-use crate::waiting::OnWaiting;
+use crate::waiting::{OnWaiting, Wait, WaitSlot, WaitedOn};
 
 /// Output kept for the prompt of a job waiting for input: its last bytes.
 const PROMPT_BYTES: u64 = 4096;
@@ -114,6 +115,8 @@ struct JobState {
     stdout_bytes: u64,
     stderr_bytes: u64,
     status: JobStatus,
+    /// The capture of its output while it runs: the window so far, the artifact it spills to.
+    spill: Option<OutputSink>,
     capture: Option<Capture>,
     finished_at: Option<Instant>,
 }
@@ -121,8 +124,8 @@ struct JobState {
 /// One background job.
 #[derive(Debug)]
 pub struct Job {
-    /// Its id.
-    pub id: String,
+    /// Its id, once it is seen (a call that may yield gets one when it yields).
+    id: std::sync::OnceLock<String>,
     /// The command it runs.
     pub command: String,
     state: Mutex<JobState>,
@@ -131,10 +134,15 @@ pub struct Job {
     stdin: Mutex<Option<File>>,
     /// It runs under a pseudo-terminal.
     pty: bool,
-    /// A process of it is blocked on its input, its output idle (kept by its supervise loop).
-    waiting: Arc<AtomicBool>,
+    /// What a process of it is blocked on, its output idle (kept by its supervise loop).
+    waiting: Arc<WaitSlot>,
     cancel: CancelToken,
     started: Instant,
+    /// Its timeout, from its start: a call that yielded keeps the one it was started with.
+    /// `None`: a background job, which runs until it ends or is killed.
+    timeout: Option<Duration>,
+    /// Where the registry holds it while nobody sees it.
+    key: u64,
 }
 
 /// What a read of a job's output returns.
@@ -162,6 +170,11 @@ pub struct JobOutput {
     /// it has written nothing for [`JOB_WAITING_IDLE`](crate::JOB_WAITING_IDLE): it waits for
     /// `job_input`.
     pub waiting_for_input: bool,
+    /// What a process of it is blocked on, when it waits: its input (`waiting_for_input`), or
+    /// a terminal it does not have (nothing can answer that).
+    pub wait: Option<Wait>,
+    /// Its timeout, from its start (`None`: a background job, which has none).
+    pub timeout: Option<Duration>,
     /// When `waiting_for_input`: the last bytes of output (at most 4 KiB, raw), where its
     /// prompt is; else empty.
     pub last_output: Vec<u8>,
@@ -171,16 +184,22 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-struct JobSink {
+/// Where a job's output goes: its ring (what `job_output` reads) and its capture (the window,
+/// the artifact), under the job's lock, so that a look while it runs sees both as one.
+#[derive(Debug)]
+pub struct JobSink {
     job: Arc<Job>,
-    spill: OutputSink,
 }
 
 impl Sink for JobSink {
     type Error = std::convert::Infallible;
     fn push(&mut self, stream: Stream, chunk: &[u8]) -> Result<bool, Self::Error> {
-        let _ = self.spill.push(stream, chunk);
         let mut st = lock(&self.job.state);
+        // The capture may ask to stop (a satisfied `| head` of a call that may yield).
+        let more = match st.spill.as_mut() {
+            Some(spill) => spill.push(stream, chunk)?,
+            None => true,
+        };
         st.ring.push(chunk);
         match stream {
             Stream::Stdout => st.stdout_bytes += chunk.len() as u64,
@@ -188,18 +207,94 @@ impl Sink for JobSink {
         }
         drop(st);
         self.job.changed.notify_all();
-        Ok(true)
+        Ok(more)
     }
     fn finish(&mut self) -> Result<(), Self::Error> {
-        self.spill.finish()
+        match lock(&self.job.state).spill.as_mut() {
+            Some(spill) => spill.finish(),
+            None => Ok(()),
+        }
     }
+}
+
+/// What the body of a job is given: its cancel token, where its waits are reported, and the
+/// runs that hand their input to the job (`job_input`).
+pub struct Attached<'a> {
+    job: &'a Job,
+    /// Told once the process exists (or failed to start).
+    started: &'a Sender<()>,
+}
+
+impl Attached<'_> {
+    /// Cancelled by `job_kill` (and the registry's shutdown).
+    pub fn cancel(&self) -> &CancelToken {
+        &self.job.cancel
+    }
+
+    /// Reports waits in the job (it is not ended by them): `job_output` says so, and a call
+    /// that may yield yields.
+    pub fn on_waiting(&self) -> OnWaiting {
+        OnWaiting::Report(self.job.waiting.clone())
+    }
+
+    /// Runs `spec` to its end (or its timeout, if it has one), under the job's terminal when
+    /// the job is a PTY one, else on pipes with a stdin pipe when `stdin` (else `/dev/null`);
+    /// the terminal's master or the stdin pipe becomes the job's input.
+    pub fn run<S: Sink + ?Sized>(&self, spec: &ExecSpec, sink: &mut S, stdin: bool) -> ExecOutcome {
+        let io = if self.job.pty {
+            Io::Pty(spec.pty_size)
+        } else {
+            Io::Pipes {
+                stdin,
+                output: spec.output,
+            }
+        };
+        let job = self.job;
+        run_with(
+            spec,
+            sink,
+            &job.cancel,
+            io,
+            self.on_waiting(),
+            &mut |input| {
+                // Writes never block a caller: what a job does not read is reported, not
+                // waited on.
+                if let Some(fd) = &input {
+                    let _ = crate::sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(fd));
+                }
+                *lock(&job.stdin) = input.map(File::from);
+                let _ = self.started.send(());
+            },
+        )
+    }
+}
+
+/// The body of a job: runs its command into the sink it is given.
+pub type JobBody = Box<dyn FnOnce(&mut JobSink, &Attached<'_>) -> ExecOutcome + Send>;
+
+/// How [`Job::wait_to_yield`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum YieldWait {
+    /// The job ended.
+    Finished,
+    /// A process of it waits (for input, or for a terminal it does not have).
+    Waiting(Wait),
+    /// The time to yield came.
+    Elapsed,
+    /// The caller cancelled.
+    Cancelled,
 }
 
 /// The registry of background jobs of one tool or server.
 #[derive(Debug, Default)]
 pub struct JobRegistry {
     jobs: Mutex<HashMap<String, Arc<Job>>>,
+    /// Calls that may yield, running as jobs nobody sees yet (they count as running): by key.
+    unseen: Mutex<HashMap<u64, Arc<Job>>>,
+    /// The next id: ids count the jobs seen, from 1.
     next: AtomicU64,
+    /// The next key of an unseen job.
+    next_key: AtomicU64,
     limits: JobLimits,
 }
 
@@ -208,7 +303,9 @@ impl JobRegistry {
     pub fn new(limits: JobLimits) -> Self {
         JobRegistry {
             jobs: Mutex::new(HashMap::new()),
+            unseen: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
+            next_key: AtomicU64::new(1),
             limits,
         }
     }
@@ -244,17 +341,52 @@ impl JobRegistry {
         spill: OutputSink,
         pty: bool,
     ) -> Result<Arc<Job>, JobError> {
+        let body: JobBody = Box::new(move |sink, attached| {
+            let mut spec = spec;
+            spec.timeout = None;
+            attached.run(&spec, sink, true)
+        });
+        let (job, started) = self.launch(command, pty, None, spill, true, body)?;
+        // Return once the process exists (or failed to start), so an immediate read sees it.
+        let _ = started.recv_timeout(Duration::from_secs(5));
+        Ok(job)
+    }
+
+    /// Starts a call that may become a job (a `yield_ms`): `body` runs its command into the
+    /// sink it is given, with the call's own `timeout`. Nobody sees the job until its caller
+    /// [publishes](Job::publish) it; a caller whose call ended first [removes](Self::remove) it.
+    pub fn start_call(
+        &self,
+        command: String,
+        pty: bool,
+        timeout: Duration,
+        spill: OutputSink,
+        body: JobBody,
+    ) -> Result<Arc<Job>, JobError> {
+        self.launch(command, pty, Some(timeout), spill, false, body)
+            .map(|(job, _)| job)
+    }
+
+    fn launch(
+        &self,
+        command: String,
+        pty: bool,
+        timeout: Option<Duration>,
+        spill: OutputSink,
+        published: bool,
+        body: JobBody,
+    ) -> Result<(Arc<Job>, std::sync::mpsc::Receiver<()>), JobError> {
         self.expire();
-        let live = lock(&self.jobs)
-            .values()
-            .filter(|j| lock(&j.state).status == JobStatus::Running)
-            .count();
+        let running = |j: &&Arc<Job>| lock(&j.state).status == JobStatus::Running;
+        let seen = lock(&self.jobs).values().filter(running).count();
+        let live = seen + lock(&self.unseen).values().filter(running).count();
         if live >= self.limits.max_live {
             return Err(JobError::TooMany(self.limits.max_live));
         }
-        let id = self.next.fetch_add(1, Ordering::Relaxed).to_string();
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
         let job = Arc::new(Job {
-            id: id.clone(),
+            id: std::sync::OnceLock::new(),
+            key,
             command,
             state: Mutex::new(JobState {
                 ring: TailBuffer::new(self.limits.ring_bytes),
@@ -262,72 +394,70 @@ impl JobRegistry {
                 stdout_bytes: 0,
                 stderr_bytes: 0,
                 status: JobStatus::Running,
+                spill: Some(spill),
                 capture: None,
                 finished_at: None,
             }),
             changed: Condvar::new(),
             stdin: Mutex::new(None),
             pty,
-            waiting: Arc::new(AtomicBool::new(false)),
+            waiting: Arc::new(WaitSlot::default()),
             cancel: CancelToken::new(),
             started: Instant::now(),
+            timeout,
         });
-        lock(&self.jobs).insert(id.clone(), job.clone());
+        if published {
+            self.publish(&job);
+        } else {
+            lock(&self.unseen).insert(key, job.clone());
+        }
         let (tx, rx) = std::sync::mpsc::channel();
         let thread_job = job.clone();
         let spawned = std::thread::Builder::new()
-            .name(format!("job-{id}"))
+            .name(format!("job-{key}"))
             .spawn(move || {
                 let mut sink = JobSink {
                     job: thread_job.clone(),
-                    spill,
                 };
-                let mut spec = spec;
-                spec.timeout = None;
-                let io = if pty {
-                    Io::Pty(spec.pty_size)
-                } else {
-                    Io::Pipes {
-                        stdin: true,
-                        output: spec.output,
-                    }
+                let attached = Attached {
+                    job: &thread_job,
+                    started: &tx,
                 };
-                let waiting = OnWaiting::Flag(thread_job.waiting.clone());
-                let outcome = run_with(
-                    &spec,
-                    &mut sink,
-                    &thread_job.cancel,
-                    io,
-                    waiting,
-                    &mut |input| {
-                        // Writes never block a caller: what a job does not read is reported,
-                        // not waited on.
-                        if let Some(fd) = &input {
-                            let _ =
-                                crate::sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(fd));
-                        }
-                        *lock(&thread_job.stdin) = input.map(File::from);
-                        let _ = tx.send(());
-                    },
-                );
+                let outcome = body(&mut sink, &attached);
                 let _ = tx.send(());
-                let capture = sink.spill.capture();
+                let _ = sink.finish();
                 *lock(&thread_job.stdin) = None;
-                thread_job.waiting.store(false, Ordering::Relaxed);
+                thread_job.waiting.clear();
                 let mut st = lock(&thread_job.state);
+                st.capture = st.spill.take().map(OutputSink::finish_capture);
                 st.status = JobStatus::Finished(outcome);
-                st.capture = Some(capture);
                 st.finished_at = Some(Instant::now());
                 drop(st);
                 thread_job.changed.notify_all();
             });
         if let Err(e) = spawned {
-            lock(&self.jobs).remove(&id);
+            lock(&self.jobs).remove(job.id());
+            lock(&self.unseen).remove(&key);
             return Err(JobError::NoThread(e.to_string()));
         }
-        // Return once the process exists (or failed to start), so an immediate read sees it.
-        let _ = rx.recv_timeout(Duration::from_secs(5));
-        Ok(job)
+        Ok((job, rx))
+    }
+
+    /// Makes `job` seen: it gets its id, and is listed and found by it. What it wrote so far
+    /// counts as read (the answer of the call that yielded showed it).
+    pub fn publish(&self, job: &Arc<Job>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed).to_string();
+        let _ = job.id.set(id.clone());
+        let mut st = lock(&job.state);
+        st.read_offset = st.ring.total();
+        drop(st);
+        lock(&self.jobs).insert(id, job.clone());
+        lock(&self.unseen).remove(&job.key);
+    }
+
+    /// Forgets an unseen job (a call that ended before it yielded: nobody ever saw it).
+    pub fn forget(&self, job: &Job) {
+        lock(&self.unseen).remove(&job.key);
     }
 
     /// The job with `id`.
@@ -347,13 +477,17 @@ impl JobRegistry {
     pub fn list(&self) -> Vec<Arc<Job>> {
         self.expire();
         let mut jobs: Vec<Arc<Job>> = lock(&self.jobs).values().cloned().collect();
-        jobs.sort_by_key(|j| j.id.parse::<u64>().unwrap_or(u64::MAX));
+        jobs.sort_by_key(|j| j.id().parse::<u64>().unwrap_or(u64::MAX));
         jobs
     }
 
     /// Ends every job (TERM → grace → KILL), waiting at most `wait` for them.
     pub fn shutdown(&self, wait: Duration) {
-        let jobs: Vec<Arc<Job>> = lock(&self.jobs).values().cloned().collect();
+        let jobs: Vec<Arc<Job>> = lock(&self.jobs)
+            .values()
+            .chain(lock(&self.unseen).values())
+            .cloned()
+            .collect();
         for j in &jobs {
             j.cancel.cancel();
         }
@@ -407,9 +541,9 @@ impl Job {
             if now >= until || cancel.is_some_and(CancelToken::is_cancelled) {
                 break;
             }
-            // It waits for input (already, or from now on): nothing more comes until it gets
-            // some, so waiting longer only delays the answer that says so.
-            if self.waiting.load(Ordering::Relaxed) {
+            // It waits (already, or from now on): nothing more comes until it gets input, so
+            // waiting longer only delays the answer that says so.
+            if self.waiting.get().is_some() {
                 break;
             }
             let slice = match cancel {
@@ -429,9 +563,12 @@ impl Job {
             .unwrap_or(usize::MAX)
             .min(bytes.len());
         st.read_offset = st.ring.total();
-        let waiting_for_input =
-            st.status == JobStatus::Running && self.waiting.load(Ordering::Relaxed);
-        let last_output = if waiting_for_input {
+        let wait = self
+            .waiting
+            .get()
+            .filter(|_| st.status == JobStatus::Running);
+        let waiting_for_input = wait.as_ref().is_some_and(|w| w.on == WaitedOn::Input);
+        let last_output = if wait.is_some() {
             let total = st.ring.total();
             st.ring.since(total.saturating_sub(PROMPT_BYTES)).0.to_vec()
         } else {
@@ -451,6 +588,8 @@ impl Job {
                 .as_ref()
                 .and_then(|c| c.artifact.as_ref().map(|a| a.id.clone())),
             elapsed: self.started.elapsed(),
+            wait,
+            timeout: self.timeout,
         }
     }
 
@@ -461,19 +600,19 @@ impl Job {
     pub fn input(&self, data: &[u8], eof: bool) -> Result<InputTaken, JobError> {
         if let JobStatus::Finished(o) = &lock(&self.state).status {
             return Err(JobError::NoInput {
-                id: self.id.clone(),
+                id: self.id().to_owned(),
                 why: NoInput::Ended(Box::new(o.clone())),
             });
         }
         let mut stdin = lock(&self.stdin);
         let Some(pipe) = stdin.as_mut() else {
             return Err(JobError::NoInput {
-                id: self.id.clone(),
+                id: self.id().to_owned(),
                 why: NoInput::Closed,
             });
         };
         // Whatever it waited for may have come: the job's loop looks again once it is idle.
-        self.waiting.store(false, Ordering::Relaxed);
+        self.waiting.clear();
         let mut bytes = data.to_vec();
         if eof && self.pty {
             bytes.push(b'\x04');
@@ -483,7 +622,7 @@ impl Job {
             Err(e) => {
                 *stdin = None;
                 return Err(JobError::NoInput {
-                    id: self.id.clone(),
+                    id: self.id().to_owned(),
                     why: NoInput::NotReading(e.to_string()),
                 });
             }
@@ -540,5 +679,75 @@ impl Job {
     /// The current status.
     pub fn status(&self) -> JobStatus {
         lock(&self.state).status.clone()
+    }
+
+    /// Its timeout, from its start (`None`: a background job).
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Waits, up to `until`, for the job to end, to wait (for input, or for a terminal it
+    /// lacks), or for `cancel`; hands `on_output` what it writes meanwhile (from `*seen` on, a
+    /// count of its raw bytes, moved on): a caller's live progress.
+    pub fn wait_to_yield(
+        &self,
+        until: Instant,
+        cancel: &CancelToken,
+        seen: &mut u64,
+        on_output: &mut dyn FnMut(&[u8]),
+    ) -> YieldWait {
+        // How often the wait looks at its cancel token and the job's wait slot (no wakeup
+        // comes for either).
+        const LOOK: Duration = Duration::from_millis(50);
+        let mut st = lock(&self.state);
+        loop {
+            let (fresh, _) = st.ring.since(*seen);
+            if !fresh.is_empty() {
+                on_output(fresh);
+            }
+            *seen = st.ring.total();
+            if st.status != JobStatus::Running {
+                return YieldWait::Finished;
+            }
+            if cancel.is_cancelled() {
+                return YieldWait::Cancelled;
+            }
+            if let Some(wait) = self.waiting.get() {
+                return YieldWait::Waiting(wait);
+            }
+            let now = Instant::now();
+            if now >= until {
+                return YieldWait::Elapsed;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, (until - now).min(LOOK))
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// What it captured so far (the window, the artifact it spills to) and, under a terminal,
+    /// the screen as it shows now; once it ended, the final capture.
+    pub fn capture_now(&self) -> (Option<Capture>, Option<String>) {
+        let st = lock(&self.state);
+        match &st.spill {
+            Some(spill) => (Some(spill.capture()), spill.screen_now()),
+            None => (st.capture.clone(), None),
+        }
+    }
+
+    /// Its outcome and final capture, once it ended.
+    pub fn finished(&self) -> Option<(ExecOutcome, Capture)> {
+        let st = lock(&self.state);
+        match (&st.status, &st.capture) {
+            (JobStatus::Finished(o), Some(c)) => Some((o.clone(), c.clone())),
+            _ => None,
+        }
+    }
+
+    /// Its id: empty until it is seen ([`JobRegistry::publish`]).
+    pub fn id(&self) -> &str {
+        self.id.get().map_or("", String::as_str)
     }
 }

@@ -70,7 +70,7 @@ pub use sandbox::{NetworkMode, SandboxMode, SandboxSpec};
 pub use spawn::SpawnError;
 pub use spec::{DEFAULT_GRACE, ExecSpec, OutputPipes, Program};
 pub use status::ExitStatus;
-pub use waiting::{JOB_WAITING_IDLE, PROMPT_IDLE};
+pub use waiting::{JOB_WAITING_IDLE, OnWaiting, PROMPT_IDLE, Wait, WaitSlot, WaitedOn};
 
 /// The conventional name of a signal (`SIGKILL`), or `SIG<n>` when unknown.
 pub fn signal_name(signal: i32) -> String {

@@ -14,7 +14,7 @@ use crate::pump::Pump;
 use crate::sandbox::Prepared;
 use crate::spawn::{Io, Launch, SpawnError, Spawned, raw, spawn};
 use crate::supervise::{Finish, Watch, pidfd, supervise};
-use crate::waiting::{InputWatch, OnWaiting};
+use crate::waiting::{InputWatch, OnWaiting, Watched};
 
 use crate::outcome::ExecOutcome;
 use crate::spec::ExecSpec;
@@ -97,16 +97,8 @@ pub(crate) fn run_with<S: Sink + ?Sized>(
         }
     };
     on_spawn(spawned.input.take());
-    let idle = match on_waiting {
-        OnWaiting::Stop => spec.prompt_idle,
-        OnWaiting::Flag(_) => Some(crate::waiting::JOB_WAITING_IDLE),
-    };
-    let input_end = spawned.input_end.take();
-    let mut call = Call::new(spawned, group);
-    call.input = input_end
-        .zip(idle)
-        .map(|(end, idle)| InputWatch::new(end, idle, on_waiting));
-    supervise_call(spec, sink, cancel, start, call)
+    let call = Call::new(spawned, group);
+    supervise_call(spec, sink, cancel, start, call, on_waiting)
 }
 
 /// A started call: its main process (owned, with its group), its output pipes made ready to
@@ -119,8 +111,8 @@ pub(crate) struct Call {
     /// The sandbox it runs in: kept until the call is over (its temporary directory).
     sandbox: Option<Prepared>,
     pidfd: Option<OwnedFd>,
-    /// Its input, watched for a wait nobody answers (PTY calls and jobs).
-    input: Option<InputWatch>,
+    /// What it may wait on, watched for a wait nobody answers.
+    watched: Watched,
 }
 
 impl Call {
@@ -136,7 +128,7 @@ impl Call {
             stdout: spawned.stdout,
             stderr: spawned.stderr,
             sandbox: spawned.sandbox,
-            input: None,
+            watched: spawned.watched,
         }
     }
 
@@ -147,13 +139,15 @@ impl Call {
 }
 
 /// The rest of a one-shot call once its main process runs: supervise to its exit, drain, end
-/// the survivors, count. Shared by fresh spawns and prepared shells.
+/// the survivors, count. Shared by fresh spawns and prepared shells. `on_waiting`: what a wait
+/// for input (or for a terminal it lacks) does.
 pub(crate) fn supervise_call<S: Sink + ?Sized>(
     spec: &ExecSpec,
     sink: &mut S,
     cancel: &CancelToken,
     start: Instant,
     call: Call,
+    on_waiting: OnWaiting,
 ) -> ExecOutcome {
     let Call {
         mut child,
@@ -161,8 +155,9 @@ pub(crate) fn supervise_call<S: Sink + ?Sized>(
         stderr,
         sandbox,
         pidfd,
-        input,
+        watched,
     } = call;
+    let input = InputWatch::new(watched, on_waiting.idle(spec.prompt_idle), on_waiting);
     let mut pump = Pump::new(raw(stdout.as_ref()), raw(stderr.as_ref()), sink);
     let (process, group) = child.parts();
     let mut watch = Watch {
@@ -177,6 +172,7 @@ pub(crate) fn supervise_call<S: Sink + ?Sized>(
         input,
     };
     let supervised = supervise(&mut watch, &mut pump, None);
+    let waited = watch.input.take().and_then(|i| i.found);
     // Waited for (or its status lost to another's wait): its pid is no longer ours to keep.
     child.release();
     let group = child.group();
@@ -187,6 +183,7 @@ pub(crate) fn supervise_call<S: Sink + ?Sized>(
         },
         stop: supervised.stop,
         containment: Some(group.kind()),
+        waited,
         ..ExecOutcome::default()
     };
     if !pump.is_closed() {

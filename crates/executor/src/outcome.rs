@@ -18,8 +18,9 @@ pub enum Stop {
     SinkFull,
     /// The session the call ran in was closed.
     SessionClosed,
-    /// A PTY call's output was idle while a process of it was blocked reading the terminal:
-    /// it waited for an answer nobody could give ([`ExecSpec::prompt_idle`](crate::ExecSpec::prompt_idle)).
+    /// The call's output was idle while a process of it was blocked on input nobody could give
+    /// ([`ExecSpec::prompt_idle`](crate::ExecSpec::prompt_idle)): a PTY call's prompt, or a
+    /// terminal a call without one waited for ([`ExecOutcome::waited`] says which).
     WaitingForInput,
     /// A watched resource limit was passed: the call's CPU time, or its socket buffers
     /// (`ExecOutcome::limit_hit` says which).
@@ -49,6 +50,8 @@ pub struct ExecOutcome {
     pub limit_hit: Option<LimitKind>,
     /// Problems that did not stop it (a limit kept more loosely than asked).
     pub warnings: Vec<LimitFallback>,
+    /// With [`Stop::WaitingForInput`]: the process found waiting, and on what.
+    pub waited: Option<crate::waiting::Wait>,
 }
 
 impl ExecOutcome {

@@ -36,6 +36,7 @@ use crate::sandbox::SandboxSpec;
 use crate::spawn::{Io, Launch, logical_pwd, spawn};
 use crate::spec::{ExecSpec, OutputPipes, Program, default_shell};
 use crate::sys;
+use crate::waiting::OnWaiting;
 
 /// The shell's script, on one line so that `$LINENO` in the command counts from 1 as in
 /// `bash -c`. A frame is `<A|B> <dir bytes> <command bytes>\n`, then the directory and the
@@ -273,28 +274,47 @@ impl PreparedShells {
         sink: &mut S,
         cancel: &CancelToken,
     ) -> ExecOutcome {
+        self.run_watched(spec, sink, cancel, OnWaiting::Stop)
+    }
+
+    /// [`run`](Self::run), with what a wait for a terminal the call lacks does: end it
+    /// ([`OnWaiting::Stop`], as `run`), or report it in a slot (a call that may yield).
+    pub fn run_watched<S: Sink + ?Sized>(
+        &self,
+        spec: &ExecSpec,
+        sink: &mut S,
+        cancel: &CancelToken,
+        on_waiting: OnWaiting,
+    ) -> ExecOutcome {
         use std::os::unix::ffi::OsStrExt;
         let start = Instant::now();
+        let fresh = |sink: &mut S, on_waiting| {
+            let io = Io::Pipes {
+                stdin: false,
+                output: spec.output,
+            };
+            crate::oneshot::run_with(spec, sink, cancel, io, on_waiting, &mut |_| {})
+        };
         let (Program::Shell { command, .. }, Some(key)) = (&spec.program, self.key_of(spec)) else {
-            return crate::oneshot::run(spec, sink, cancel);
+            return fresh(sink, on_waiting);
         };
         // The shell enters the directory itself: one it cannot enter takes the fresh spawn,
         // whose error names it.
         if !spec.cwd.is_dir() {
-            return crate::oneshot::run(spec, sink, cancel);
+            return fresh(sink, on_waiting);
         }
         let dir = logical_pwd(&key.env, &spec.cwd);
         let Some(shell) = self.take(&key) else {
-            return crate::oneshot::run(spec, sink, cancel);
+            return fresh(sink, on_waiting);
         };
         if sys::write_all(&shell.control, &frame(dir.as_os_str().as_bytes(), command)).is_err() {
             // The shell is gone (killed while idle): a fresh spawn runs the call.
             shell.discard();
-            return crate::oneshot::run(spec, sink, cancel);
+            return fresh(sink, on_waiting);
         }
         let Ready { call, control } = shell;
         drop(control);
-        let outcome = supervise_call(spec, sink, cancel, start, call);
+        let outcome = supervise_call(spec, sink, cancel, start, call, on_waiting);
         // The replacement starts once the call is over: started at once, its fork and exec
         // would compete for the CPU with the call it was taken for.
         self.shared.wake.notify_one();

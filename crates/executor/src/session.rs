@@ -43,6 +43,7 @@ use crate::status::ExitStatus;
 use crate::supervise::{Finish, Report, Watch, pidfd, supervise};
 use crate::sys;
 use crate::wait::wait_until;
+use crate::waiting::{InputWatch, OnWaiting};
 
 const DRIVER: &str = r#"exec 250>&1 251>&2 252<>/dev/null 253<&3 254>&4 3<&- 4>&- 0<&252 2>/dev/null
 shopt -s expand_aliases 2>/dev/null
@@ -99,6 +100,10 @@ pub struct SessionConfig {
     pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxSpec>>,
     /// The resource limits of the shell and everything it starts, together.
     pub limits: crate::containment::Limits,
+    /// How long a command's output must be idle, with a process of it waiting for a terminal
+    /// the session does not have, before the command is ended (`None`, the default: never;
+    /// [`PROMPT_IDLE`](crate::PROMPT_IDLE) is what a one-shot call uses).
+    pub prompt_idle: Option<Duration>,
 }
 
 /// A live session shell. Dropped without [`Session::close`], it still leaves nothing behind:
@@ -120,6 +125,9 @@ pub struct Session {
     status_buf: Vec<u8>,
     /// Cancelled when the session is closed from another thread (see [`Session::closer`]).
     closer: CancelToken,
+    /// What its commands may wait on: the terminal the shell does not have.
+    watched: crate::waiting::Watched,
+    prompt_idle: Option<Duration>,
 }
 
 /// Why a session's shell is gone.
@@ -201,6 +209,7 @@ impl Session {
         )?;
         drop(control_r);
         drop(status_w);
+        let watched = spawned.watched;
         let output = spawned.stdout.expect("the session's output is piped");
         crate::pump::ready_output_pipe(output.as_raw_fd());
         let _ = sys::set_nonblocking(status_r.as_raw_fd());
@@ -216,6 +225,8 @@ impl Session {
             prefix: config.prefix.clone(),
             status_buf: Vec::new(),
             closer: CancelToken::new(),
+            watched,
+            prompt_idle: config.prompt_idle,
         })
     }
 
@@ -242,8 +253,10 @@ impl Session {
 
     /// Runs `command` in the shell, pushing its output into `sink`.
     ///
-    /// When the sink stops (a `| head` satisfied), the command's processes are ended and the
-    /// shell is kept; on the deadline, a cancel or a close, the shell ends too.
+    /// When the sink stops (a `| head` satisfied) or the command waits for a terminal the
+    /// session does not have (`on_waiting`: [`OnWaiting::Stop`]), the command's processes are
+    /// ended and the shell is kept; on the deadline, a cancel or a close, the shell ends too.
+    #[allow(clippy::too_many_arguments)] // each is one of the call's settings
     pub fn run<S: Sink + ?Sized>(
         &mut self,
         command: &str,
@@ -252,6 +265,7 @@ impl Session {
         grace: Duration,
         drain: DrainLimits,
         cancel: &CancelToken,
+        on_waiting: OnWaiting,
     ) -> SessionOutcome {
         let start = Instant::now();
         let mut pump = Pump::new(Some(self.output.as_raw_fd()), None, sink);
@@ -289,11 +303,13 @@ impl Session {
             cancel,
             close: Some(&self.closer),
             spare_on_sink_stop: Some(shell),
-            input: None,
+            input: InputWatch::new(self.watched, on_waiting.idle(self.prompt_idle), on_waiting),
         };
         let supervised = supervise(&mut watch, &mut pump, Some((status_fd, &mut read_report)));
+        let waited = watch.input.take().and_then(|i| i.found);
         let mut exec = ExecOutcome {
             stop: supervised.stop,
+            waited,
             containment: Some(self.child.group().kind()),
             ..ExecOutcome::default()
         };

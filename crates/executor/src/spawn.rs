@@ -12,7 +12,7 @@ use crate::process::{ChildPlan, Process, Step};
 use crate::sandbox::{self, Prepared, SandboxSpec};
 use crate::spec::{OutputPipes, Program};
 use crate::sys;
-use crate::waiting::InputEnd;
+use crate::waiting::Watched;
 use agent_exec_sink::TerminalSize;
 
 /// How the child's standard descriptors are set up. Wherever a command's output is read, its
@@ -48,8 +48,9 @@ pub(crate) struct Spawned {
     pub(crate) stderr: Option<OwnedFd>,
     /// The sandbox it runs in: kept until the call is over (its temporary directory).
     pub(crate) sandbox: Option<Prepared>,
-    /// What its input is (the terminal, or a job's stdin pipe), to tell when it waits on it.
-    pub(crate) input_end: Option<InputEnd>,
+    /// What it may wait on (its terminal, a job's stdin pipe; without a terminal, the terminal
+    /// it lacks), to tell when it waits.
+    pub(crate) watched: Watched,
 }
 
 /// Why a process could not be started.
@@ -126,7 +127,7 @@ struct Wiring {
     input: Option<OwnedFd>,
     stdout: Option<OwnedFd>,
     stderr: Option<OwnedFd>,
-    input_end: Option<InputEnd>,
+    watched: Watched,
 }
 
 fn wire(io: Io) -> Result<Wiring, SpawnError> {
@@ -171,7 +172,7 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
                 (None, dev_null()?)
             };
             Wiring {
-                input_end: input.as_ref().and_then(InputEnd::pipe),
+                watched: Watched::pipes(input.as_ref(), out_r.as_ref(), err_r.as_ref()),
                 child: vec![child_in, out_w.expect("piped"), err_w.expect("piped")],
                 input,
                 stdout: out_r,
@@ -186,9 +187,9 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
                 dup(control)?,
             ],
             input: None,
+            watched: Watched::pipes(None, out_r.as_ref(), None),
             stdout: out_r,
             stderr: err_r,
-            input_end: None,
         },
         Io::SessionShell { control, status } => Wiring {
             child: vec![
@@ -199,16 +200,16 @@ fn wire(io: Io) -> Result<Wiring, SpawnError> {
                 dup(status)?,
             ],
             input: None,
+            watched: Watched::pipes(None, out_r.as_ref(), None),
             stdout: out_r,
             stderr: err_r,
-            input_end: None,
         },
         Io::Pty(size) => {
             let (master, slave) = open_pty(size).map_err(|e| SpawnError::Pty {
                 reason: e.to_string(),
             })?;
             Wiring {
-                input_end: InputEnd::terminal(&slave),
+                watched: Watched::terminal(&slave),
                 child: vec![dup(slave.as_raw_fd())?, dup(slave.as_raw_fd())?, slave],
                 input: Some(dup(master.as_raw_fd())?),
                 stdout: Some(master),
@@ -327,7 +328,7 @@ fn spawn_in(
         stdout: wiring.stdout,
         stderr: wiring.stderr,
         sandbox: None,
-        input_end: wiring.input_end,
+        watched: wiring.watched,
     })
 }
 

@@ -137,7 +137,9 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
         if termination.is_none()
             && let Some(s) = stop
         {
-            let spare = (s == Stop::SinkFull)
+            // A satisfied head, or a command waiting for a terminal the session lacks, ends the
+            // command's processes: the session's shell is kept.
+            let spare = matches!(s, Stop::SinkFull | Stop::WaitingForInput)
                 .then_some(w.spare_on_sink_stop)
                 .flatten();
             termination = Some(Termination::begin(w.group, spare, w.grace));
@@ -151,7 +153,10 @@ pub(crate) fn supervise<S: Sink + ?Sized>(
         }
         if let Some(t) = termination.as_mut() {
             wake = Some(t.tick(w.group, now));
-            if t.killed() && w.spare_on_sink_stop.is_some() && stop == Some(Stop::SinkFull) {
+            if t.killed()
+                && w.spare_on_sink_stop.is_some()
+                && matches!(stop, Some(Stop::SinkFull | Stop::WaitingForInput))
+            {
                 // The spared shell itself keeps producing (a builtin loop): once its command's
                 // processes are gone and a grace period has passed, end the shell too.
                 let at = *spared_killed_at.get_or_insert(now + w.grace);

@@ -91,6 +91,12 @@ pub struct JobInput {
     /// Close the job's stdin afterwards. Default: false.
     #[serde(default, deserialize_with = "crate::lenient::flag")]
     pub eof: bool,
+    /// Then wait up to this long (at most 10 minutes) for what the job answers — its output
+    /// once it has been quiet a moment, its end, or its next wait for input — and return it as
+    /// `job_output` would. Default: 0 (return at once, with nothing read).
+    #[serde(default, deserialize_with = "crate::lenient::uint_or_zero")]
+    #[schemars(range(max = MAX_WAIT_MS))]
+    pub yield_ms: u64,
     /// The remote target the job, session or artifact lives on (contract §9). Default: the
     /// operator's `--target`, else here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,8 +111,16 @@ impl JobInput {
             data: data.into(),
             enter: true,
             eof: false,
+            yield_ms: 0,
             target: None,
         }
+    }
+
+    /// Then wait up to `wait` for the job's answer and return it.
+    #[must_use]
+    pub fn then_read(mut self, wait: std::time::Duration) -> Self {
+        self.yield_ms = wait.as_millis().try_into().unwrap_or(u64::MAX);
+        self
     }
 
     /// Without the newline.

@@ -76,6 +76,17 @@ pub struct Request {
         skip_serializing_if = "Option::is_none"
     )]
     pub tail: Option<u64>,
+    /// Answer after this many milliseconds if the command is still running (or sooner, once it
+    /// waits for input): outcome `running`, the output so far, and a `job_id` to go on with
+    /// (`job_output`, `job_input`, `job_kill`); the command keeps running, with its timeout.
+    /// 0: wait for the end. Default: the operator's (`--yield-ms`; off unless set).
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::uint",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(extend("maximum" = 3_600_000))]
+    pub yield_ms: Option<u64>,
     /// Start as a background job and return its `job_id` at once.
     #[serde(
         default,
@@ -203,6 +214,14 @@ impl Request {
     #[must_use]
     pub fn tail(mut self, lines: u64) -> Request {
         self.tail = Some(lines);
+        self
+    }
+
+    /// Answer after `after` if the command still runs: it goes on as a background job (see
+    /// [`Request::yield_ms`]).
+    #[must_use]
+    pub fn yield_after(mut self, after: Duration) -> Request {
+        self.yield_ms = Some(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
         self
     }
 

@@ -29,6 +29,10 @@ pub enum Outcome {
     InvalidRequest,
     /// The program could not be started.
     SpawnFailed,
+    /// Still running when the call yielded (`yield_ms`): it goes on as the background job
+    /// `job_id` — read it with `job_output`, type into it with `job_input`, end it with
+    /// `job_kill`. Not an error.
+    Running,
 }
 
 impl Outcome {
@@ -44,6 +48,7 @@ impl Outcome {
             Outcome::NeedsApproval => "needs_approval",
             Outcome::InvalidRequest => "invalid_request",
             Outcome::SpawnFailed => "spawn_failed",
+            Outcome::Running => "running",
         }
     }
 }
@@ -242,6 +247,11 @@ pub struct Details {
     /// elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<u64>,
+    /// A call that yielded (outcome `running`), and the reads of its job: its timeout in
+    /// milliseconds, which holds from the call's start (`duration_ms` is the time since).
+    /// Absent elsewhere (a background job has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 /// One background job, as `job_list` reports it.
@@ -314,6 +324,7 @@ impl Details {
             jobs: None,
             target: None,
             next_offset: None,
+            timeout_ms: None,
         }
     }
 
@@ -330,7 +341,7 @@ impl Details {
 pub struct ToolResult {
     /// One text block.
     pub content: Vec<Content>,
-    /// False only for `success`.
+    /// False only for `success` and `running` (a call that yielded).
     pub is_error: bool,
     /// Structured details.
     pub details: Details,
@@ -344,7 +355,7 @@ impl ToolResult {
                 kind: "text".into(),
                 text,
             }],
-            is_error: details.outcome != Outcome::Success,
+            is_error: !matches!(details.outcome, Outcome::Success | Outcome::Running),
             details,
         }
     }

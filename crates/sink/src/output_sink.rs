@@ -287,6 +287,16 @@ impl OutputSink {
         }
     }
 
+    /// For a terminal's stream ([`SinkConfig::terminal`]) not finished yet: its screen as it
+    /// shows now, which the view does not hold until the end (it holds the rows that scrolled
+    /// off). `None` otherwise.
+    pub fn screen_now(&self) -> Option<String> {
+        match &self.terminal {
+            Some(t) if !self.finished => Some(t.screen_now()),
+            _ => None,
+        }
+    }
+
     /// Finishes (if not yet) and returns what was captured.
     pub fn finish_capture(mut self) -> Capture {
         let _ = Sink::finish(&mut self);

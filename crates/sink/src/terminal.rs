@@ -357,6 +357,18 @@ impl Terminal {
         }
     }
 
+    /// The screen as it shows now, each row's trailing spaces and the trailing blank rows
+    /// trimmed (what a look at the terminal sees while the program runs).
+    pub(crate) fn screen_now(&self) -> String {
+        let contents = self.parser.screen().contents();
+        let rows: Vec<&str> = contents.lines().map(str::trim_end).collect();
+        let used = rows
+            .iter()
+            .rposition(|r| !r.is_empty())
+            .map_or(0, |i| i + 1);
+        rows[..used].join("\n")
+    }
+
     /// The stream ended: emits the screen as it is now, and trims what ends the text.
     pub(crate) fn finish(&mut self, out: &mut impl Emit) {
         let carry = std::mem::take(&mut self.carry);

@@ -1,6 +1,7 @@
 //! `agent-exec serve` and `agent-exec mcp`: the tool behind a server.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_exec_core::{Config, PolicyConfig, Tool};
 
@@ -8,8 +9,14 @@ use crate::args::ServeArgs;
 use crate::config_file::{build_tool, policy_from};
 use crate::server;
 
+/// The yield of `mcp` calls when neither `--yield-ms` nor `[exec] yield_ms` says: under the
+/// TypeScript SDK's 60 s request timeout (and the clients built on it, which give up on a call
+/// that long), so that a long command answers before its client gives up on it; long enough
+/// that most commands (a build step, a test run) answer in one call.
+const MCP_YIELD: Duration = Duration::from_secs(30);
+
 impl ServeArgs {
-    pub(crate) fn tool(&self) -> anyhow::Result<Tool> {
+    pub(crate) fn tool(&self, mcp: bool) -> anyhow::Result<Tool> {
         let workdir = match &self.cwd {
             Some(dir) => {
                 let dir = std::path::absolute(dir)?;
@@ -42,6 +49,12 @@ impl ServeArgs {
             c.sessions.command_prefix.clone_from(&self.command_prefix);
             c.sessions.max_sessions = self.max_sessions;
             c.prepared_shells.per_key = self.prepared_shells;
+            // The flag wins over `[exec] yield_ms` (already applied: 0 there is off, kept).
+            if let Some(ms) = self.yield_ms {
+                c.yield_after = Some(Duration::from_millis(ms));
+            } else if mcp && c.yield_after.is_none() {
+                c.yield_after = Some(MCP_YIELD);
+            }
         })
     }
 }
@@ -54,5 +67,5 @@ pub(crate) fn serve(args: &ServeArgs, mcp: bool) -> anyhow::Result<i32> {
         max_inflight: args.max_inflight as usize,
         end_on_eof: args.end_on_eof,
     };
-    Ok(server::run(args.tool()?, bounds, mcp))
+    Ok(server::run(args.tool(mcp)?, bounds, mcp))
 }
