@@ -261,6 +261,85 @@ async def check_background_job(session: ClientSession, init: types.InitializeRes
     await call_ok(session, "bash_kill", {"job_id": second})
 
 
+def yielded(result: types.CallToolResult, what: str) -> str:
+    """The job id of a call still running after yield_ms, after checking its structuredContent."""
+    sc = result.structured_content
+    job = sc.get("job_id") if isinstance(sc, dict) else None
+    expect(
+        isinstance(sc, dict) and sc.get("outcome") == "running" and sc.get("running") is True
+        and isinstance(job, str) and job != "",
+        f'{what}: structuredContent "outcome": "running", "running": true and a string "job_id"',
+        describe(result),
+    )
+    timeout_ms = sc.get("timeout_ms")
+    expect(isinstance(timeout_ms, int) and timeout_ms > 0, f'{what}: structuredContent "timeout_ms"', describe(result))
+    return job
+
+
+async def check_yield(session: ClientSession, init: types.InitializeResult, workdir: Path) -> None:
+    # A call still running after yield_ms answers with its output so far and goes on as a job.
+    args: dict[str, Any] = {"command": "echo first; sleep 2; echo second", "yield_ms": 500}
+    result = await call_ok(session, "bash", args)
+    job = yielded(result, f"bash {json.dumps(args)}")
+    expect_text(result, "first", "the yielded call")
+    expect_text(result, "[Still running after", "the yielded call")
+    expect_text(result, "bash_output", "the yielded call")
+    seen, last = "", result
+    for _ in range(10):
+        last = await call_ok(session, "bash_output", {"job_id": job, "wait_ms": 10000})
+        seen += text_of(last)
+        if isinstance(last.structured_content, dict) and last.structured_content.get("running") is False:
+            break
+    sc = last.structured_content if isinstance(last.structured_content, dict) else {}
+    expect(sc.get("running") is False, 'bash_output structuredContent "running": false within 10 reads', describe(last))
+    expect("second" in seen, 'the text bash_output read to contain "second"', seen)
+    expect(sc.get("exit_code") == 0, 'the last bash_output structuredContent "exit_code": 0', describe(last))
+
+    # A pty REPL yields once it waits at its prompt; bash_input types into it and reads the reply.
+    args = {"command": "python3 -q", "pty": True, "yield_ms": 5000}
+    result = await call_ok(session, "bash", args)
+    job = yielded(result, f"bash {json.dumps(args)}")
+    try:
+        expect_text(result, "Waiting for input", "the yielded python REPL")
+        args = {"job_id": job, "data": "print(6*7)", "yield_ms": 3000}
+        answer = await call_ok(session, "bash_input", args)
+        expect(re.match(r"Sent \d+ bytes to job \S+\.\n\[job \S+ running for ", text_of(answer)) is not None,
+               f'bash_input {json.dumps(args)}: text starting "Sent N bytes to job N." then "[job N running for"',
+               describe(answer))
+        expect_text(answer, "left of its", f"bash_input {json.dumps(args)}")
+        expect_text(answer, "42", f"bash_input {json.dumps(args)}")
+    finally:
+        killed = await call_ok(session, "bash_kill", {"job_id": job})
+    sc = killed.structured_content
+    expect(isinstance(sc, dict) and sc.get("running") is False, 'bash_kill structuredContent "running": false',
+           describe(killed))
+    # A read of a killed job reports how it ended (isError may be true: it was ended).
+    after = await call(session, "bash_output", {"job_id": job})
+    sc = after.structured_content
+    expect(isinstance(sc, dict) and sc.get("running") is False,
+           'bash_output after bash_kill: structuredContent "running": false', describe(after))
+
+    # vim in pipe mode (stdin /dev/null, no terminal) yields early, as stuck. HOME in the work
+    # dir: vim, killed, writes its .viminfo there.
+    (workdir / "notes.txt").write_text("hello\n")
+    args = {"command": "vim notes.txt", "yield_ms": 8000, "env": {"HOME": str(workdir)}}
+    result = await call_ok(session, "bash", args)
+    job = yielded(result, f"bash {json.dumps(args)}")
+    try:
+        expect_text(result, "waits for keys from a terminal", "the yielded vim")
+        expect_text(result, "vim", "the yielded vim")
+    finally:
+        await call_ok(session, "bash_kill", {"job_id": job})
+
+    # yield_ms 0 runs to the end.
+    args = {"command": "sleep 1; echo done", "yield_ms": 0}
+    result = await call_ok(session, "bash", args)
+    sc = result.structured_content
+    expect(isinstance(sc, dict) and sc.get("outcome") == "success",
+           f'bash {json.dumps(args)}: structuredContent "outcome": "success"', describe(result))
+    expect_text(result, "done", f"bash {json.dumps(args)}")
+
+
 async def check_session(session: ClientSession, init: types.InitializeResult, workdir: Path) -> None:
     await call_ok(session, "bash", {"command": "cd /tmp && export ZZ=7", "session": "s1"})
     result = await call_ok(session, "bash", {"command": "echo $ZZ; pwd", "session": "s1"})
@@ -354,6 +433,7 @@ CHECKS: list[tuple[str, Check]] = [
     ("bash exit 3", check_exit_code),
     ("artifact spill and read_artifact", check_artifact),
     ("background job", check_background_job),
+    ("yield", check_yield),
     ("session", check_session),
     ("progress", check_progress),
     ("cancellation", check_cancellation),

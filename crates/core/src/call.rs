@@ -30,6 +30,10 @@ pub struct RunOptions {
     /// A human already approved this request (it came back `needs_approval` before): an
     /// `ask` verdict no longer stops it.
     pub approved: bool,
+    /// The call may be turned into a background job while it runs ([`Call::into_job`]): a
+    /// one-shot or session call runs as a job nobody sees until then (a request without a
+    /// `yield_ms` of its own then yields only when asked).
+    pub yielding: bool,
 }
 
 impl RunOptions {
@@ -44,6 +48,13 @@ impl RunOptions {
     #[must_use]
     pub fn cancel_on(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+
+    /// Let [`Call::into_job`] turn the call into a background job while it runs.
+    #[must_use]
+    pub fn yielding(mut self) -> Self {
+        self.yielding = true;
         self
     }
 
@@ -66,6 +77,8 @@ impl RunOptions {
 pub struct Call {
     result: oneshot::Receiver<ToolResult>,
     cancel: CancelToken,
+    /// Cancelled by [`Call::into_job`]: the call yields now.
+    yield_now: CancelToken,
     updates: Option<mpsc::Receiver<Progress>>,
     cancel_on: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     done: bool,
@@ -100,6 +113,17 @@ impl Call {
     /// Cancels the call; awaiting it then gives the `cancelled` result.
     pub fn cancel(&self) {
         self.cancel.cancel();
+    }
+
+    /// Turns the call into a background job: it yields now, and the result says `running` with
+    /// its `job_id` and the output so far (read on with `job_output`, type with `job_input`,
+    /// end with `job_kill`); the command keeps its containment, output and timeout. A call that
+    /// already ended gives its result, as awaiting it would. Needs
+    /// [`RunOptions::yielding`] (or a request with a `yield_ms`): without, the call runs to its
+    /// end.
+    pub async fn into_job(self) -> ToolResult {
+        self.yield_now.cancel();
+        self.await
     }
 }
 
@@ -165,15 +189,29 @@ impl Tool {
             Approval::Ask
         };
         let (tool, token) = (self.clone(), cancel.clone());
+        let yield_now = CancelToken::new();
+        let yield_token = yield_now.clone();
+        let mut request = request;
+        if options.yielding && request.yield_ms.is_none() && !request.run_in_background {
+            // Yields only when asked (`into_job`).
+            request.yield_ms = Some(u64::MAX);
+        }
         std::thread::spawn(move || {
             // Even if the call panics, the update stream ends.
             let _finished = CancelOnDrop(finished);
-            let result = tool.call(&request, &token, approval, observer.as_deref());
+            let result = tool.call(
+                &request,
+                &token,
+                approval,
+                observer.as_deref(),
+                Some(&yield_token),
+            );
             let _ = tx.send(result);
         });
         Call {
             result,
             cancel,
+            yield_now,
             updates,
             cancel_on: options.cancel.map(|t| Box::pin(t.cancelled_owned())),
             done: false,

@@ -50,6 +50,8 @@ pub(crate) struct Plan {
     pub(crate) timeout: Duration,
     /// When a one-shot or session call yields if it still runs (`None`: it runs to its end).
     pub(crate) yield_after: Option<Duration>,
+    /// stdout and stderr on pipes of their own, windowed and kept apart.
+    pub(crate) separate: bool,
     pub(crate) lines: Lines,
     pub(crate) sink: SinkConfig,
     pub(crate) stream_kind: StreamKind,
@@ -87,6 +89,11 @@ impl Plan {
             both: validated.head.is_some() && validated.tail.is_some(),
         };
         let mut sink = sink_config(config, lines);
+        sink.separate_streams = validated.separate;
+        if validated.separate {
+            // Two windows share the one budget: the answer stays as bounded as any other.
+            sink.max_bytes = (sink.max_bytes / 2).max(1);
+        }
         // An infinite producer before `| head` must not run until its timeout: stop it once the
         // head is full, as the pipe would have (unless the caller asked for head explicitly).
         sink.stop_when_head_full = validated.head.is_none() && head.is_some() && tail.is_none();
@@ -113,6 +120,7 @@ impl Plan {
             env: validated.env,
             timeout: validated.timeout,
             yield_after: validated.yield_after,
+            separate: validated.separate,
             lines,
             sink,
             stream_kind,
@@ -168,8 +176,13 @@ impl Plan {
             limits: config.limits,
             pty_size: config.pty_size,
             prompt_idle: config.prompt_idle,
-            // One pipe for stdout and stderr: the output in the order it was written.
-            output: agent_exec_executor::OutputPipes::Shared,
+            // One pipe for stdout and stderr, the output in the order it was written, unless
+            // the request keeps them apart.
+            output: if self.separate {
+                agent_exec_executor::OutputPipes::Separate
+            } else {
+                agent_exec_executor::OutputPipes::Shared
+            },
         }
     }
 }

@@ -283,7 +283,7 @@ pub(crate) fn yielded(y: &Yielded<'_>) -> String {
         }
         None => format!(
             "[Still running after {}: {runs}. Read what it prints next with job_output {{\"job_id\": \"{id}\", \"wait_ms\": 30000}} (it returns as soon as there is new output or the job ends){}; stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]",
-            whole_seconds(y.elapsed),
+            elapsed_seconds(y.elapsed),
             if y.pty {
                 ", type into it with job_input"
             } else {
@@ -299,6 +299,15 @@ pub(crate) fn yielded(y: &Yielded<'_>) -> String {
 /// `12 s`, rounded down: a countdown never says more time is left than is.
 fn whole_seconds(d: Duration) -> String {
     format!("{} s", d.as_secs())
+}
+
+/// `0.5 s` under 10 s, else `12 s`: how long a call ran before it yielded.
+fn elapsed_seconds(d: Duration) -> String {
+    if d < Duration::from_secs(10) {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        whole_seconds(d)
+    }
 }
 
 /// `512 MiB`, `2 GiB`, `1500 bytes`.
@@ -467,6 +476,9 @@ pub(crate) struct CallText<'a> {
     /// It was ended as it waited for input (or for a terminal it does not have), after this
     /// long without output.
     pub(crate) waited: Option<(Duration, WaitedOn)>,
+    /// With `streams: "separate"`: stderr's window and what was cut of it (`view` is then
+    /// stdout's).
+    pub(crate) stderr: Option<(&'a View, Option<&'a Truncation>)>,
 }
 
 /// The window's parts, with a marker for what was left out between them.
@@ -637,10 +649,10 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
         Some(e) => spawn_error_text(e),
         None => view_text(p.view),
     };
-    let output = if output.is_empty() {
-        "(no output)".to_owned()
-    } else {
-        output
+    let output = match (output.is_empty(), p.stderr.is_some()) {
+        (true, true) => "(no output on stdout)".to_owned(),
+        (true, false) => "(no output)".to_owned(),
+        (false, _) => output,
     };
     let mut sections: Vec<String> = Vec::new();
     if let Some(t) = p.truncation {
@@ -649,6 +661,15 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
             sections.extend(omitted_summary(summary, artifact));
         }
         sections.push(notice(t, p.max_bytes, p.max_lines, p.stopped_early));
+    }
+    // `streams: "separate"`: stderr's own section, windowed as stdout is.
+    if let Some((view, truncation)) = p.stderr {
+        let mut stderr = format!("STDERR:\n{}", view_text(view).trim_end_matches('\n'));
+        if let Some(t) = truncation {
+            stderr.push_str("\n\n");
+            stderr.push_str(&notice(t, p.max_bytes, p.max_lines, p.stopped_early));
+        }
+        sections.push(stderr);
     }
     sections.extend(p.notes.iter().map(Note::text));
     if p.ending.outcome != Outcome::Success && p.spawn_error.is_none() {

@@ -590,14 +590,16 @@ impl Runner {
             .clone()
             .unwrap_or_else(|| self.config.workdir.clone());
         let spec = plan.spec(&self.config, &cwd);
-        let spill = self.sink(crate::plan::sink_config(
+        let mut spill_config = crate::plan::sink_config(
             &self.config,
             Lines {
                 head: None,
                 tail: None,
                 both: false,
             },
-        ));
+        );
+        spill_config.separate_streams = plan.separate;
+        let spill = self.sink(spill_config);
         (self.jobs.start(spec, plan.shown.clone(), spill, pty), cwd)
     }
 

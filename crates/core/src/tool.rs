@@ -9,7 +9,7 @@ use agent_exec_normalize::apply_head_tail;
 use agent_exec_policy::{Context, Decision, Policy, Verdict};
 use agent_exec_protocol::MAX_WAIT_MS;
 use agent_exec_remote::Target as RemoteTarget;
-use agent_exec_sink::{ArtifactStore, Capture, Direction, View, ViewPart};
+use agent_exec_sink::{ArtifactInfo, ArtifactStore, Direction, StreamTotals, View, ViewPart};
 use serde_json::Value;
 
 use crate::config::{Config, SandboxOrigin};
@@ -24,7 +24,8 @@ use agent_exec_executor::jobs::{Job, JobError, JobOutput, JobStatus, YieldWait};
 use agent_exec_executor::{Wait, WaitedOn};
 use agent_exec_protocol::Request;
 use agent_exec_protocol::{
-    ArtifactId, Details, JobId, JobSummary, Outcome, PolicyDetails, ToolResult, Truncation,
+    ArtifactId, Details, JobId, JobSummary, Outcome, PolicyDetails, RawStreams, StreamBytes,
+    ToolResult, Truncation,
 };
 use agent_exec_protocol::{ArtifactRead, JobInput, JobOutputRequest, OutputMode};
 
@@ -107,7 +108,7 @@ impl Tool {
 
     /// Runs one request to the end. Blocks the calling thread; `cancel` ends it early.
     pub fn execute(&self, request: &Request, cancel: &CancelToken) -> ToolResult {
-        self.call(request, cancel, Approval::Ask, None)
+        self.call(request, cancel, Approval::Ask, None, None)
     }
 
     /// [`execute`](Self::execute), showing the output to `observer` as it arrives (for live
@@ -118,7 +119,7 @@ impl Tool {
         cancel: &CancelToken,
         observer: &Observer,
     ) -> ToolResult {
-        self.call(request, cancel, Approval::Ask, Some(observer))
+        self.call(request, cancel, Approval::Ask, Some(observer), None)
     }
 
     /// [`execute`](Self::execute), handing `on_progress` the call's progress while it runs, on
@@ -153,7 +154,7 @@ impl Tool {
     /// Runs a request a human has approved after it came back `needs_approval`: an `ask`
     /// verdict no longer stops it (a `deny`, and the hardline guard, still do).
     pub fn execute_approved(&self, request: &Request, cancel: &CancelToken) -> ToolResult {
-        self.call(request, cancel, Approval::Given, None)
+        self.call(request, cancel, Approval::Given, None, None)
     }
 
     /// Runs a request given as JSON.
@@ -170,6 +171,7 @@ impl Tool {
         cancel: &CancelToken,
         approval: Approval,
         observer: Option<&Observer>,
+        yield_now: Option<&CancelToken>,
     ) -> ToolResult {
         let target = match self.target_of(request.target.as_deref()) {
             Ok(target) => target,
@@ -219,7 +221,7 @@ impl Tool {
                 started
             }
             Mode::OneShot { .. } | Mode::Session(_) => match plan.yield_after {
-                Some(after) => self.call_yielding(&plan, after, cancel, observer),
+                Some(after) => self.call_yielding(&plan, after, cancel, observer, yield_now),
                 None => {
                     let ran = self.runner.run(&plan, cancel, observer);
                     self.shape(&plan, ran)
@@ -289,15 +291,35 @@ impl Tool {
                 notes,
             } => (exec, capture, cwd, notes),
         };
-        let mut view = capture.view.clone();
+        // `streams: "separate"`: the text's output is stdout's window, then stderr's section.
+        let (mut view, totals, artifact) = match (&capture.stdout, plan.separate) {
+            (Some(stdout), true) => (
+                stdout.clone(),
+                capture.totals.stdout,
+                capture.stream_artifacts[0].as_ref(),
+            ),
+            _ => (
+                capture.view.clone(),
+                capture.totals.merged,
+                capture.artifact.as_ref(),
+            ),
+        };
         let lines = plan.lines;
         if let (Some(_), Some(t), false) = (lines.head, lines.tail, lines.both) {
-            apply_tail_to_head_view(&mut view, t, capture.totals.merged.lines);
+            apply_tail_to_head_view(&mut view, t, totals.lines);
         }
         let ending = classify(&exec);
         let truncation = view
             .truncated
-            .then(|| truncation_details(&view, &capture, plan, config.direction));
+            .then(|| truncation_details(&view, &totals, artifact, plan, config.direction));
+        let stderr = capture
+            .stderr
+            .as_ref()
+            .filter(|_| plan.separate && capture.totals.stderr.bytes > 0);
+        let stderr_truncation = stderr.filter(|v| v.truncated).map(|v| {
+            let artifact = capture.stream_artifacts[1].as_ref();
+            truncation_details(v, &capture.totals.stderr, artifact, plan, config.direction)
+        });
         if ending.sigpipe && ending.outcome == Outcome::Success && !exec.stopped_by_sink() {
             notes.push(Note::SigPipe {
                 exit_code: ending.exit_code,
@@ -388,6 +410,7 @@ impl Tool {
                 let on = exec.waited.as_ref().map_or(WaitedOn::Input, |w| w.on);
                 (config.prompt_idle.unwrap_or_default(), on)
             }),
+            stderr: stderr.map(|v| (v, stderr_truncation.as_ref())),
         });
         let details = Details {
             outcome: ending.outcome,
@@ -402,6 +425,7 @@ impl Tool {
             stdout_bytes: capture.totals.stdout.bytes,
             stderr_bytes: capture.totals.stderr.bytes,
             truncation,
+            stderr_truncation,
             job_id: None,
             session: plan.session().map(str::to_owned),
             policy: None,
@@ -415,7 +439,18 @@ impl Tool {
             next_offset: None,
             timeout_ms: None,
         };
-        ToolResult::new(text, details)
+        let mut result = ToolResult::new(text, details);
+        if plan.separate {
+            let stream = |i: usize| StreamBytes {
+                held: capture.stream_raw[i].clone(),
+                artifact: capture.stream_artifacts[i].as_ref().map(|a| a.path.clone()),
+            };
+            result.streams = Some(RawStreams {
+                stdout: stream(0),
+                stderr: stream(1),
+            });
+        }
+        result
     }
 
     /// A one-shot or session call that may yield: it runs as a job nobody sees, waited on until
@@ -429,6 +464,7 @@ impl Tool {
         after: Duration,
         cancel: &CancelToken,
         observer: Option<&Observer>,
+        yield_now: Option<&CancelToken>,
     ) -> ToolResult {
         let parts = Arc::new(std::sync::Mutex::new(None));
         let Some(job) = self.runner.start_call(plan, parts.clone()) else {
@@ -436,9 +472,13 @@ impl Tool {
             let ran = self.runner.run(plan, cancel, observer);
             return self.shape(plan, ran);
         };
-        let until = std::time::Instant::now() + after;
+        // A yield far off (`Call::into_job` decides instead) never overflows the clock.
+        let now = std::time::Instant::now();
+        let until = now
+            .checked_add(after)
+            .unwrap_or(now + Duration::from_secs(u64::from(u32::MAX)));
         let mut seen = 0;
-        let waited = job.wait_to_yield(until, cancel, &mut seen, &mut |bytes| {
+        let waited = job.wait_to_yield(until, cancel, yield_now, &mut seen, &mut |bytes| {
             if let Some(observer) = observer {
                 observer.record(agent_exec_sink::Stream::Stdout, bytes);
             }
@@ -487,9 +527,10 @@ impl Tool {
         let elapsed = job.elapsed();
         let view = capture.as_ref().map(|c| c.view.clone()).unwrap_or_default();
         let truncation = capture.as_ref().and_then(|c| {
-            c.view
-                .truncated
-                .then(|| truncation_details(&view, c, plan, config.direction))
+            c.view.truncated.then(|| {
+                let totals = c.totals.merged;
+                truncation_details(&view, &totals, c.artifact.as_ref(), plan, config.direction)
+            })
         });
         let mut output = render::view_text(&view);
         if let Some(screen) = &screen {
@@ -935,9 +976,11 @@ fn apply_tail_to_head_view(view: &mut View, tail: usize, total_lines: u64) {
     view.truncated_by = Some(agent_exec_sink::TruncatedBy::Lines);
 }
 
+/// What was cut of a stream of `totals` shown through `view`, whose artifact is `artifact`.
 fn truncation_details(
     view: &View,
-    capture: &Capture,
+    totals: &StreamTotals,
+    artifact: Option<&ArtifactInfo>,
     plan: &Plan,
     default: Direction,
 ) -> Truncation {
@@ -961,15 +1004,15 @@ fn truncation_details(
         truncated_by: view
             .truncated_by
             .unwrap_or(agent_exec_sink::TruncatedBy::Bytes),
-        total_bytes: capture.totals.merged.bytes,
-        total_lines: capture.totals.merged.lines,
+        total_bytes: totals.bytes,
+        total_lines: totals.lines,
         output_bytes: view.output_bytes,
         output_lines: view.output_lines,
         shown_range,
         shown_ranges: view.shown_ranges.clone(),
         salient_lines: view.salient_lines,
-        artifact_id: capture.artifact.as_ref().map(|a| ArtifactId(a.id.clone())),
-        artifact_capped: capture.artifact.as_ref().is_some_and(|a| a.capped),
+        artifact_id: artifact.map(|a| ArtifactId(a.id.clone())),
+        artifact_capped: artifact.is_some_and(|a| a.capped),
     }
 }
 

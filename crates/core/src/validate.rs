@@ -41,6 +41,8 @@ pub(crate) struct Validated {
     pub(crate) pty: bool,
     /// When the call yields, if it still runs (`None`: it runs to its end).
     pub(crate) yield_after: Option<Duration>,
+    /// stdout and stderr kept apart (`streams: "separate"`).
+    pub(crate) separate: bool,
     /// The sandbox mode of the call: the operator's, or the request's when stricter.
     pub(crate) sandbox: SandboxMode,
     /// Who set it.
@@ -118,6 +120,17 @@ pub(crate) fn validate(
             "pty is not available in a session: the session's shell keeps its state on pipes of its own. Drop `session` to run it under a terminal (one-shot, or with run_in_background for an interactive program), or drop `pty`".into(),
         ));
     }
+    let separate = request.streams == Some(agent_exec_protocol::Streams::Separate);
+    if separate && request.pty {
+        return Err(InvalidRequest(
+            "streams: \"separate\" cannot go with pty: a terminal carries stdout and stderr as one stream. Drop one of them".into(),
+        ));
+    }
+    if separate && request.session.is_some() && !request.run_in_background {
+        return Err(InvalidRequest(
+            "streams: \"separate\" is not available in a session: the session's shell writes both to one pipe. Drop `session` (a one-shot call or a background job keeps them apart), or drop `streams`".into(),
+        ));
+    }
     let to_usize = |v: Option<u64>| v.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     // 0 asks for the end; a background job has nothing to yield.
     let yield_after = match request.yield_ms {
@@ -141,6 +154,7 @@ pub(crate) fn validate(
         session: request.session.clone(),
         pty: request.pty,
         yield_after,
+        separate,
         sandbox,
         // A mode the request names is its own, even the operator's (it fails closed).
         sandbox_origin: if request.sandbox.is_none() {

@@ -686,13 +686,15 @@ impl Job {
         self.timeout
     }
 
-    /// Waits, up to `until`, for the job to end, to wait (for input, or for a terminal it
-    /// lacks), or for `cancel`; hands `on_output` what it writes meanwhile (from `*seen` on, a
-    /// count of its raw bytes, moved on): a caller's live progress.
+    /// Waits, up to `until` (or until `yield_now` is cancelled: the caller yields at once), for
+    /// the job to end, to wait (for input, or for a terminal it lacks), or for `cancel`; hands
+    /// `on_output` what it writes meanwhile (from `*seen` on, a count of its raw bytes, moved
+    /// on): a caller's live progress.
     pub fn wait_to_yield(
         &self,
         until: Instant,
         cancel: &CancelToken,
+        yield_now: Option<&CancelToken>,
         seen: &mut u64,
         on_output: &mut dyn FnMut(&[u8]),
     ) -> YieldWait {
@@ -716,7 +718,7 @@ impl Job {
                 return YieldWait::Waiting(wait);
             }
             let now = Instant::now();
-            if now >= until {
+            if now >= until || yield_now.is_some_and(CancelToken::is_cancelled) {
                 return YieldWait::Elapsed;
             }
             st = self

@@ -87,6 +87,12 @@ pub struct Request {
     )]
     #[schemars(extend("maximum" = 3_600_000))]
     pub yield_ms: Option<u64>,
+    /// `separate`: stdout and stderr on two pipes, each counted, windowed and kept apart (the
+    /// text shows stdout, then a `STDERR:` section; `details.stderr_truncation` is stderr's
+    /// window); the order of writes across the two is lost. Default `shared`: one pipe, the
+    /// output in the order it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Streams>,
     /// Start as a background job and return its `job_id` at once.
     #[serde(
         default,
@@ -123,6 +129,18 @@ pub struct Request {
     /// allowed (`--allow-target`). Default: the operator's `--target`, else here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+}
+
+/// How a call's stdout and stderr reach it (`streams`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Streams {
+    /// One pipe for both: the output in the order it was written (as `2>&1`).
+    #[default]
+    Shared,
+    /// A pipe each: counted, windowed and kept apart.
+    Separate,
 }
 
 /// Building a request.
@@ -222,6 +240,20 @@ impl Request {
     #[must_use]
     pub fn yield_after(mut self, after: Duration) -> Request {
         self.yield_ms = Some(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// Run under a pseudo-terminal.
+    #[must_use]
+    pub fn pty(mut self) -> Request {
+        self.pty = true;
+        self
+    }
+
+    /// stdout and stderr kept apart (see [`Request::streams`]).
+    #[must_use]
+    pub fn separate_streams(mut self) -> Request {
+        self.streams = Some(Streams::Separate);
         self
     }
 

@@ -213,8 +213,11 @@ pub struct Details {
     pub stdout_bytes: u64,
     /// Raw stderr bytes counted apart: 0, as stderr shares stdout's pipe (see `stdout_bytes`).
     pub stderr_bytes: u64,
-    /// What was cut.
+    /// What was cut (with `streams: "separate"`, of stdout).
     pub truncation: Option<Truncation>,
+    /// With `streams: "separate"`: what was cut of stderr. Absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_truncation: Option<Truncation>,
     /// Background job id.
     pub job_id: Option<JobId>,
     /// Session name.
@@ -313,6 +316,7 @@ impl Details {
             stdout_bytes: 0,
             stderr_bytes: 0,
             truncation: None,
+            stderr_truncation: None,
             job_id: None,
             session: None,
             policy: None,
@@ -345,6 +349,39 @@ pub struct ToolResult {
     pub is_error: bool,
     /// Structured details.
     pub details: Details,
+    /// With `streams: "separate"`, for a library caller that parses stdout: each stream's raw
+    /// bytes. Not serialized (a server's client reads the artifacts).
+    #[serde(skip)]
+    pub streams: Option<RawStreams>,
+}
+
+/// The raw bytes of a call's stdout and stderr, kept apart (`streams: "separate"`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawStreams {
+    /// Standard output.
+    pub stdout: StreamBytes,
+    /// Standard error.
+    pub stderr: StreamBytes,
+}
+
+/// One stream's raw bytes: held, when they fit the output window, else in its artifact.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamBytes {
+    /// The bytes, when they were not spilled.
+    pub held: Option<Vec<u8>>,
+    /// The artifact holding them (at most the artifact cap), when they were.
+    pub artifact: Option<std::path::PathBuf>,
+}
+
+impl StreamBytes {
+    /// The bytes: held, or read from the artifact (while the artifact store keeps it).
+    pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
+        match (&self.held, &self.artifact) {
+            (Some(held), _) => Ok(held.clone()),
+            (None, Some(path)) => std::fs::read(path),
+            (None, None) => Ok(Vec::new()),
+        }
+    }
 }
 
 impl ToolResult {
@@ -357,6 +394,7 @@ impl ToolResult {
             }],
             is_error: !matches!(details.outcome, Outcome::Success | Outcome::Running),
             details,
+            streams: None,
         }
     }
 

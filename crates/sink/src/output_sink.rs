@@ -25,6 +25,10 @@ pub struct SinkConfig {
     /// Also keep a separate window per stream (for `STDOUT:`/`STDERR:` renderings).
     /// Default: `false`; the merged window is always kept.
     pub split_streams: bool,
+    /// stdout and stderr are two streams to keep apart (a call's `streams: "separate"`): a
+    /// window each (as `split_streams`), and an artifact each, of that stream's raw bytes,
+    /// when its window is truncated — no artifact of the two merged. Default: `false`.
+    pub separate_streams: bool,
     /// Most bytes written to one artifact; past it the file stops growing. Default: 100 MiB.
     pub artifact_cap: u64,
     /// Salient-line settings for [`Direction::Smart`]. Default: [`SalientConfig::default`].
@@ -52,6 +56,7 @@ impl Default for SinkConfig {
             direction: Direction::Tail,
             head_share: 0.5,
             split_streams: false,
+            separate_streams: false,
             artifact_cap: 100 << 20,
             salient: SalientConfig::default(),
             stop_when_head_full: false,
@@ -122,6 +127,12 @@ pub struct Capture {
     pub artifact: Option<ArtifactInfo>,
     /// Problems that did not stop capture (an artifact that could not be written…).
     pub warnings: Vec<String>,
+    /// With `separate_streams`: each stream's artifact (`[stdout, stderr]`), when its window
+    /// was truncated and it could be written.
+    pub stream_artifacts: [Option<ArtifactInfo>; 2],
+    /// With `separate_streams`: each stream's raw bytes, when they were not spilled to its
+    /// artifact (all of them, then: they fit the window's budget).
+    pub stream_raw: [Option<Vec<u8>>; 2],
 }
 
 #[derive(Debug)]
@@ -145,12 +156,106 @@ pub struct OutputSink {
     totals: Totals,
     store: Option<Arc<ArtifactStore>>,
     spill: Spill,
+    /// `[stdout, stderr]`, each its stream's raw bytes (`separate_streams`): `spill` is off then.
+    stream_spills: Option<[Spill; 2]>,
     warnings: Vec<String>,
     finished: bool,
     /// The views, once finished (they cannot change any more).
     final_views: Option<Views>,
     /// Raw bytes pushed after the head was full (`stop_when_head_full`).
     past_full_head: u64,
+}
+
+/// Appends `chunk` to `spill`: held in memory until `overflows`, then written with what was held
+/// to a new artifact of `store` (at most `cap` bytes); an artifact that cannot be made is a
+/// warning, and the spill goes off.
+fn spill_into(
+    spill: &mut Spill,
+    chunk: &[u8],
+    overflows: bool,
+    store: Option<&Arc<ArtifactStore>>,
+    cap: u64,
+    warnings: &mut Vec<String>,
+) {
+    match spill {
+        Spill::Off => {}
+        Spill::Writing(w) => w.write(chunk),
+        Spill::Holding(held) => {
+            held.extend_from_slice(chunk);
+            if !overflows {
+                return;
+            }
+            let held = std::mem::take(held);
+            let store = store.expect("holding implies a store");
+            *spill = match store.create() {
+                Ok((id, path, file)) => {
+                    let mut w = ArtifactWriter::new(id, path, file, cap);
+                    w.write(&held);
+                    Spill::Writing(w)
+                }
+                Err(e) => {
+                    warnings.push(format!("full output was not saved: {e}"));
+                    Spill::Off
+                }
+            };
+        }
+    }
+}
+
+/// Ends a spill whose stream ended: a truncated view's held bytes go to an artifact now, the
+/// artifact of a view that turned out to fit is removed.
+fn end_spill(
+    spill: &mut Spill,
+    truncated: bool,
+    store: Option<&Arc<ArtifactStore>>,
+    cap: u64,
+    warnings: &mut Vec<String>,
+) {
+    // Replacement characters can make the text longer than the raw stream: an output whose
+    // raw bytes fit may still be truncated, and then it needs its artifact too.
+    if matches!(spill, Spill::Holding(_)) && truncated {
+        spill_into(spill, &[], true, store, cap, warnings);
+    }
+    if let Spill::Writing(w) = spill {
+        w.end_hole();
+    }
+    // An artifact of an output that turned out to fit is not worth keeping.
+    if let Spill::Writing(w) = spill
+        && !truncated
+    {
+        let _ = std::fs::remove_file(&w.path);
+        *spill = Spill::Off;
+    }
+}
+
+/// The artifact of a spill, when its view was truncated.
+fn artifact_of(
+    spill: &Spill,
+    truncated: bool,
+    cap: u64,
+    warnings: &mut Vec<String>,
+) -> Option<ArtifactInfo> {
+    match spill {
+        Spill::Writing(w) if truncated => {
+            if let Some(e) = &w.error {
+                warnings.push(format!("full output is incomplete: {e}"));
+            }
+            if w.capped {
+                warnings.push(format!(
+                    "full output exceeded the artifact cap of {}; the artifact holds the first {} bytes",
+                    crate::format_size(cap),
+                    w.written
+                ));
+            }
+            Some(ArtifactInfo {
+                id: w.id.clone(),
+                path: w.path.clone(),
+                bytes: w.written,
+                capped: w.capped,
+            })
+        }
+        _ => None,
+    }
 }
 
 /// Templates named in the summary of an omitted middle.
@@ -220,13 +325,19 @@ impl OutputSink {
                 "salient patterns do not compile, none will match: {e}"
             ));
         }
-        let split = config
-            .split_streams
+        let split = (config.split_streams || config.separate_streams)
             .then(|| [Window::new(limits.clone()), Window::new(limits.clone())]);
-        let spill = if store.is_some() {
-            Spill::Holding(Vec::new())
+        let fresh = || {
+            if store.is_some() {
+                Spill::Holding(Vec::new())
+            } else {
+                Spill::Off
+            }
+        };
+        let (spill, stream_spills) = if config.separate_streams {
+            (Spill::Off, Some([fresh(), fresh()]))
         } else {
-            Spill::Off
+            (fresh(), None)
         };
         OutputSink {
             merged: Window::new(limits),
@@ -236,6 +347,7 @@ impl OutputSink {
             totals: Totals::default(),
             store,
             spill,
+            stream_spills,
             warnings,
             finished: false,
             final_views: None,
@@ -249,42 +361,34 @@ impl OutputSink {
         self.totals
     }
 
-    fn overflows(&self) -> bool {
-        let t = &self.totals.merged;
+    /// Whether a stream of these totals outgrew the window (its bytes or its lines).
+    fn overflows(&self, t: &StreamTotals) -> bool {
         t.bytes > self.config.max_bytes as u64
             || self.config.max_lines.is_some_and(|l| t.lines > l as u64)
     }
 
-    fn spill(&mut self, chunk: &[u8]) {
-        let overflows = self.overflows();
-        self.spill_with(chunk, overflows);
-    }
-
-    fn spill_with(&mut self, chunk: &[u8], overflows: bool) {
-        match &mut self.spill {
-            Spill::Off => {}
-            Spill::Writing(w) => w.write(chunk),
-            Spill::Holding(held) => {
-                held.extend_from_slice(chunk);
-                if !overflows {
-                    return;
-                }
-                let held = std::mem::take(held);
-                let store = self.store.as_ref().expect("holding implies a store");
-                match store.create() {
-                    Ok((id, path, file)) => {
-                        let mut w = ArtifactWriter::new(id, path, file, self.config.artifact_cap);
-                        w.write(&held);
-                        self.spill = Spill::Writing(w);
-                    }
-                    Err(e) => {
-                        self.warnings
-                            .push(format!("full output was not saved: {e}"));
-                        self.spill = Spill::Off;
-                    }
-                }
-            }
-        }
+    /// Spills `chunk` of `stream`: to the merged artifact, or (`separate_streams`) to the
+    /// stream's own.
+    fn spill(&mut self, stream: Stream, chunk: &[u8]) {
+        let totals = match (&self.stream_spills, stream) {
+            (None, _) => self.totals.merged,
+            (Some(_), Stream::Stdout) => self.totals.stdout,
+            (Some(_), Stream::Stderr) => self.totals.stderr,
+        };
+        let overflows = self.overflows(&totals);
+        let spill = match &mut self.stream_spills {
+            Some(spills) => &mut spills[index(stream)],
+            None => &mut self.spill,
+        };
+        let cap = self.config.artifact_cap;
+        spill_into(
+            spill,
+            chunk,
+            overflows,
+            self.store.as_ref(),
+            cap,
+            &mut self.warnings,
+        );
     }
 
     /// For a terminal's stream ([`SinkConfig::terminal`]) not finished yet: its screen as it
@@ -317,27 +421,19 @@ impl OutputSink {
             || stdout.as_ref().is_some_and(|v| v.truncated)
             || stderr.as_ref().is_some_and(|v| v.truncated);
         let mut warnings = self.warnings.clone();
-        let artifact = match &self.spill {
-            Spill::Writing(w) if truncated => {
-                if let Some(e) = &w.error {
-                    warnings.push(format!("full output is incomplete: {e}"));
+        let cap = self.config.artifact_cap;
+        let artifact = artifact_of(&self.spill, truncated, cap, &mut warnings);
+        let mut stream_artifacts = [None, None];
+        let mut stream_raw = [None, None];
+        if let Some(spills) = &self.stream_spills {
+            for (i, own) in [&stdout, &stderr].into_iter().enumerate() {
+                let truncated = own.as_ref().is_some_and(|v| v.truncated);
+                stream_artifacts[i] = artifact_of(&spills[i], truncated, cap, &mut warnings);
+                if let Spill::Holding(held) = &spills[i] {
+                    stream_raw[i] = Some(held.clone());
                 }
-                if w.capped {
-                    warnings.push(format!(
-                        "full output exceeded the artifact cap of {}; the artifact holds the first {} bytes",
-                        crate::format_size(self.config.artifact_cap),
-                        w.written
-                    ));
-                }
-                Some(ArtifactInfo {
-                    id: w.id.clone(),
-                    path: w.path.clone(),
-                    bytes: w.written,
-                    capped: w.capped,
-                })
             }
-            _ => None,
-        };
+        }
         Capture {
             view,
             stdout,
@@ -345,6 +441,8 @@ impl OutputSink {
             totals: self.totals,
             artifact,
             warnings,
+            stream_artifacts,
+            stream_raw,
         }
     }
 }
@@ -363,7 +461,7 @@ impl Sink for OutputSink {
             Stream::Stderr => self.totals.stderr.add(chunk, newlines),
         }
         self.totals.merged.add(chunk, newlines);
-        self.spill(chunk);
+        self.spill(stream, chunk);
         let mut out = Fanout {
             merged: &mut self.merged,
             own: self.split.as_mut().map(|s| &mut s[i]),
@@ -405,21 +503,15 @@ impl Sink for OutputSink {
         let truncated = views.merged.truncated
             || views.stdout.as_ref().is_some_and(|v| v.truncated)
             || views.stderr.as_ref().is_some_and(|v| v.truncated);
+        let own_truncated =
+            [&views.stdout, &views.stderr].map(|v| v.as_ref().is_some_and(|v| v.truncated));
         self.final_views = Some(views);
-        // Replacement characters can make the text longer than the raw stream: an output whose
-        // raw bytes fit may still be truncated, and then it needs its artifact too.
-        if matches!(self.spill, Spill::Holding(_)) && truncated {
-            self.spill_with(&[], true);
-        }
-        if let Spill::Writing(w) = &mut self.spill {
-            w.end_hole();
-        }
-        // An artifact of an output that turned out to fit is not worth keeping.
-        if let Spill::Writing(w) = &self.spill
-            && !truncated
-        {
-            let _ = std::fs::remove_file(&w.path);
-            self.spill = Spill::Off;
+        let (store, cap) = (self.store.as_ref(), self.config.artifact_cap);
+        end_spill(&mut self.spill, truncated, store, cap, &mut self.warnings);
+        if let Some(spills) = &mut self.stream_spills {
+            for (spill, truncated) in spills.iter_mut().zip(own_truncated) {
+                end_spill(spill, truncated, store, cap, &mut self.warnings);
+            }
         }
         // The frequent templates of what a smart view left out are read back from the
         // artifact: the window keeps no middle, and templating every line as it streams would

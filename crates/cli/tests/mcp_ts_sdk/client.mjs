@@ -391,6 +391,92 @@ async function checkBackgroundJob(ctx) {
     }
 }
 
+/** (h) yield: structuredContent of a call still running after yield_ms, as a job. */
+function yielded(result, what) {
+    const sc = result.structuredContent;
+    expect(
+        sc?.outcome === 'running' && sc.running === true && typeof sc.job_id === 'string' && sc.job_id !== '',
+        `${what}: structuredContent "outcome": "running", "running": true and a string "job_id"`,
+        () => describe(result),
+    );
+    expect(Number.isInteger(sc.timeout_ms) && sc.timeout_ms > 0, `${what}: structuredContent "timeout_ms" (the call's timeout)`, () => describe(result));
+    return sc.job_id;
+}
+
+/** (h1) yield_ms 500: the output so far and a job; bash_output reads the rest and the end. */
+async function checkYieldThenOutput(ctx) {
+    const args = { command: 'echo first; sleep 2; echo second', yield_ms: 500 };
+    const result = await ctx.conn.callOk('bash', args);
+    const job = yielded(result, `bash ${JSON.stringify(args)}`);
+    const text = textOf(result);
+    expect(text.includes('first'), 'the yielded text to hold the output so far ("first")', () => describe(result));
+    expect(
+        text.includes('[Still running after') && text.includes('bash_output'),
+        'the yielded text to carry a "[Still running after" note naming bash_output',
+        () => describe(result),
+    );
+    let seen = '';
+    let last;
+    for (let i = 0; i < 10 && last?.structuredContent?.running !== false; i++) {
+        last = await ctx.conn.callOk('bash_output', { job_id: job, wait_ms: 10_000 });
+        seen += textOf(last);
+    }
+    expect(last.structuredContent?.running === false, 'bash_output structuredContent "running": false within 10 reads', () => describe(last));
+    expect(seen.includes('second'), 'the text bash_output read to contain "second"', seen);
+    expect(last.structuredContent?.exit_code === 0, 'the last bash_output structuredContent "exit_code": 0', () => describe(last));
+}
+
+/** (h2) a pty REPL yields once it waits at its prompt; bash_input answers it and reads the reply. */
+async function checkYieldPtyRepl(ctx) {
+    const args = { command: 'python3 -q', pty: true, yield_ms: 5_000 };
+    const result = await ctx.conn.callOk('bash', args);
+    const job = yielded(result, `bash ${JSON.stringify(args)}`);
+    try {
+        expect(textOf(result).includes('Waiting for input'), 'the yielded text to say "Waiting for input" (the REPL at ">>>")', () => describe(result));
+        const input = { job_id: job, data: 'print(6*7)', yield_ms: 3_000 };
+        const answer = await ctx.conn.callOk('bash_input', input);
+        const text = textOf(answer);
+        expect(/^Sent \d+ bytes to job \S+\.\n\[job \S+ running for /.test(text), `bash_input ${JSON.stringify(input)}: text starting "Sent N bytes to job N." then "[job N running for"`, () => describe(answer));
+        expect(text.includes('left of its'), 'the bash_input read to say how much of its timeout is "left of its" timeout', () => describe(answer));
+        expect(text.includes('42'), `bash_input ${JSON.stringify(input)}: text containing "42"`, () => describe(answer));
+        expect(answer.structuredContent?.running === true, 'bash_input structuredContent "running": true (the REPL still runs)', () => describe(answer));
+    } finally {
+        const killed = await ctx.conn.callOk('bash_kill', { job_id: job });
+        expect(killed.structuredContent?.running === false, 'bash_kill structuredContent "running": false', () => describe(killed));
+    }
+    // A read of a killed job reports how it ended (isError may be true: it was ended).
+    const after = await ctx.conn.call('bash_output', { job_id: job });
+    expect(after.structuredContent?.running === false, 'bash_output after bash_kill: structuredContent "running": false', () => describe(after));
+}
+
+/** (h3) vim in pipe mode (no terminal) yields early, as stuck; bash_kill ends it. */
+async function checkYieldStuckVim(ctx) {
+    fs.writeFileSync(path.join(ctx.workdir, 'notes.txt'), 'hello\n');
+    // HOME in the work dir: vim, killed, writes its .viminfo there and not in the real home.
+    const args = { command: 'vim notes.txt', yield_ms: 8_000, env: { HOME: ctx.workdir } };
+    const result = await ctx.conn.callOk('bash', args);
+    const job = yielded(result, `bash ${JSON.stringify(args)}`);
+    try {
+        const text = textOf(result);
+        expect(
+            text.includes('waits for keys from a terminal') && text.includes('vim'),
+            'the yielded text to say `vim` "waits for keys from a terminal"',
+            () => describe(result),
+        );
+    } finally {
+        const killed = await ctx.conn.callOk('bash_kill', { job_id: job });
+        expect(killed.structuredContent?.running === false, 'bash_kill structuredContent "running": false', () => describe(killed));
+    }
+}
+
+/** (h4) yield_ms 0 runs to the end. */
+async function checkYieldZero(ctx) {
+    const args = { command: 'sleep 1; echo done', yield_ms: 0 };
+    const result = await ctx.conn.callOk('bash', args);
+    expect(result.structuredContent?.outcome === 'success', `bash ${JSON.stringify(args)}: structuredContent "outcome": "success"`, () => describe(result));
+    expect(textOf(result).includes('done'), `bash ${JSON.stringify(args)}: text containing "done"`, () => describe(result));
+}
+
 /** (g) closing the client ends the server. */
 async function checkClose(ctx) {
     const { conn } = ctx;
@@ -415,6 +501,10 @@ const CHECKS = [
     ['d5. the server still serves (echo still-alive)', checkStillAlive],
     ['e. progress notifications all carry a message', checkProgress],
     ['f. background job: bash_output waits for its output; bash_kill', checkBackgroundJob],
+    ['h1. yield_ms 500: outcome running with a job; bash_output reads on to exit 0', checkYieldThenOutput],
+    ['h2. yield: a pty python REPL waits at >>>; bash_input yield_ms answers 42; bash_kill', checkYieldPtyRepl],
+    ['h3. yield: vim without a terminal is reported stuck; bash_kill', checkYieldStuckVim],
+    ['h4. yield_ms 0 runs to the end', checkYieldZero],
     ['a. no "unknown format" warning from the SDK during listTools/callTool', checkNoUnknownFormat],
     ['g. closing the client ends the server', checkClose],
 ];
@@ -429,7 +519,7 @@ async function runChecks(binary, workdir) {
         console.log(failures.at(-1));
     };
     let generation = 1;
-    const ctx = { conn: new Connection(binary, workdir, generation) };
+    const ctx = { conn: new Connection(binary, workdir, generation), workdir };
     try {
         await ctx.conn.open();
     } catch (e) {
