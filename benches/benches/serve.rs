@@ -3,6 +3,11 @@
 //! - a warm session's `true` vs a raw bash pipe round trip (target ≤ 2×);
 //! - a one-shot `true` (in a prepared shell) vs a fresh `bash -c true` (target ≥ 3× faster).
 //!
+//! - a one-shot `true` that may yield (`yield_ms` far off: it ends first) vs the same call
+//!   without (target: no measurable cost, ratio ≈ 1);
+//! - a call that yields (`sleep 30`, `yield_ms` 50) vs the client sleeping those 50 ms: what
+//!   answering at `yield_ms` costs beyond the wait itself.
+//!
 //! One-shot calls are timed with a pause before each (not timed), as an agent's calls come
 //! with its thinking between them: the pause is when the server starts the next prepared
 //! shell. Both sides get the same pause. The back-to-back row shows one-shot calls with no
@@ -46,9 +51,14 @@ impl Server {
 
     /// One `exec` request and its answer (the text is built as a client would).
     fn exec(&mut self, params: &str) {
+        self.call("exec", params);
+    }
+
+    /// One request and its answer, kept in `self.line`.
+    fn call(&mut self, method: &str, params: &str) {
         self.id += 1;
         let request = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"exec\",\"params\":{params}}}\n",
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"{method}\",\"params\":{params}}}\n",
             self.id
         );
         self.stdin.write_all(request.as_bytes()).expect("write");
@@ -64,6 +74,18 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The `yield_ms` of the yielding row.
+const YIELD: Duration = Duration::from_millis(50);
+
+/// The `job_id` of an answer line.
+fn job_id(line: &str) -> String {
+    let answer: serde_json::Value = serde_json::from_str(line).expect("an answer");
+    answer["result"]["details"]["job_id"]
+        .as_str()
+        .expect("a yielded call's job id")
+        .to_owned()
 }
 
 /// Times `call` after an untimed pause, `iters` times.
@@ -120,6 +142,39 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("agent_exec_serve_shell_prepared", |b| {
         b.iter_custom(|iters| paused(iters, || server.exec(r#"{"command":":; true"}"#)));
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("serve_yield");
+    group.sample_size(20);
+    group.bench_function("agent_exec_serve_prepared", |b| {
+        b.iter_custom(|iters| paused(iters, || server.exec(r#"{"command":"true"}"#)));
+    });
+    group.bench_function("agent_exec_serve_prepared_may_yield", |b| {
+        b.iter_custom(|iters| {
+            paused(iters, || {
+                server.exec(r#"{"command":"true","yield_ms":30000}"#);
+            })
+        });
+    });
+    // A call that yields: its answer's time, against the wait it was asked for. The job it
+    // leaves is killed untimed.
+    group.bench_function("sleep_yield_wait", |b| {
+        b.iter_custom(|iters| paused(iters, || std::thread::sleep(YIELD)));
+    });
+    group.bench_function("agent_exec_serve_yielded", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                std::thread::sleep(PAUSE);
+                let start = Instant::now();
+                server.exec(r#"{"command":"sleep 30","yield_ms":50}"#);
+                total += start.elapsed();
+                let job = job_id(&server.line);
+                server.call("job_kill", &format!(r#"{{"job_id":"{job}"}}"#));
+            }
+            total
+        });
     });
     group.finish();
 

@@ -121,6 +121,22 @@ fn print_ratios() {
             ">= 3",
         ),
         (
+            "`serve` one-shot `true` that may yield (ends first) / the same without `yield_ms`",
+            r(
+                ("serve_yield", "agent_exec_serve_prepared_may_yield"),
+                ("serve_yield", "agent_exec_serve_prepared"),
+            ),
+            "<= 1.05",
+        ),
+        (
+            "`serve` call that yields at 50 ms (`sleep 30`) / the client sleeping 50 ms",
+            r(
+                ("serve_yield", "agent_exec_serve_yielded"),
+                ("serve_yield", "sleep_yield_wait"),
+            ),
+            "<= 1.10",
+        ),
+        (
             "fresh `bash -c true` / `serve` one-shot `:; true`, back to back (speed-up)",
             r(
                 ("serve_one_shot_back_to_back", "fresh_bash_c_true"),

@@ -31,8 +31,9 @@ pub struct RunOptions {
     /// `ask` verdict no longer stops it.
     pub approved: bool,
     /// The call may be turned into a background job while it runs ([`Call::into_job`]): a
-    /// one-shot or session call runs as a job nobody sees until then (a request without a
-    /// `yield_ms` of its own then yields only when asked).
+    /// one-shot or session call runs as a job nobody sees until then. A request without a
+    /// `yield_ms` of its own then yields when asked, or — as any call that may yield — when
+    /// it waits (at a prompt, or for a terminal it lacks).
     pub yielding: bool,
 }
 

@@ -34,7 +34,7 @@ pub(crate) enum Note {
 }
 
 /// Why a session call ran nothing (its text: `render::not_run`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum NotRun {
     /// Every session is busy and none was freed within the call's timeout; the limit.
     SessionsFull(usize),

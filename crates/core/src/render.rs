@@ -232,15 +232,18 @@ pub(crate) struct Yielded<'a> {
     /// The output so far, through the window (or a terminal's screen as it shows now).
     pub(crate) output: &'a str,
     pub(crate) truncation: Option<&'a Truncation>,
+    /// With `streams: "separate"`: stderr so far, through its window, and what was cut of it.
+    pub(crate) stderr: Option<&'a str>,
+    pub(crate) stderr_truncation: Option<&'a Truncation>,
+    /// The budget of one window.
     pub(crate) max_bytes: usize,
     pub(crate) elapsed: Duration,
     pub(crate) timeout: Duration,
-    /// What it waits on, when that made it yield early.
+    /// What it waits on, when that made it yield early: a prompt (only a call under a terminal
+    /// has input to wait on), or a terminal it does not have.
     pub(crate) wait: Option<&'a Wait>,
     /// The prompt it waits at, when it waits for input.
     pub(crate) prompt: Option<&'a str>,
-    /// It runs under a terminal (input typed there).
-    pub(crate) pty: bool,
 }
 
 /// The text of a call that yielded: the output so far, then what goes on and how to go on.
@@ -253,6 +256,14 @@ pub(crate) fn yielded(y: &Yielded<'_>) -> String {
     if let Some(t) = y.truncation {
         text.push_str("\n\n");
         text.push_str(&notice(t, y.max_bytes, None, false));
+    }
+    if let Some(stderr) = y.stderr {
+        text.push_str("\n\nSTDERR:\n");
+        text.push_str(stderr.trim_end());
+        if let Some(t) = y.stderr_truncation {
+            text.push_str("\n\n");
+            text.push_str(&notice(t, y.max_bytes, None, false));
+        }
     }
     let id = y.id;
     let left = y.timeout.saturating_sub(y.elapsed);
@@ -270,25 +281,13 @@ pub(crate) fn yielded(y: &Yielded<'_>) -> String {
         ),
         Some(_) => {
             let at = y.prompt.map(|p| format!(" at {p:?}")).unwrap_or_default();
-            let how = if y.pty {
-                format!(
-                    "answer with job_input {{\"job_id\": \"{id}\", \"data\": \"…\", \"yield_ms\": 2000}}, which types it and returns what it prints next"
-                )
-            } else {
-                "its stdin is /dev/null, so it cannot be answered: stop it and give the input another way (a flag, a file, `printf 'y\\n' | cmd`), or run it with pty: true".to_owned()
-            };
             format!(
-                "[Waiting for input{at}: {runs}. To go on, {how}; stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]"
+                "[Waiting for input{at}: {runs}. To go on, answer with job_input {{\"job_id\": \"{id}\", \"data\": \"…\", \"yield_ms\": 2000}}, which types it and returns what it prints next; stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]"
             )
         }
         None => format!(
-            "[Still running after {}: {runs}. Read what it prints next with job_output {{\"job_id\": \"{id}\", \"wait_ms\": 30000}} (it returns as soon as there is new output or the job ends){}; stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]",
+            "[Still running after {}: {runs}. Read what it prints next with job_output {{\"job_id\": \"{id}\", \"wait_ms\": 30000}} (it returns as soon as there is new output or the job ends); stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]",
             elapsed_seconds(y.elapsed),
-            if y.pty {
-                ", type into it with job_input"
-            } else {
-                ""
-            },
         ),
     };
     text.push_str("\n\n");
@@ -951,14 +950,18 @@ pub(crate) struct JobRead<'a> {
     pub(crate) all: bool,
     pub(crate) max_bytes: usize,
     pub(crate) artifact: Option<&'a str>,
+    /// Its stderr's artifact, when its streams were kept apart.
+    pub(crate) stderr_artifact: Option<&'a str>,
     /// What it is blocked on, its output idle: its input, or a terminal it does not have.
     pub(crate) wait: Option<&'a Wait>,
     /// The prompt it waits at (its last non-empty line), when it waits.
     pub(crate) prompt: Option<&'a str>,
     /// Its timeout (a call that yielded keeps its own; a background job has none).
     pub(crate) timeout: Option<Duration>,
-    /// It runs under a terminal.
-    pub(crate) pty: bool,
+    /// A call that yielded and then ran nothing: why.
+    pub(crate) not_run: Option<&'a NotRun>,
+    /// A call that yielded: the notes of its end.
+    pub(crate) notes: &'a [Note],
 }
 
 /// `job_output`'s text: a status line, then the output read.
@@ -1010,8 +1013,23 @@ pub(crate) fn job_output(r: &JobRead<'_>) -> String {
     } else {
         text.push_str(clean);
     }
-    if let Some(id) = r.artifact {
-        text.push_str(&format!("\n\n[Full output: artifact://{id}]"));
+    match (r.artifact, r.stderr_artifact) {
+        (Some(id), Some(err)) => text.push_str(&format!(
+            "\n\n[Full output: artifact://{id} (stdout), artifact://{err} (stderr)]"
+        )),
+        (Some(id), None) => text.push_str(&format!("\n\n[Full output: artifact://{id}]")),
+        (None, Some(err)) => {
+            text.push_str(&format!("\n\n[Full output of stderr: artifact://{err}]"));
+        }
+        (None, None) => {}
+    }
+    if let Some(why) = r.not_run {
+        text.push_str("\n\n");
+        text.push_str(&not_run(why));
+    }
+    for note in r.notes {
+        text.push_str("\n\n");
+        text.push_str(&note.text());
     }
     match r.wait {
         Some(w) if w.on == WaitedOn::Terminal => text.push_str(&format!(
@@ -1020,14 +1038,14 @@ pub(crate) fn job_output(r: &JobRead<'_>) -> String {
             who_waits(w),
             terminal_hint(w)
         )),
-        Some(_) if r.pty || r.timeout.is_none() => {
+        Some(_) => {
             let at = r.prompt.map(|p| format!(": {p:?}")).unwrap_or_default();
             text.push_str(&format!(
                 "\n\n[Job {} is waiting for input{at} — send it with job_input (MCP: bash_input)]",
                 r.id
             ));
         }
-        _ => {}
+        None => {}
     }
     text
 }

@@ -102,6 +102,8 @@ pub(crate) struct Runner {
     rc: Mutex<RcSnapshot>,
     /// Shells started ahead of one-shot calls (off unless configured).
     prepared: PreparedShells,
+    /// What the runs of calls that yielded gave besides their outcome, by job id.
+    yielded_parts: Mutex<HashMap<String, Arc<Mutex<Option<RanParts>>>>>,
     /// The connections to remote targets.
     pub(crate) remotes: agent_exec_remote::Remotes,
 }
@@ -156,6 +158,7 @@ impl Runner {
             cwds: Mutex::new(HashMap::new()),
             rc: Mutex::new(RcSnapshot::NotYet),
             prepared: PreparedShells::new(config.prepared_shells),
+            yielded_parts: Mutex::new(HashMap::new()),
             remotes: agent_exec_remote::Remotes::new({
                 let mut settings = config.remote.settings.clone();
                 settings.serve_args.extend(config.far_side_args());
@@ -273,17 +276,35 @@ impl Runner {
         self.jobs.forget(job);
     }
 
-    /// A call yielded as `job`: it is seen from now on (its id given), and a session call's
-    /// session is busy with it until it ends — marked before the job is seen, so that a call
-    /// on that session is refused from the moment its id is known.
-    pub(crate) fn yielded(&self, plan: &Plan, job: &Arc<Job>) {
+    /// A call yielded as `job`: it is seen from now on (its id given; returned, what it
+    /// captured so far, which the answer shows), a session call's session is busy with it until
+    /// it ends, and what its run gives besides its outcome (`ran`) is kept for the reads of the
+    /// job.
+    pub(crate) fn yielded(
+        &self,
+        plan: &Plan,
+        job: &Arc<Job>,
+        ran: Arc<Mutex<Option<RanParts>>>,
+    ) -> (Option<agent_exec_sink::Capture>, Option<String>) {
+        let shown = self.jobs.publish(job);
         if let Mode::Session(name) = &plan.mode {
             let key = session_key(name, &plan.env, plan.sandbox.as_deref());
             if let Some(handle) = lock(&self.sessions).get(&key) {
                 *lock(&handle.yielded) = Some(job.clone());
             }
         }
-        self.jobs.publish(job);
+        let mut parts = lock(&self.yielded_parts);
+        // Kept as long as the job is: those of jobs that expired go.
+        parts.retain(|id, _| self.jobs.get(id).is_ok());
+        parts.insert(job.id().to_owned(), ran);
+        shown
+    }
+
+    /// What the run of a call that yielded as job `id` gave besides its outcome, once it ended.
+    pub(crate) fn ran_of(&self, id: &str) -> Option<RanParts> {
+        let parts = lock(&self.yielded_parts).get(id).cloned()?;
+        let ran = lock(&parts);
+        ran.as_ref().map(|(done, cwd)| (done.clone(), cwd.clone()))
     }
 
     /// The rc snapshot script, when enabled; made once (within `limit`), then reused. A
@@ -460,19 +481,10 @@ impl Runner {
         };
         // A call of this session that yielded still runs in it: this one is refused at once,
         // rather than held until that command ends (a dev server: its whole timeout).
-        let busy = lock(&handle.yielded)
-            .as_ref()
-            .filter(|job| job.status() == JobStatus::Running)
-            .map(|job| (job.id().to_owned(), job.command.clone()));
-        if let Some((job, command)) = busy {
-            let why = NotRun::SessionBusy {
-                session: name.to_owned(),
-                job,
-                command,
-            };
-            return (Err(why), start_cwd);
-        }
-        let mut slot = lock(&handle.slot);
+        let mut slot = match lock_slot(&handle, name, cancel) {
+            Ok(slot) => slot,
+            Err(why) => return (Err(why), start_cwd),
+        };
         slot.last_used = Instant::now();
         if cancel.is_cancelled() {
             // Cancelled while it waited for the session's previous command: it never starts.
@@ -620,9 +632,9 @@ impl Runner {
         read_visible(job, all, wait, self.config.jobs.ring_bytes, cancel)
     }
 
-    /// What `job` answers to input sent just now, within `wait` (see [`read_answer`]).
-    pub(crate) fn job_answer(&self, job: &Job, wait: Duration) -> (JobOutput, String) {
-        read_answer(job, wait, self.config.jobs.ring_bytes)
+    /// What `job` answers to `sent`, sent just now, within `wait` (see [`read_answer`]).
+    pub(crate) fn job_answer(&self, job: &Job, sent: &[u8], wait: Duration) -> (JobOutput, String) {
+        read_answer(job, sent, wait, self.config.jobs.ring_bytes)
     }
 
     /// Every job held, running or finished (until it expires), oldest first.
@@ -638,6 +650,40 @@ impl Runner {
         for s in slots {
             close_slot(&s);
         }
+    }
+}
+
+/// The slot of a session, once its running command ends — unless that command's call
+/// yielded (the session is busy: refused at once, and so is a call that was waiting when it
+/// yielded) or `cancel` comes first. A std mutex cannot be waited on with a deadline: the
+/// slot is tried every few milliseconds while another call holds it.
+fn lock_slot<'a>(
+    handle: &'a Handle,
+    name: &str,
+    cancel: &CancelToken,
+) -> Result<MutexGuard<'a, Slot>, NotRun> {
+    const RETRY: Duration = Duration::from_millis(10);
+    loop {
+        let busy = lock(&handle.yielded)
+            .as_ref()
+            .filter(|job| job.status() == JobStatus::Running)
+            .map(|job| (job.id().to_owned(), job.command.clone()));
+        if let Some((job, command)) = busy {
+            return Err(NotRun::SessionBusy {
+                session: name.to_owned(),
+                job,
+                command,
+            });
+        }
+        match handle.slot.try_lock() {
+            Ok(slot) => return Ok(slot),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => {}
+        }
+        if cancel.is_cancelled() {
+            return Err(NotRun::Cancelled);
+        }
+        std::thread::sleep(RETRY);
     }
 }
 
@@ -709,12 +755,28 @@ fn joined(mut first: JobOutput, mut then: JobOutput, ring_bytes: usize) -> JobOu
 /// to input (`job_input` with `yield_ms`).
 const ANSWER_SETTLE: Duration = Duration::from_millis(250);
 
-/// What a job answers to input, within `wait`: its first new output that shows as text, and
-/// what follows it until the output has been quiet for [`ANSWER_SETTLE`] — or the job ends, or
-/// waits again, or `wait` passes. Returns the read and its sanitized text.
-fn read_answer(job: &Job, wait: Duration, ring_bytes: usize) -> (JobOutput, String) {
+/// What a job answers to `sent`, within `wait`: its first new output that shows as text — past
+/// the terminal's echo of `sent`, which comes at once and is not yet the answer — and what
+/// follows it until the output has been quiet for [`ANSWER_SETTLE`]; or the job's end, or its
+/// next wait, or the end of `wait`. Returns the read and its sanitized text.
+fn read_answer(job: &Job, sent: &[u8], wait: Duration, ring_bytes: usize) -> (JobOutput, String) {
     let until = Instant::now() + wait;
-    let (mut out, _) = read_visible(job, false, wait, ring_bytes, None);
+    let (mut out, mut clean) = read_visible(job, false, wait, ring_bytes, None);
+    let echo = String::from_utf8_lossy(sent);
+    let echo = echo.trim();
+    while !echo.is_empty()
+        && clean.trim() == echo
+        && out.status == JobStatus::Running
+        && out.wait.is_none()
+    {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let (more, _) = read_visible(job, false, left, ring_bytes, None);
+        out = joined(out, more, ring_bytes);
+        clean = agent_exec_sink::sanitize(&out.bytes);
+    }
     loop {
         let left = until.saturating_duration_since(Instant::now());
         if out.status != JobStatus::Running || out.wait.is_some() || left.is_zero() {

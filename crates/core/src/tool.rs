@@ -9,7 +9,9 @@ use agent_exec_normalize::apply_head_tail;
 use agent_exec_policy::{Context, Decision, Policy, Verdict};
 use agent_exec_protocol::MAX_WAIT_MS;
 use agent_exec_remote::Target as RemoteTarget;
-use agent_exec_sink::{ArtifactInfo, ArtifactStore, Direction, StreamTotals, View, ViewPart};
+use agent_exec_sink::{
+    ArtifactInfo, ArtifactStore, Capture, Direction, StreamTotals, View, ViewPart,
+};
 use serde_json::Value;
 
 use crate::config::{Config, SandboxOrigin};
@@ -291,35 +293,15 @@ impl Tool {
                 notes,
             } => (exec, capture, cwd, notes),
         };
-        // `streams: "separate"`: the text's output is stdout's window, then stderr's section.
-        let (mut view, totals, artifact) = match (&capture.stdout, plan.separate) {
-            (Some(stdout), true) => (
-                stdout.clone(),
-                capture.totals.stdout,
-                capture.stream_artifacts[0].as_ref(),
-            ),
-            _ => (
-                capture.view.clone(),
-                capture.totals.merged,
-                capture.artifact.as_ref(),
-            ),
-        };
+        let Shown {
+            view,
+            truncation,
+            stderr,
+            stderr_truncation,
+            ..
+        } = Shown::of(&capture, plan, config.direction);
         let lines = plan.lines;
-        if let (Some(_), Some(t), false) = (lines.head, lines.tail, lines.both) {
-            apply_tail_to_head_view(&mut view, t, totals.lines);
-        }
         let ending = classify(&exec);
-        let truncation = view
-            .truncated
-            .then(|| truncation_details(&view, &totals, artifact, plan, config.direction));
-        let stderr = capture
-            .stderr
-            .as_ref()
-            .filter(|_| plan.separate && capture.totals.stderr.bytes > 0);
-        let stderr_truncation = stderr.filter(|v| v.truncated).map(|v| {
-            let artifact = capture.stream_artifacts[1].as_ref();
-            truncation_details(v, &capture.totals.stderr, artifact, plan, config.direction)
-        });
         if ending.sigpipe && ending.outcome == Outcome::Success && !exec.stopped_by_sink() {
             notes.push(Note::SigPipe {
                 exit_code: ending.exit_code,
@@ -396,7 +378,7 @@ impl Tool {
             view: &view,
             spawn_error: exec.spawn_error.as_ref(),
             truncation: truncation.as_ref(),
-            max_bytes: config.max_bytes,
+            max_bytes: plan.sink.max_bytes,
             // A tail applied to what a head kept is the limit the model sees.
             max_lines: match (lines.head, lines.tail, lines.both) {
                 (Some(_), Some(t), false) => Some(t),
@@ -441,9 +423,14 @@ impl Tool {
         };
         let mut result = ToolResult::new(text, details);
         if plan.separate {
+            let totals = [capture.totals.stdout, capture.totals.stderr];
             let stream = |i: usize| StreamBytes {
                 held: capture.stream_raw[i].clone(),
                 artifact: capture.stream_artifacts[i].as_ref().map(|a| a.path.clone()),
+                capped: capture.stream_artifacts[i]
+                    .as_ref()
+                    .is_some_and(|a| a.capped),
+                total: totals[i].bytes,
             };
             result.streams = Some(RawStreams {
                 stdout: stream(0),
@@ -485,24 +472,31 @@ impl Tool {
         });
         match waited {
             YieldWait::Waiting(_) | YieldWait::Elapsed => {
-                self.runner.yielded(plan, &job);
                 let wait = match waited {
                     YieldWait::Waiting(wait) => Some(wait),
                     _ => None,
                 };
-                return self.yielded(plan, &job, wait.as_ref());
+                let (capture, screen) = self.runner.yielded(plan, &job, parts);
+                let screen = screen.as_deref();
+                return self.yielded(plan, &job, capture.as_ref(), screen, wait.as_ref());
             }
             YieldWait::Cancelled => {
                 job.kill(self.runner.config.grace + JOB_KILL_SLACK);
             }
             YieldWait::Finished => {}
         }
-        self.runner.forget_job(&job);
+        let finished = job.finished();
+        if finished.is_some() {
+            self.runner.forget_job(&job);
+        }
+        // (Killed and still not ended within the grace — a process that ignores KILL in an
+        // uninterruptible wait — it stays in the registry, unseen: counted, and ended at
+        // shutdown. The call answers cancelled.)
         let parts = parts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
-        let ran = match (parts, job.finished()) {
+        let ran = match (parts, finished) {
             (Some((Ok((exec, notes)), cwd)), Some((_, capture))) => Ran::Executed {
                 exec,
                 capture: Box::new(capture),
@@ -510,8 +504,6 @@ impl Tool {
                 notes,
             },
             (Some((Err(why), cwd)), _) => Ran::NotRun { why, cwd },
-            // Killed and still not ended within the grace (a process that ignores KILL in an
-            // uninterruptible wait): it is reported as cancelled.
             _ => Ran::NotRun {
                 why: crate::parts::NotRun::Cancelled,
                 cwd: self.runner.policy_cwd(plan),
@@ -520,40 +512,44 @@ impl Tool {
         self.shape(plan, ran)
     }
 
-    /// The answer of a call that yielded as `job`.
-    fn yielded(&self, plan: &Plan, job: &Job, wait: Option<&Wait>) -> ToolResult {
+    /// The answer of a call that yielded as `job`, showing `capture` (what it captured so far)
+    /// and, under a terminal, its `screen` as it shows now.
+    fn yielded(
+        &self,
+        plan: &Plan,
+        job: &Job,
+        capture: Option<&Capture>,
+        screen: Option<&str>,
+        wait: Option<&Wait>,
+    ) -> ToolResult {
         let config = &self.runner.config;
-        let (capture, screen) = job.capture_now();
-        let elapsed = job.elapsed();
-        let view = capture.as_ref().map(|c| c.view.clone()).unwrap_or_default();
-        let truncation = capture.as_ref().and_then(|c| {
-            c.view.truncated.then(|| {
-                let totals = c.totals.merged;
-                truncation_details(&view, &totals, c.artifact.as_ref(), plan, config.direction)
-            })
-        });
-        let mut output = render::view_text(&view);
-        if let Some(screen) = &screen {
+        let empty = Capture::default();
+        let shown = Shown::of(capture.unwrap_or(&empty), plan, config.direction);
+        let mut output = render::view_text(&shown.view);
+        if let Some(screen) = screen {
             // A terminal's current screen is not in the view until the end.
             if !output.is_empty() && !screen.is_empty() {
                 output.push('\n');
             }
             output.push_str(screen);
         }
+        let stderr = shown.stderr.map(render::view_text);
         let prompt = wait
             .filter(|w| w.on == WaitedOn::Input)
             .and_then(|_| render::prompt_of(&output));
+        let elapsed = job.elapsed();
         let text = render::yielded(&render::Yielded {
             id: job.id(),
             shown: &plan.shown,
             output: &output,
-            truncation: truncation.as_ref(),
-            max_bytes: config.max_bytes,
+            truncation: shown.truncation.as_ref(),
+            stderr: stderr.as_deref(),
+            stderr_truncation: shown.stderr_truncation.as_ref(),
+            max_bytes: shown.max_bytes,
             elapsed,
             timeout: plan.timeout,
             wait,
             prompt: prompt.as_deref(),
-            pty: job.is_pty(),
         });
         let cwd = self.runner.policy_cwd(plan);
         let mut d = Details::empty(Outcome::Running, cwd.display().to_string());
@@ -565,7 +561,8 @@ impl Tool {
         let (stdout_bytes, stderr_bytes) = job.output_bytes();
         d.stdout_bytes = stdout_bytes;
         d.stderr_bytes = stderr_bytes;
-        d.truncation = truncation;
+        d.truncation = shown.truncation;
+        d.stderr_truncation = shown.stderr_truncation;
         d.session = plan.session().map(str::to_owned);
         d.sandbox = plan.sandbox.as_deref().map(crate::ending::sandbox_details);
         ToolResult::new(text, d)
@@ -625,6 +622,16 @@ impl Tool {
                 Some(o)
             }
         };
+        // A call that yielded: what its run gave besides its outcome, once it ended — why it
+        // ran nothing (a session that could not be had), and its notes.
+        let (not_run, notes) = match ended.and(self.runner.ran_of(job.id())) {
+            Some((Err(why), _)) => {
+                d.set_outcome(why.outcome());
+                (Some(why), Vec::new())
+            }
+            Some((Ok((_, notes)), _)) => (None, notes),
+            None => (None, Vec::new()),
+        };
         let prompt = render::prompt_of(&agent_exec_sink::sanitize(&out.last_output));
         let text = render::job_output(&render::JobRead {
             id: job.id(),
@@ -637,10 +644,12 @@ impl Tool {
             all,
             max_bytes: self.runner.config.max_bytes,
             artifact: out.artifact_id.as_deref(),
+            stderr_artifact: out.stderr_artifact_id.as_deref(),
             wait: out.wait.as_ref(),
             prompt: prompt.as_deref(),
             timeout: out.timeout,
-            pty: job.is_pty(),
+            not_run: not_run.as_ref(),
+            notes: &notes,
         });
         // A finished job stays readable (`mode: "all"`) until it expires.
         ToolResult::new(text, d)
@@ -697,7 +706,7 @@ impl Tool {
                 }
                 // Then what it answers, read as job_output reads it.
                 let wait = Duration::from_millis(req.yield_ms.min(MAX_WAIT_MS));
-                let (out, clean) = self.runner.job_answer(&job, wait);
+                let (out, clean) = self.runner.job_answer(&job, &data, wait);
                 let mut answer = self.job_read(&job, &out, &clean, false);
                 if let Some(content) = answer.content.first_mut() {
                     content.text = format!("{sent}\n{}", content.text);
@@ -974,6 +983,56 @@ fn apply_tail_to_head_view(view: &mut View, tail: usize, total_lines: u64) {
     };
     view.truncated = view.truncated || lines < total_lines;
     view.truncated_by = Some(agent_exec_sink::TruncatedBy::Lines);
+}
+
+/// The windows a result shows of a capture: the output's — stdout's, with `streams:
+/// "separate"` — and then stderr's (kept apart, and not empty), each with what was cut of it.
+struct Shown<'a> {
+    view: View,
+    truncation: Option<Truncation>,
+    stderr: Option<&'a View>,
+    stderr_truncation: Option<Truncation>,
+    /// The budget of one window (two share the output window's).
+    max_bytes: usize,
+}
+
+impl<'a> Shown<'a> {
+    fn of(capture: &'a Capture, plan: &Plan, default: Direction) -> Shown<'a> {
+        let (mut view, totals, artifact) = match (&capture.stdout, plan.separate) {
+            (Some(stdout), true) => (
+                stdout.clone(),
+                capture.totals.stdout,
+                capture.stream_artifacts[0].as_ref(),
+            ),
+            _ => (
+                capture.view.clone(),
+                capture.totals.merged,
+                capture.artifact.as_ref(),
+            ),
+        };
+        let lines = plan.lines;
+        if let (Some(_), Some(t), false) = (lines.head, lines.tail, lines.both) {
+            apply_tail_to_head_view(&mut view, t, totals.lines);
+        }
+        let truncation = view
+            .truncated
+            .then(|| truncation_details(&view, &totals, artifact, plan, default));
+        let stderr = capture
+            .stderr
+            .as_ref()
+            .filter(|_| plan.separate && capture.totals.stderr.bytes > 0);
+        let stderr_truncation = stderr.filter(|v| v.truncated).map(|v| {
+            let artifact = capture.stream_artifacts[1].as_ref();
+            truncation_details(v, &capture.totals.stderr, artifact, plan, default)
+        });
+        Shown {
+            view,
+            truncation,
+            stderr,
+            stderr_truncation,
+            max_bytes: plan.sink.max_bytes,
+        }
+    }
 }
 
 /// What was cut of a stream of `totals` shown through `view`, whose artifact is `artifact`.

@@ -120,9 +120,12 @@ fn a_terminal_prompt_yields_early_and_input_gets_its_answer() {
     // Well before the 20 s: it yielded on the wait, not the clock.
     assert!(r.details.duration_ms < 15_000, "{}", r.details.duration_ms);
     let id = r.details.job_id.unwrap().0;
-    let answer =
-        tool.job_input(&JobInput::line(&*id, "print(6*7)").then_read(Duration::from_secs(5)));
-    assert!(answer.text().contains("42"), "{}", answer.text());
+    // The terminal echoes the line at once; the answer comes a second later, and is waited for.
+    let answer = tool.job_input(
+        &JobInput::line(&*id, "import time; time.sleep(1); print(6*7)")
+            .then_read(Duration::from_secs(10)),
+    );
+    assert!(answer.text().contains("\n42"), "{}", answer.text());
     assert_eq!(answer.details.running, Some(true));
     let killed = tool.job_kill(&id);
     assert_eq!(killed.details.running, Some(false));
@@ -130,7 +133,7 @@ fn a_terminal_prompt_yields_early_and_input_gets_its_answer() {
 
 #[test]
 fn a_session_call_that_yielded_keeps_its_session_busy() {
-    let (_dir, tool) = tool_with(|_| {});
+    let (dir, tool) = tool_with(|_| {});
     let r = run(
         &tool,
         Request::shell("cd /tmp; sleep 3; echo late")
@@ -149,6 +152,31 @@ fn a_session_call_that_yielded_keeps_its_session_busy() {
     );
     let (text, _) = read_to_end(&tool, &id);
     assert!(text.contains("late"), "{text}");
+    // A call that was already waiting for the session when the command yielded is refused
+    // then, not held until the command ends.
+    let started = dir.path().join("started");
+    let first = tool.start(
+        Request::shell(format!("touch {}; sleep 4", started.display()))
+            .in_session("s")
+            .yield_after(Duration::from_secs(1)),
+        RunOptions::default(),
+    );
+    assert!(support::eventually(|| started.exists()));
+    let waiting = tool.start(Request::shell("pwd").in_session("s"), RunOptions::default());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (first, waiting) = runtime.block_on(async { (first.await, waiting.await) });
+    assert_eq!(first.outcome(), Outcome::Running, "{}", first.text());
+    assert_eq!(
+        waiting.outcome(),
+        Outcome::InvalidRequest,
+        "{}",
+        waiting.text()
+    );
+    assert!(waiting.text().contains("is busy"), "{}", waiting.text());
+    read_to_end(&tool, &first.details.job_id.unwrap().0);
     // Once it ended, the session is the one it left: its cwd kept.
     let after = run(&tool, Request::shell("pwd").in_session("s"));
     assert_eq!(after.text(), "/tmp\n");
@@ -214,6 +242,22 @@ fn an_editor_without_a_terminal_is_ended_early_with_a_way_on() {
     );
     assert!(r.text().contains("git commit -m MSG"), "{}", r.text());
     tool.job_kill(&r.details.job_id.unwrap().0);
+}
+
+#[test]
+fn quiet_calls_and_terminal_relays_are_not_taken_for_terminal_waits() {
+    // Unsandboxed: the sandbox keeps a command from making terminals (`/dev/ptmx`).
+    let (_dir, tool) = tool_with(|c| c.sandbox.mode = Some(agent_exec_core::SandboxMode::Off));
+    // Quiet past the 5 s of quiet, on its own; and `script` reading the master of the terminal
+    // it made for its child (a relay waits for output, not for keys).
+    for command in [
+        "sleep 6; echo ok",
+        "script -qc 'sleep 6; echo ok' /dev/null",
+    ] {
+        let r = run(&tool, Request::shell(command));
+        assert_eq!(r.outcome(), Outcome::Success, "{command}: {}", r.text());
+        assert!(r.text().contains("ok"), "{command}: {}", r.text());
+    }
 }
 
 #[test]

@@ -162,8 +162,11 @@ pub struct JobOutput {
     pub stdout_bytes: u64,
     /// See `stdout_bytes`.
     pub stderr_bytes: u64,
-    /// Artifact of the full output, once the job ended and it overflowed the window.
+    /// Artifact of the full output, once the job ended and it overflowed the window (of its
+    /// stdout, when its streams were kept apart).
     pub artifact_id: Option<String>,
+    /// Artifact of its stderr, when its streams were kept apart and stderr overflowed.
+    pub stderr_artifact_id: Option<String>,
     /// Time since start.
     pub elapsed: Duration,
     /// A process of the job is blocked reading its input (its terminal, or its stdin pipe) and
@@ -178,6 +181,15 @@ pub struct JobOutput {
     /// When `waiting_for_input`: the last bytes of output (at most 4 KiB, raw), where its
     /// prompt is; else empty.
     pub last_output: Vec<u8>,
+}
+
+impl JobState {
+    fn capture_now(&self) -> (Option<Capture>, Option<String>) {
+        match &self.spill {
+            Some(spill) => (Some(spill.capture()), spill.screen_now()),
+            None => (self.capture.clone(), None),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -296,6 +308,8 @@ pub struct JobRegistry {
     /// The next key of an unseen job.
     next_key: AtomicU64,
     limits: JobLimits,
+    /// The threads jobs run on.
+    workers: crate::workers::Workers,
 }
 
 impl JobRegistry {
@@ -307,6 +321,7 @@ impl JobRegistry {
             next: AtomicU64::new(1),
             next_key: AtomicU64::new(1),
             limits,
+            workers: crate::workers::Workers::default(),
         }
     }
 
@@ -354,7 +369,8 @@ impl JobRegistry {
 
     /// Starts a call that may become a job (a `yield_ms`): `body` runs its command into the
     /// sink it is given, with the call's own `timeout`. Nobody sees the job until its caller
-    /// [publishes](Job::publish) it; a caller whose call ended first [removes](Self::remove) it.
+    /// [publishes](Self::publish) it; a caller whose call ended first [forgets](Self::forget)
+    /// it.
     pub fn start_call(
         &self,
         command: String,
@@ -413,9 +429,9 @@ impl JobRegistry {
         }
         let (tx, rx) = std::sync::mpsc::channel();
         let thread_job = job.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("job-{key}"))
-            .spawn(move || {
+        let spawned = self.workers.run(
+            format!("job-{key}"),
+            Box::new(move || {
                 let mut sink = JobSink {
                     job: thread_job.clone(),
                 };
@@ -423,7 +439,12 @@ impl JobRegistry {
                     job: &thread_job,
                     started: &tx,
                 };
-                let outcome = body(&mut sink, &attached);
+                // A body that panics still ends its job: nothing waits on it for ever, and it
+                // no longer counts as running.
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    body(&mut sink, &attached)
+                }))
+                .unwrap_or_default();
                 let _ = tx.send(());
                 let _ = sink.finish();
                 *lock(&thread_job.stdin) = None;
@@ -434,7 +455,8 @@ impl JobRegistry {
                 st.finished_at = Some(Instant::now());
                 drop(st);
                 thread_job.changed.notify_all();
-            });
+            }),
+        );
         if let Err(e) = spawned {
             lock(&self.jobs).remove(job.id());
             lock(&self.unseen).remove(&key);
@@ -443,16 +465,19 @@ impl JobRegistry {
         Ok((job, rx))
     }
 
-    /// Makes `job` seen: it gets its id, and is listed and found by it. What it wrote so far
-    /// counts as read (the answer of the call that yielded showed it).
-    pub fn publish(&self, job: &Arc<Job>) {
+    /// Makes `job` seen: it gets its id, and is listed and found by it. Returns what it
+    /// captured so far (see [`Job::capture_now`]), which counts as read: the answer of the call
+    /// that yielded shows it, and the next read of the job starts after it.
+    pub fn publish(&self, job: &Arc<Job>) -> (Option<Capture>, Option<String>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed).to_string();
         let _ = job.id.set(id.clone());
         let mut st = lock(&job.state);
         st.read_offset = st.ring.total();
+        let shown = st.capture_now();
         drop(st);
         lock(&self.jobs).insert(id, job.clone());
         lock(&self.unseen).remove(&job.key);
+        shown
     }
 
     /// Forgets an unseen job (a call that ended before it yielded: nobody ever saw it).
@@ -583,10 +608,16 @@ impl Job {
             status: st.status.clone(),
             stdout_bytes: st.stdout_bytes,
             stderr_bytes: st.stderr_bytes,
-            artifact_id: st
+            artifact_id: st.capture.as_ref().and_then(|c| {
+                c.artifact
+                    .as_ref()
+                    .or(c.stream_artifacts[0].as_ref())
+                    .map(|a| a.id.clone())
+            }),
+            stderr_artifact_id: st
                 .capture
                 .as_ref()
-                .and_then(|c| c.artifact.as_ref().map(|a| a.id.clone())),
+                .and_then(|c| c.stream_artifacts[1].as_ref().map(|a| a.id.clone())),
             elapsed: self.started.elapsed(),
             wait,
             timeout: self.timeout,
@@ -732,11 +763,7 @@ impl Job {
     /// What it captured so far (the window, the artifact it spills to) and, under a terminal,
     /// the screen as it shows now; once it ended, the final capture.
     pub fn capture_now(&self) -> (Option<Capture>, Option<String>) {
-        let st = lock(&self.state);
-        match &st.spill {
-            Some(spill) => (Some(spill.capture()), spill.screen_now()),
-            None => (st.capture.clone(), None),
-        }
+        lock(&self.state).capture_now()
     }
 
     /// Its outcome and final capture, once it ended.

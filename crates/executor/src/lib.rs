@@ -59,6 +59,7 @@ mod supervise;
 mod sys;
 mod wait;
 mod waiting;
+mod workers;
 
 pub use cancel::{CANCEL_CHECK, CancelToken};
 pub use containment::{Containment, GroupKind, LimitFallback, LimitKind, LimitUnavailable, Limits};

@@ -29,17 +29,21 @@ use crate::spec::ExecSpec;
 /// by background children are drained within `spec.drain`; then every process the command
 /// started that is still running is ended (TERM → grace → KILL) and counted.
 pub fn run<S: Sink + ?Sized>(spec: &ExecSpec, sink: &mut S, cancel: &CancelToken) -> ExecOutcome {
-    run_with(
-        spec,
-        sink,
-        cancel,
-        Io::Pipes {
-            stdin: false,
-            output: spec.output,
-        },
-        OnWaiting::Stop,
-        &mut |_| {},
-    )
+    run_piped(spec, sink, cancel, OnWaiting::Stop)
+}
+
+/// [`run`], with what a wait for a terminal the call lacks does (`on_waiting`).
+pub(crate) fn run_piped<S: Sink + ?Sized>(
+    spec: &ExecSpec,
+    sink: &mut S,
+    cancel: &CancelToken,
+    on_waiting: OnWaiting,
+) -> ExecOutcome {
+    let io = Io::Pipes {
+        stdin: false,
+        output: spec.output,
+    };
+    run_with(spec, sink, cancel, io, on_waiting, &mut |_| {})
 }
 
 /// Like [`run`], but the command's stdin, stdout and stderr are a new pseudo-terminal

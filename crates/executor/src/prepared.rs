@@ -288,13 +288,8 @@ impl PreparedShells {
     ) -> ExecOutcome {
         use std::os::unix::ffi::OsStrExt;
         let start = Instant::now();
-        let fresh = |sink: &mut S, on_waiting| {
-            let io = Io::Pipes {
-                stdin: false,
-                output: spec.output,
-            };
-            crate::oneshot::run_with(spec, sink, cancel, io, on_waiting, &mut |_| {})
-        };
+        let fresh =
+            |sink: &mut S, on_waiting| crate::oneshot::run_piped(spec, sink, cancel, on_waiting);
         let (Program::Shell { command, .. }, Some(key)) = (&spec.program, self.key_of(spec)) else {
             return fresh(sink, on_waiting);
         };

@@ -154,11 +154,14 @@ impl InputEnd {
     }
 }
 
-/// Major numbers of terminal devices: the virtual consoles and serial lines (4), `/dev/tty`,
-/// `/dev/console` and `/dev/ptmx` (5), the pseudo-terminal slaves (136–143).
+/// Terminal devices a process reads keys from: the virtual consoles (4:0–63), `/dev/tty` and
+/// `/dev/console` (5:0, 5:1), the pseudo-terminal slaves (136–143). Not a pseudo-terminal's
+/// master (`/dev/ptmx`, 5:2): its reader is the program relaying a terminal it made (`script`,
+/// `expect`, `unbuffer`), waiting for its child's output; nor a serial line (4:64 and up), whose
+/// reader waits for a device's data.
 fn is_terminal_device(rdev: u64) -> bool {
-    let major = rustix::fs::major(rdev);
-    matches!(major, 4 | 5 | 136..=143)
+    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    matches!((major, minor), (4, 0..=63) | (5, 0 | 1) | (136..=143, _))
 }
 
 /// The process of `group` blocked on what `watched` names (see the module docs), if one is.
@@ -216,7 +219,10 @@ fn classify(pid: i32, fd: u64, watched: Watched, input_too: bool) -> Option<Wait
     let outputs = watched.no_terminal?;
     use std::os::unix::fs::FileTypeExt;
     let terminal = meta.file_type().is_char_device() && is_terminal_device(meta.rdev());
-    let own_output = outputs.iter().flatten().any(|o| o.matches(&meta));
+    // Its own output read as its stdin: keys it looks for where a terminal would be (`vim`
+    // dups fd 2 onto fd 0). Another descriptor of the pipe is watched for the reader leaving
+    // (`tail -f` selects on its stdout for that), not for keys.
+    let own_output = fd == 0 && outputs.iter().flatten().any(|o| o.matches(&meta));
     (terminal || own_output).then_some(WaitedOn::Terminal)
 }
 

@@ -85,7 +85,6 @@ pub struct Request {
         deserialize_with = "crate::lenient::uint",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(extend("maximum" = 3_600_000))]
     pub yield_ms: Option<u64>,
     /// `separate`: stdout and stderr on two pipes, each counted, windowed and kept apart (the
     /// text shows stdout, then a `STDERR:` section; `details.stderr_truncation` is stderr's

@@ -209,9 +209,11 @@ pub struct Details {
     /// `diff` or `plain`.
     pub stream_kind: StreamKind,
     /// Raw bytes of output. stdout and stderr share one pipe (as `2>&1`, or a PTY), so
-    /// that the output keeps the order it was written: all of it counts here.
+    /// that the output keeps the order it was written: all of it counts here — unless the call
+    /// kept them apart (`streams: "separate"`): then stdout's.
     pub stdout_bytes: u64,
-    /// Raw stderr bytes counted apart: 0, as stderr shares stdout's pipe (see `stdout_bytes`).
+    /// Raw stderr bytes counted apart: 0 when stderr shares stdout's pipe (see
+    /// `stdout_bytes`); stderr's with `streams: "separate"`.
     pub stderr_bytes: u64,
     /// What was cut (with `streams: "separate"`, of stdout).
     pub truncation: Option<Truncation>,
@@ -369,17 +371,27 @@ pub struct RawStreams {
 pub struct StreamBytes {
     /// The bytes, when they were not spilled.
     pub held: Option<Vec<u8>>,
-    /// The artifact holding them (at most the artifact cap), when they were.
+    /// The artifact holding them, when they were.
     pub artifact: Option<std::path::PathBuf>,
+    /// The artifact stopped at its cap: it holds the first bytes only.
+    pub capped: bool,
+    /// How many bytes the stream had.
+    pub total: u64,
 }
 
 impl StreamBytes {
-    /// The bytes: held, or read from the artifact (while the artifact store keeps it).
+    /// The bytes: held, or read from the artifact (while the artifact store keeps it; the
+    /// first bytes only when `capped`). An error when they were not kept: no artifact could
+    /// be written (the store disabled or failing; the result's warnings say why).
     pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
         match (&self.held, &self.artifact) {
             (Some(held), _) => Ok(held.clone()),
             (None, Some(path)) => std::fs::read(path),
-            (None, None) => Ok(Vec::new()),
+            (None, None) if self.total == 0 => Ok(Vec::new()),
+            (None, None) => Err(std::io::Error::other(format!(
+                "the stream's {} bytes were not kept: they outgrew the output window and no artifact could be written",
+                self.total
+            ))),
         }
     }
 }

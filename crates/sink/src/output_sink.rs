@@ -113,7 +113,7 @@ pub struct ArtifactInfo {
 }
 
 /// What a sink captured.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Capture {
     /// The merged view.
     pub view: View,

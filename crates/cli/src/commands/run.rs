@@ -63,6 +63,8 @@ pub(crate) fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
         }
         // One call per process: a shell prepared for a next call would only be ended.
         config.prepared_shells.per_key = 0;
+        // Nor can a call yield: its job would end with this process. It runs to its end.
+        config.yield_after = None;
     })?;
     if args.approve {
         anyhow::ensure!(
@@ -110,6 +112,9 @@ pub(crate) fn cmd_run(args: RunArgs) -> anyhow::Result<i32> {
             request
         }
     };
+    // A request's `yield_ms` too (contract §3, Yield): `run` has no server to keep the job in.
+    let mut request = request;
+    request.yield_ms = None;
     let cancel = CancelToken::new();
     crate::install_cancel_handlers(cancel.clone());
     // The output is watched only for a terminal's progress display: watching costs a count
