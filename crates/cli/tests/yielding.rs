@@ -1,13 +1,84 @@
 //! Calls that yield, through the servers: `serve`'s `exec` with `yield_ms`, the job it goes on
 //! as (`job_output`, `job_input` with a yield of its own, `job_kill`), a pager under a terminal
 //! that yields at its prompt, `mcp`'s default yield, and a server killed with SIGKILL while a
-//! yielded call runs: nothing it started survives.
+//! yielded call runs: nothing it started survives. As root and as an unprivileged user: the
+//! yield, the kill, and an editor's wait for a terminal the call lacks.
 
 mod common;
 
 use serde_json::json;
 
-use common::{Server, alive, eventually, pid_in};
+use common::{Server, World, alive, eventually, outcome, pid_in, text, users};
+
+/// Whether a process whose command line holds `word` runs.
+fn running(word: &str) -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|p| {
+        let pid = p.file_name().to_string_lossy().parse::<i32>().unwrap_or(0);
+        let line = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
+        pid > 0 && alive(pid) && line.split(|&b| b == 0).any(|w| w == word.as_bytes())
+    })
+}
+
+/// The agent-exec process of a server started as `world`'s user: `runuser` stays its parent.
+fn agent_exec_pid(server: &Server, world: &World) -> i32 {
+    if world.user.name.is_none() {
+        return server.pid();
+    }
+    let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", server.pid()))
+        .unwrap_or_default();
+    children
+        .split_whitespace()
+        .find_map(|p| p.parse().ok())
+        .expect("runuser's child, agent-exec")
+}
+
+#[test]
+fn as_root_and_as_a_user_a_yielded_call_goes_on_and_a_killed_server_leaves_nothing() {
+    for user in users() {
+        let world = World::new(&user);
+        let mut server = Server::spawn(world.command(&["serve"]));
+        // Found by its command line: a sandboxed call's `$!` is a pid of its own namespace.
+        let marker = format!("301.{}", user.uid);
+        let r = server.result(
+            "exec",
+            json!({
+                "command": format!("echo up; (setsid sleep {marker} &); sleep 300"),
+                "yield_ms": 500,
+            }),
+        );
+        assert_eq!(r["details"]["outcome"], "running", "{user:?}: {r}");
+        eventually("the escapee to start", || running(&marker));
+        let id = r["details"]["job_id"].as_str().unwrap().to_owned();
+        let read = server.result("job_output", json!({"job_id": id}));
+        assert_eq!(read["details"]["running"], true, "{user:?}: {read}");
+        let pid = agent_exec_pid(&server, &world);
+        common::signal(pid, libc::SIGKILL);
+        eventually(
+            &format!("{user:?}: the escapee of agent-exec {pid} to be ended"),
+            || !running(&marker),
+        );
+    }
+}
+
+#[test]
+fn as_root_and_as_a_user_an_editor_without_a_terminal_is_ended_early() {
+    for user in users() {
+        let world = World::new(&user);
+        let notes = world.workspace.join("notes.txt");
+        std::fs::write(&notes, "hello\n").unwrap();
+        std::os::unix::fs::lchown(&notes, Some(user.uid), Some(user.gid)).unwrap();
+        let r = world.run(&["--timeout", "60"], "vim notes.txt");
+        assert_eq!(outcome(&r), "timeout", "{user:?}: {r}");
+        assert!(
+            text(&r).contains("`vim` waited for keys from a terminal"),
+            "{user:?}: {}",
+            text(&r)
+        );
+    }
+}
 
 #[test]
 fn serve_yields_a_long_call_and_continues_it_as_a_job() {

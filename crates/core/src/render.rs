@@ -287,7 +287,9 @@ pub(crate) fn yielded(y: &Yielded<'_>) -> String {
         }
         None => format!(
             "[Still running after {}: {runs}. Read what it prints next with job_output {{\"job_id\": \"{id}\", \"wait_ms\": 30000}} (it returns as soon as there is new output or the job ends); stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]",
-            elapsed_seconds(y.elapsed),
+            seconds(Duration::from_millis(
+                y.elapsed.as_millis() as u64 / 100 * 100
+            )),
         ),
     };
     text.push_str("\n\n");
@@ -298,15 +300,6 @@ pub(crate) fn yielded(y: &Yielded<'_>) -> String {
 /// `12 s`, rounded down: a countdown never says more time is left than is.
 fn whole_seconds(d: Duration) -> String {
     format!("{} s", d.as_secs())
-}
-
-/// `0.5 s` under 10 s, else `12 s`: how long a call ran before it yielded.
-fn elapsed_seconds(d: Duration) -> String {
-    if d < Duration::from_secs(10) {
-        format!("{:.1} s", d.as_secs_f64())
-    } else {
-        whole_seconds(d)
-    }
 }
 
 /// `512 MiB`, `2 GiB`, `1500 bytes`.

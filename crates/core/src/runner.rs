@@ -764,8 +764,9 @@ fn read_answer(job: &Job, sent: &[u8], wait: Duration, ring_bytes: usize) -> (Jo
     let (mut out, mut clean) = read_visible(job, false, wait, ring_bytes, None);
     let echo = String::from_utf8_lossy(sent);
     let echo = echo.trim();
+    // (All of it, or its start: a terminal may echo a long line in pieces.)
     while !echo.is_empty()
-        && clean.trim() == echo
+        && echo.starts_with(clean.trim())
         && out.status == JobStatus::Running
         && out.wait.is_none()
     {
