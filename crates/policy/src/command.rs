@@ -62,6 +62,8 @@ pub(crate) struct Cmd {
     pub(crate) origin: Origin,
     pub(crate) piped_in: bool,
     pub(crate) piped_out: bool,
+    /// What it does to files ([`crate::effects::of`]), computed once when it is recorded.
+    pub(crate) effects: Effects,
 }
 
 impl Cmd {
@@ -173,4 +175,62 @@ impl Finding {
         };
         (d, self.class)
     }
+}
+
+/// How a write changes a file's content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    /// Replaces it.
+    Overwrite,
+    /// Leaves it empty (`: > f`, `truncate -s0 f`, `cp /dev/null f`).
+    Truncate,
+    /// Adds to it (`>>`, `tee -a`).
+    Append,
+}
+
+/// Where the written content comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The command's standard output (a redirection of descriptor 1).
+    Output,
+    /// The command's standard input (`tee`, `sponge`).
+    Input,
+    /// Nothing: the file is left empty.
+    Empty,
+    /// The network: content nobody on this machine reviewed (`curl -o`, `wget`, `scp host:`).
+    Fetched,
+    /// A copy of this file (`cp a b`).
+    CopyOf(Word),
+    /// Something the policy does not model (an in-place edit, a compiler's output).
+    Unknown,
+}
+
+/// One file whose content the command writes.
+#[derive(Clone, Debug)]
+pub(crate) struct Write {
+    pub(crate) target: Word,
+    pub(crate) kind: WriteKind,
+    pub(crate) source: Source,
+}
+
+/// Whether a path is read or changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    Read,
+    Write,
+}
+
+/// What one command does to files.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Effects {
+    /// Files whose content it writes.
+    pub(crate) writes: Vec<Write>,
+    /// Every path it names as a file or directory, with how it uses it (redirections
+    /// included; the program's own path and its wrappers' options are the workspace
+    /// restriction's concern).
+    pub(crate) paths: Vec<(Word, Access)>,
+    /// Directories it fills from the network (`git clone URL DIR`).
+    pub(crate) fetched_dirs: Vec<Word>,
+    /// It edits files in place (`sed -i`, `perl -pi`, `gawk -i inplace`).
+    pub(crate) in_place: bool,
 }

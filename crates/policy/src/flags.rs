@@ -666,7 +666,9 @@ pub(crate) fn spec_for(program: &str) -> Spec {
             ],
             ..Spec::PLAIN
         },
-        _ => Spec::PLAIN,
+        _ => crate::tools::lookup(program)
+            .and_then(|t| t.spec)
+            .unwrap_or(Spec::PLAIN),
     }
 }
 
@@ -679,6 +681,27 @@ pub(crate) fn find_expression_start(args: &[Word]) -> usize {
                 .is_some_and(|t| t.starts_with('-') || matches!(t.as_str(), "(" | "!" | ")" | ","))
         })
         .unwrap_or(args.len())
+}
+
+/// `find`'s start paths (after `-H`, `-L`, `-P`, `-D …`, `-O…`) and where its expression
+/// begins.
+pub(crate) fn find_starts(args: &[Word]) -> (Vec<Word>, usize) {
+    let mut i = 0;
+    while let Some(t) = args.get(i).and_then(Word::literal) {
+        match t.as_str() {
+            "-H" | "-L" | "-P" => i += 1,
+            "-D" => i = (i + 2).min(args.len()),
+            o if o.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    let rest = args.get(i..).unwrap_or(&[]);
+    let end = i + find_expression_start(rest);
+    let mut starts: Vec<Word> = args.get(i..end).unwrap_or(&[]).to_vec();
+    if starts.is_empty() {
+        starts.push(Word::lit("."));
+    }
+    (starts, end)
 }
 
 #[cfg(test)]

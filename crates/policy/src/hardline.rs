@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use tree_sitter::Node;
 
-use crate::command::{Class, Cmd, Finding, Origin, RedirKind};
+use crate::command::{Class, Cmd, Finding, Origin, WriteKind};
+use crate::flags::find_starts;
 use crate::flags::{parse, spec_for};
-use crate::nested::find_starts;
 use crate::paths::{
     Links, PathClass, classify, critical_file, display, in_system_tree, normalize, physical,
 };
@@ -1576,175 +1576,15 @@ fn word_path(word: &Word) -> String {
         .collect()
 }
 
-/// How a command writes a file.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum WriteKind {
-    /// Replaces the content (`>`, `dd of=`, `cp SRC DEST`, `tee`, `shred`).
-    Overwrite,
-    /// Leaves it empty (`: >`, `truncate -s0`, `cp /dev/null`).
-    Truncate,
-    /// Adds to it (`>>`).
-    Append,
-}
-
 /// Writes to block devices, `/proc/sysrq-trigger` and critical system files: redirections,
 /// `tee`, `dd of=`, `cp`/`mv`/`install` destinations, `shred`, `truncate`.
 fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
-    let mut targets: Vec<(Word, WriteKind)> = Vec::new();
     let program = cmd.program();
-    let args = cmd.args();
-    // A redirection alone (`> f`, `: > f`) or after a command that prints nothing truncates.
-    let prints_nothing = matches!(program.as_deref(), None | Some(":" | "true" | "false"))
-        || (program.as_deref() == Some("cat") && args.iter().any(|a| a.is("/dev/null")));
-    for r in &cmd.redirects {
-        if r.kind != RedirKind::Out {
-            continue;
-        }
-        let Some(t) = &r.target else { continue };
-        let kind = if r.append {
-            WriteKind::Append
-        } else if prints_nothing {
-            WriteKind::Truncate
-        } else {
-            WriteKind::Overwrite
-        };
-        targets.push((t.clone(), kind));
-    }
-    match program.as_deref() {
-        Some("tee" | "shred") => {
-            let append = args.iter().any(|a| a.is("-a") || a.is("--append"));
-            // `tee FILE < /dev/null` writes nothing into FILE: a truncation.
-            let empty_input = cmd.redirects.iter().any(|r| {
-                r.kind == RedirKind::In && r.target.as_ref().is_some_and(|t| t.is("/dev/null"))
-            });
-            targets.extend(args.iter().filter(|a| !a.starts_with("-")).map(|a| {
-                (
-                    a.clone(),
-                    if append {
-                        WriteKind::Append
-                    } else if empty_input {
-                        WriteKind::Truncate
-                    } else {
-                        WriteKind::Overwrite
-                    },
-                )
-            }));
-        }
-        // In-place edits rewrite their files.
-        Some("sed")
-            if args.iter().any(|a| {
-                a.literal().is_some_and(|t| {
-                    t.starts_with("--in-place")
-                        || (t.starts_with('-')
-                            && !t.starts_with("--")
-                            && t[1..]
-                                .chars()
-                                .take_while(|c| !matches!(c, 'e' | 'f' | 'l'))
-                                .any(|c| c == 'i'))
-                })
-            }) =>
-        {
-            let p = parse(args, &spec_for("sed"));
-            let skip = usize::from(p.value(&["-e", "--expression", "-f", "--file"]).is_none());
-            targets.extend(
-                p.positionals
-                    .iter()
-                    .skip(skip)
-                    .map(|&i| (args[i].clone(), WriteKind::Overwrite)),
-            );
-        }
-        Some("perl")
-            if args.iter().any(|a| {
-                a.literal().is_some_and(|t| {
-                    t.starts_with('-')
-                        && !t.starts_with("--")
-                        && t[1..]
-                            .chars()
-                            .take_while(|c| !matches!(c, 'e' | 'E' | 'M' | 'm' | 'I'))
-                            .any(|c| c == 'i')
-                })
-            }) =>
-        {
-            let p = parse(
-                args,
-                &crate::flags::Spec {
-                    value_short: "eEIMm",
-                    ..crate::flags::Spec::PLAIN
-                },
-            );
-            targets.extend(
-                p.positionals
-                    .iter()
-                    .map(|&i| (args[i].clone(), WriteKind::Overwrite)),
-            );
-        }
-        Some("sort") => {
-            let p = parse(
-                args,
-                &crate::flags::Spec {
-                    value_short: "oTSkt",
-                    value_long: &[
-                        "output",
-                        "temporary-directory",
-                        "buffer-size",
-                        "key",
-                        "field-separator",
-                    ],
-                    ..crate::flags::Spec::PLAIN
-                },
-            );
-            if let Some(o) = p.value(&["-o", "--output"]) {
-                targets.push((Word::lit(o), WriteKind::Overwrite));
-            }
-        }
-        Some("find") => {
-            for w in args.windows(2) {
-                if ["-fprint", "-fprint0", "-fprintf", "-fls"]
-                    .iter()
-                    .any(|o| w[0].is(o))
-                {
-                    targets.push((w[1].clone(), WriteKind::Overwrite));
-                }
-            }
-        }
-        Some("truncate") => {
-            let spec = crate::flags::Spec {
-                value_short: "sr",
-                value_long: &["size", "reference"],
-                ..crate::flags::Spec::PLAIN
-            };
-            let p = parse(args, &spec);
-            targets.extend(
-                p.positionals
-                    .iter()
-                    .map(|&i| (args[i].clone(), WriteKind::Truncate)),
-            );
-        }
-        Some("dd") => {
-            for w in args.iter().filter_map(|a| a.strip_literal_prefix("of=")) {
-                targets.push((w, WriteKind::Overwrite));
-            }
-        }
-        Some(p @ ("cp" | "mv" | "install" | "ln")) => {
-            let parsed = parse(args, &spec_for(p));
-            let from_null = parsed
-                .positionals
-                .first()
-                .is_some_and(|&i| args[i].is("/dev/null"));
-            let kind = if from_null {
-                WriteKind::Truncate
-            } else {
-                WriteKind::Overwrite
-            };
-            if let Some(&last) = parsed.positionals.last() {
-                targets.push((args[last].clone(), kind));
-            }
-            if let Some(t) = parsed.value(&["-t", "--target-directory"]) {
-                targets.push((Word::lit(t), kind));
-            }
-        }
-        _ => {}
-    }
+    let targets = cmd
+        .effects
+        .writes
+        .iter()
+        .map(|w| (w.target.clone(), w.kind));
     for (t, kind) in targets {
         let text = word_path(&t);
         if !t.is_static() {

@@ -115,47 +115,11 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(RuleId, &'static str, String)> 
                 )
             })
         }
-        "sed" => {
-            let in_place = args.iter().any(|a| {
-                a.literal().is_some_and(|t| {
-                    t.starts_with("--in-place")
-                        || (t.starts_with('-') && !t.starts_with("--") && sed_cluster_has_i(&t))
-                })
-            });
-            in_place.then(|| {
-                (
-                    RuleId::InterceptEdit,
-                    "edit",
-                    "`sed -i` edits a file in place here".to_owned(),
-                )
-            })
-        }
-        "perl" => {
-            let in_place = args.iter().any(|a| {
-                a.literal().is_some_and(|t| {
-                    t.starts_with('-') && !t.starts_with("--") && perl_cluster_has_i(&t)
-                })
-            });
-            in_place.then(|| {
-                (
-                    RuleId::InterceptEdit,
-                    "edit",
-                    "`perl -i` edits a file in place here".to_owned(),
-                )
-            })
-        }
-        "awk" | "gawk" => {
-            let inplace = p.values.iter().any(|(k, v)| {
-                matches!(k.as_str(), "-i" | "--include") && (v == "inplace" || v == "inplace.awk")
-            });
-            inplace.then(|| {
-                (
-                    RuleId::InterceptEdit,
-                    "edit",
-                    format!("`{program} -i inplace` edits a file in place here"),
-                )
-            })
-        }
+        _ if cmd.effects.in_place => Some((
+            RuleId::InterceptEdit,
+            "edit",
+            format!("`{program}` edits a file in place here"),
+        )),
         _ => None,
     }
 }
@@ -178,28 +142,4 @@ fn write_rule(
             target.text()
         ),
     ))
-}
-
-/// `-i`, `-Ei`, `-ni.bak`: an `i` before any option that takes the rest as its value.
-fn sed_cluster_has_i(t: &str) -> bool {
-    for c in t.chars().skip(1) {
-        match c {
-            'i' => return true,
-            'e' | 'f' | 'l' => return false,
-            _ => {}
-        }
-    }
-    false
-}
-
-/// `-i`, `-pi`, `-i.bak`, `-pie`: an `i` before `-e`'s code.
-fn perl_cluster_has_i(t: &str) -> bool {
-    for c in t.chars().skip(1) {
-        match c {
-            'i' => return true,
-            'e' | 'E' | 'I' | 'M' | 'm' | 'x' | 'l' | '0' | 'C' | 'd' | 'D' => return false,
-            _ => {}
-        }
-    }
-    false
 }

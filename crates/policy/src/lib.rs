@@ -83,6 +83,7 @@
 
 mod command;
 mod config;
+mod effects;
 mod fallback;
 mod flags;
 mod hardline;
@@ -93,6 +94,7 @@ mod parse;
 mod paths;
 mod rule;
 mod rules;
+mod tools;
 mod unwrap;
 mod walk;
 mod words;

@@ -6,7 +6,7 @@
 //! command runs; the walker applies it (`Walker::apply`), so this module never walks.
 
 use crate::command::{Class, Cmd, Finding, RedirKind};
-use crate::flags::{canonical_long, find_expression_start};
+use crate::flags::{canonical_long, find_starts};
 use crate::inline::CodeLang;
 use crate::rule::RuleId;
 use crate::unwrap::{is_assignment, program_name};
@@ -1288,27 +1288,6 @@ fn bounded_words(items: impl Iterator<Item = Word>) -> Vec<Word> {
         v.push(Word::dynamic("…"));
     }
     v
-}
-
-/// `find`'s start paths (after `-H`, `-L`, `-P`, `-D …`, `-O…`) and where its expression
-/// begins.
-pub(crate) fn find_starts(args: &[Word]) -> (Vec<Word>, usize) {
-    let mut i = 0;
-    while let Some(t) = args.get(i).and_then(Word::literal) {
-        match t.as_str() {
-            "-H" | "-L" | "-P" => i += 1,
-            "-D" => i = (i + 2).min(args.len()),
-            o if o.starts_with("-O") => i += 1,
-            _ => break,
-        }
-    }
-    let rest = args.get(i..).unwrap_or(&[]);
-    let end = i + find_expression_start(rest);
-    let mut starts: Vec<Word> = args.get(i..end).unwrap_or(&[]).to_vec();
-    if starts.is_empty() {
-        starts.push(Word::lit("."));
-    }
-    (starts, end)
 }
 
 fn find_exec(args: &[Word]) -> Vec<Follow> {

@@ -8,7 +8,7 @@ use tree_sitter::Node;
 
 use std::collections::HashMap;
 
-use crate::command::{Class, Cmd, Finding, Origin, Redir, RedirKind};
+use crate::command::{Class, Cmd, Effects, Finding, Origin, Redir, RedirKind, Source};
 use crate::nested::{Follow, Lang, Place};
 use crate::paths::{Cwd, UNKNOWN_HOME, normalize};
 use crate::unwrap::unwrap;
@@ -97,6 +97,9 @@ pub(crate) struct Walker {
     /// Files written earlier on the line, with their content when it is known statically
     /// (`echo 'rm -rf /' > x.sh && bash x.sh`).
     pub(crate) written: HashMap<PathBuf, Option<String>>,
+    /// Directories the line filled from the network (`git clone URL DIR`): what is in them
+    /// is as unknown as a generated script.
+    fetched: Vec<PathBuf>,
     /// What each process substitution (`<(echo …)`, by its source text) prints, when known.
     procsubs: HashMap<String, Option<String>>,
     /// What each command substitution (`$(echo rm)`, by its source text) prints, when known.
@@ -126,6 +129,7 @@ impl Walker {
             steps: 0,
             gave_up: false,
             written: HashMap::new(),
+            fetched: Vec::new(),
             procsubs: HashMap::new(),
             cmdsubs: HashMap::new(),
             functions: HashMap::new(),
@@ -216,6 +220,7 @@ impl Walker {
             origin: Origin::Direct,
             piped_in: false,
             piped_out: false,
+            effects: Effects::default(),
         }
     }
 
@@ -223,7 +228,7 @@ impl Walker {
         for words in fallback::rough_commands(text) {
             let words: Vec<Word> = words.iter().map(|w| Word::lit(w)).collect();
             let unwrapped = unwrap(&words);
-            self.out.rough.push(Cmd {
+            self.out.rough.push(with_effects(Cmd {
                 words,
                 unwrapped,
                 assigns: Vec::new(),
@@ -233,7 +238,8 @@ impl Walker {
                 origin: Origin::Direct,
                 piped_in: false,
                 piped_out: false,
-            });
+                effects: Effects::default(),
+            }));
         }
     }
 
@@ -691,7 +697,7 @@ impl Walker {
         } else {
             origin
         };
-        let cmd = Cmd {
+        let cmd = with_effects(Cmd {
             words,
             unwrapped,
             assigns: names,
@@ -701,7 +707,8 @@ impl Walker {
             origin,
             piped_in: io.piped_in,
             piped_out: io.piped_out,
-        };
+            effects: Effects::default(),
+        });
         if let Some(name) = cmd.argv().first()
             && !name.is_static()
         {
@@ -1141,37 +1148,53 @@ impl Walker {
         self.cwd = saved;
     }
 
-    /// Remembers what a command writes into files through redirections and `tee`.
+    /// Remembers what a command writes into files (its [effects](crate::effects)), with the
+    /// content when it is known statically, and the directories it fills from the network.
     fn record_writes(&mut self, cmd: &Cmd, io: &Io) {
         let Some(cwd) = cmd.cwd.exact().map(Path::to_path_buf) else {
             return;
         };
-        let mut files: Vec<(&Word, Option<String>)> = Vec::new();
-        let text = crate::nested::static_text(cmd, io);
-        for target in cmd.stdout_files() {
-            files.push((target, text.clone()));
-        }
-        if cmd.program().as_deref() == Some("tee") {
-            let input = match (&io.stdin, cmd.here_input()) {
-                (_, Some(r)) => match (&r.kind, &r.target) {
-                    (RedirKind::HereDoc(body), _) => Some(body.clone()),
-                    (_, Some(w)) => w.literal().map(|t| t + "\n"),
-                    _ => None,
-                },
-                (Some(Stdin::Text(t)), None) => Some(t.clone()),
-                _ => None,
-            };
-            for a in cmd.args().iter().filter(|a| !a.starts_with("-")) {
-                files.push((a, input.clone()));
+        for dir in &cmd.effects.fetched_dirs {
+            if let Some(t) = dir.literal() {
+                self.fetched.push(normalize(&cwd, Path::new(&t)));
             }
         }
+        let output = crate::nested::static_text(cmd, io);
+        let input = match (&io.stdin, cmd.here_input()) {
+            (_, Some(r)) => match (&r.kind, &r.target) {
+                (RedirKind::HereDoc(body), _) => Some(body.clone()),
+                (_, Some(w)) => w.literal().map(|t| t + "\n"),
+                _ => None,
+            },
+            (Some(Stdin::Text(t)), None) => Some(t.clone()),
+            _ => None,
+        };
         let mut later: Vec<(PathBuf, Lang)> = Vec::new();
-        for (target, text) in files {
-            let Some(t) = target.literal() else { continue };
+        for write in &cmd.effects.writes {
+            let Some(t) = write.target.literal() else {
+                continue;
+            };
             let path = normalize(&cwd, Path::new(&t));
+            let text = match &write.source {
+                Source::Output => output.clone(),
+                Source::Input => input.clone(),
+                Source::Empty => Some(String::new()),
+                Source::Fetched => None,
+                // A copy of a file the line wrote carries its content; a copy of a file that
+                // was already there is as reviewed as the original.
+                Source::CopyOf(from) => match self.written_script(from, &cmd.cwd) {
+                    Some(Written::Known(text)) => Some(text),
+                    Some(Written::Unknown) => None,
+                    None => continue,
+                },
+                // An edit (`sed -i`) or a build product: only what the line wrote itself
+                // becomes unknown.
+                Source::Unknown if self.written.contains_key(&path) => None,
+                Source::Unknown => continue,
+            };
             let entry = self
                 .written
-                .entry(path)
+                .entry(path.clone())
                 .or_insert_with(|| Some(String::new()));
             match (entry.as_mut(), &text) {
                 (Some(content), Some(new)) if content.len() + new.len() <= words::MAX_VALUE => {
@@ -1181,9 +1204,8 @@ impl Walker {
             }
             // A file something runs later (a git hook, a crontab, a shell's start file, a
             // systemd unit): follow what was written into it now.
-            let t_path = normalize(&cwd, Path::new(&t));
-            if let Some(lang) = crate::nested::runs_later(&t_path, self.home.as_deref()) {
-                later.push((t_path, lang));
+            if let Some(lang) = crate::nested::runs_later(&path, self.home.as_deref()) {
+                later.push((path, lang));
             }
         }
         for (file, lang) in later {
@@ -1192,11 +1214,16 @@ impl Walker {
         }
     }
 
-    /// What a file written earlier on the line holds, if it was written here.
+    /// What a file written earlier on the line holds, if it was written here (or fetched, as
+    /// part of a directory filled from the network).
     pub(crate) fn written_script(&self, word: &Word, cwd: &Cwd) -> Option<Written> {
         let t = word.literal()?;
         let cwd = cwd.exact()?;
-        let content = self.written.get(&normalize(cwd, Path::new(&t)))?;
+        let path = normalize(cwd, Path::new(&t));
+        if self.fetched.iter().any(|dir| path.starts_with(dir)) {
+            return Some(Written::Unknown);
+        }
+        let content = self.written.get(&path)?;
         Some(match content {
             Some(text) => Written::Known(text.clone()),
             None => Written::Unknown,
@@ -1504,6 +1531,12 @@ impl Walker {
         };
         self.emit(words, assigns, Vec::new(), io, origin);
     }
+}
+
+/// The command with what it does to files worked out.
+fn with_effects(mut cmd: Cmd) -> Cmd {
+    cmd.effects = crate::effects::of(&cmd);
+    cmd
 }
 
 pub(crate) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {

@@ -4,8 +4,7 @@
 use crate::rule::RuleId;
 use std::path::{Path, PathBuf};
 
-use crate::command::{Class, Cmd, Finding, Origin, RedirKind};
-use crate::flags::{parse, spec_for};
+use crate::command::{Access, Class, Cmd, Finding, Origin};
 use crate::paths::{Links, UNKNOWN_HOME, normalize, physical};
 use crate::words::{Seg, Word};
 
@@ -22,23 +21,6 @@ const EXEMPT: &[&str] = &[
 ];
 /// Allowed for reading.
 const EXEMPT_READ: &[&str] = &["/dev/zero", "/dev/random", "/dev/urandom"];
-
-/// Programs whose operands are data, not paths.
-const DATA_PROGRAMS: &[&str] = &[
-    "echo", "printf", "true", "false", ":", "export", "declare", "local", "readonly", "typeset",
-    "unset", "alias", "eval", "trap", "exit", "return", "set", "shopt", "type", "hash", "which",
-    "command", "builtin", "read",
-];
-
-/// Programs that modify the paths they are given.
-const WRITERS: &[&str] = &[
-    "rm", "rmdir", "mv", "cp", "touch", "mkdir", "chmod", "chown", "chgrp", "ln", "tee",
-    "truncate", "install", "shred", "unlink", "dd", "rsync", "patch", "tar", "unzip", "sed",
-    "perl",
-];
-
-/// Writers whose last operand is the destination and the others are only read.
-const COPIERS: &[&str] = &["cp", "rsync", "install", "ln"];
 
 #[derive(Debug, Clone)]
 struct Root {
@@ -133,12 +115,6 @@ fn outside_finding(shown: &str, roots: &Roots, readable_only: bool, what: &str) 
     )
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Access {
-    Read,
-    Write,
-}
-
 /// Checks the paths of one command.
 pub(crate) fn check(
     cmd: &Cmd,
@@ -160,19 +136,7 @@ pub(crate) fn check(
             ));
         }
     }
-    let mut candidates: Vec<(Word, Access)> = Vec::new();
-    for r in &cmd.redirects {
-        let Some(target) = &r.target else { continue };
-        match r.kind {
-            RedirKind::Out => candidates.push((target.clone(), Access::Write)),
-            RedirKind::In => candidates.push((target.clone(), Access::Read)),
-            RedirKind::HereDoc(_) | RedirKind::HereString => {}
-        }
-    }
-    let program = cmd.program().unwrap_or_default();
-    if !DATA_PROGRAMS.contains(&program.as_str()) {
-        operands(cmd, &program, &mut candidates);
-    }
+    let mut candidates: Vec<(Word, Access)> = cmd.effects.paths.clone();
     // A program run by path reads that file: `../other/run.sh`, `/tmp/payload`. Programs in
     // the system's and the user's program directories are tools, not data.
     if let Some(first) = cmd.argv().first()
@@ -220,144 +184,6 @@ pub(crate) fn check(
         }
     }
     ask
-}
-
-/// The operands of a command that name files, with how they are used.
-fn operands(cmd: &Cmd, program: &str, out: &mut Vec<(Word, Access)>) {
-    let args = cmd.args();
-    let spec = spec_for(program);
-    let p = parse(args, &spec);
-    let writer = match program {
-        "sed" => p.has('i', "in-place"),
-        "perl" => p.shorts.contains(&'i'),
-        "tar" => p.shorts.contains(&'x') || p.has_long("extract"),
-        _ => WRITERS.contains(&program),
-    };
-    let mut positionals: Vec<usize> = p.positionals.clone();
-    // The first operand is a pattern or a program, not a file.
-    let pattern_first = match program {
-        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => {
-            p.value(&["-e", "--regexp", "-f", "--file"]).is_none()
-        }
-        "sed" => p.value(&["-e", "--expression", "-f", "--file"]).is_none(),
-        "awk" | "gawk" | "mawk" | "nawk" => p.value(&["-f", "--file"]).is_none(),
-        "jq" | "yq" | "chmod" | "chown" | "chgrp" => true,
-        "perl" | "python" | "python3" | "ruby" | "node" => {
-            p.value(&["-e", "-c"]).is_some() || p.shorts.contains(&'e') || p.shorts.contains(&'c')
-        }
-        _ => false,
-    };
-    if pattern_first && !positionals.is_empty() {
-        positionals.remove(0);
-    }
-    if program == "find" {
-        let (starts, _) = crate::nested::find_starts(args);
-        out.extend(starts.into_iter().map(|w| (w, Access::Read)));
-        positionals.clear();
-    }
-    if program == "git" {
-        // Subcommands and refs are not paths; `-C DIR` is.
-        if let Some(dir) = p.value(&["-C"]) {
-            out.push((Word::lit(dir), Access::Read));
-        }
-    }
-    // Commit messages and titles are text.
-    if matches!(program, "git" | "gh" | "hg" | "svn" | "jj" | "glab") {
-        let mut skip = Vec::new();
-        for (i, a) in args.iter().enumerate() {
-            if [
-                "-m",
-                "--message",
-                "--title",
-                "-t",
-                "--body",
-                "-b",
-                "--notes",
-            ]
-            .iter()
-            .any(|o| a.is(o))
-            {
-                skip.push(i + 1);
-            }
-        }
-        positionals.retain(|i| !skip.contains(i));
-    }
-    let last = positionals.last().copied();
-    for &i in &positionals {
-        let access = if writer && (!COPIERS.contains(&program) || Some(i) == last) {
-            Access::Write
-        } else {
-            Access::Read
-        };
-        out.push((args[i].clone(), access));
-    }
-    // `--output=/x`, `of=/x`, `DESTDIR=/x`.
-    for a in args {
-        let Some(t) = a.literal() else { continue };
-        // dd's `if=`/`of=` name files whatever they look like.
-        let dd_file = program == "dd" && (t.starts_with("if=") || t.starts_with("of="));
-        if let Some((_, v)) = t.split_once('=')
-            && (v.starts_with('/') || v.starts_with('~') || v.starts_with("..") || dd_file)
-        {
-            let access = if writer || t.starts_with("of=") || t.starts_with("--output") {
-                Access::Write
-            } else {
-                Access::Read
-            };
-            let mut w = Word::lit(v);
-            if v.starts_with('~') {
-                w = tilde_word(v);
-            }
-            out.push((w, access));
-        }
-    }
-    // `-o/tmp/x`, `-I/etc`: a short option with a path attached.
-    for a in args {
-        let Some(t) = a.literal() else { continue };
-        let mut chars = t.chars();
-        if let (Some('-'), Some(letter), Some(_)) = (chars.next(), chars.next(), chars.next())
-            && letter.is_ascii_alphabetic()
-        {
-            let v = &t[2..];
-            if v.starts_with('/') || v.starts_with('~') || v.starts_with("..") {
-                let access = if letter == 'o' || (letter == 't' && writer) {
-                    Access::Write
-                } else {
-                    Access::Read
-                };
-                let w = if v.starts_with('~') {
-                    tilde_word(v)
-                } else {
-                    Word::lit(v)
-                };
-                out.push((w, access));
-            }
-        }
-    }
-    for (opt, v) in &p.values {
-        if v.starts_with('/') || v.starts_with('~') || v.starts_with("..") {
-            let access = if matches!(
-                opt.as_str(),
-                "-o" | "--output" | "-t" | "--target-directory"
-            ) {
-                Access::Write
-            } else {
-                Access::Read
-            };
-            out.push((Word::lit(v), access));
-        }
-    }
-}
-
-fn tilde_word(v: &str) -> Word {
-    let mut w = Word::default();
-    w.segs.push(Seg::Home);
-    if let Some(rest) = v.strip_prefix('~')
-        && !rest.is_empty()
-    {
-        w.segs.push(Seg::Lit(rest.to_owned()));
-    }
-    w
 }
 
 fn check_word(
