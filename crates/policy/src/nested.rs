@@ -9,15 +9,11 @@ use crate::command::{Class, Cmd, Finding, RedirKind};
 use crate::flags::{canonical_long, find_starts};
 use crate::inline::CodeLang;
 use crate::rule::RuleId;
+pub(crate) use crate::tools::SHELLS;
 use crate::unwrap::{is_assignment, program_name};
 use crate::walk::{Io, Stdin};
 use crate::words::{Seg, Word, ansi_c};
 
-/// Shells whose `-c` string and standard input are bash-like scripts.
-pub(crate) const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "fish", "posh", "csh",
-    "tcsh", "xonsh", "nu", "elvish", "oksh", "loksh",
-];
 
 /// Tests that filter what `find` matches.
 const FIND_FILTERS: &[&str] = &[

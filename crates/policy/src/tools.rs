@@ -170,9 +170,9 @@ const SED_VALUE_LETTERS: &str = "efl";
 const PERL_VALUE_LETTERS: &str = "eEIMmxl0CdDr";
 
 /// Shells: their operands are scripts or `-c` strings the walk follows itself.
-const SHELL_NAMES: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "tcsh", "csh", "yash",
-    "posh", "rbash",
+pub(crate) const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "fish", "posh", "csh",
+    "tcsh", "xonsh", "nu", "elvish", "oksh", "loksh",
 ];
 
 /// The table. Order does not matter; a name appears in one row only (a test checks it).
@@ -240,6 +240,20 @@ pub(crate) const TOOLS: &[Tool] = &[
             "apropos",
             "whatis",
             "tldr",
+            "last",
+            "lastb",
+            "lastlog",
+            "who",
+            "w",
+            "users",
+            "finger",
+            "uptime",
+            "ps",
+            "pidof",
+            "espeak",
+            "say",
+            "spd-say",
+            "wall",
         ],
         role: Role::Data,
         examples: &[
@@ -247,6 +261,7 @@ pub(crate) const TOOLS: &[Tool] = &[
             allow("printf '%s\\n' reboot shutdown"),
             allow("man shutdown"),
             allow("which reboot mkfs"),
+            allow("last reboot | head"),
         ],
         ..T
     },
@@ -647,7 +662,7 @@ pub(crate) const TOOLS: &[Tool] = &[
         ..T
     },
     Tool {
-        names: SHELL_NAMES,
+        names: SHELLS,
         role: Role::Verbs,
         ..T
     },
@@ -826,6 +841,14 @@ fn git_clone(cmd: &Cmd, _: &Parsed, e: &mut Effects) {
     };
     e.fetched_dirs.extend(dir);
 }
+
+/// Options whose value a program the table does not know may run as a command line
+/// (`runner --exec 'CMD'`, `tool -c 'CMD'`).
+pub(crate) const COMMAND_OPTIONS: &[&str] = &[
+    "-c", "-x", "-e", "--command", "--cmd", "--exec", "--execute", "--run", "--shell", "--sh",
+    "--script", "--do", "--eval", "--hook", "--then", "--on-success", "--on-failure",
+    "--on-change", "--post", "--pre",
+];
 
 /// The row for `program` (its name without directory).
 pub(crate) fn lookup(program: &str) -> Option<&'static Tool> {

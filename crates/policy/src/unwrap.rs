@@ -501,6 +501,10 @@ impl Wrapper {
     }
 }
 
+pub(crate) fn is_wrapper(name: &str) -> bool {
+    wrapper(name).is_some()
+}
+
 fn wrapper(name: &str) -> Option<&'static Wrapper> {
     WRAPPERS.iter().find(|w| w.names.contains(&name))
 }

@@ -87,6 +87,9 @@ pub(crate) struct Walker {
     pub(crate) vars: Vars,
     /// Greater than zero inside commands that run on another host or in a container.
     remote: u32,
+    /// Greater than zero while the arguments of an unknown program are walked as if it ran
+    /// them ([`Walker::probe_arguments`]).
+    probing: u32,
     /// Greater than zero where a statement may or may not run.
     pub(crate) conditional: u32,
     script_depth: u32,
@@ -124,6 +127,7 @@ impl Walker {
             vars: Vars::new(),
             remote: 0,
             conditional: 0,
+            probing: 0,
             script_depth: 0,
             node_depth: 0,
             steps: 0,
@@ -816,6 +820,14 @@ impl Walker {
             })
             .collect();
         self.apply(&cmd, follows);
+        if let Some(name) = &program
+            && self.probing == 0
+            && crate::tools::lookup(name).is_none()
+            && !crate::unwrap::is_wrapper(name)
+            && !self.functions.contains_key(name)
+        {
+            self.probe_arguments(&cmd);
+        }
         for (name, old) in saved.into_iter().rev() {
             match old {
                 Some(v) => self.vars.insert(name, v),
@@ -1132,6 +1144,63 @@ impl Walker {
             )),
             (None, _) => {}
         }
+    }
+
+    /// A program the tool table does not know may run its arguments (`chronic CMD…`,
+    /// `runner --exec 'CMD'`): each suffix of its arguments that starts with a word, and each
+    /// value of an option named like a command option, is walked as if it ran. Only what the
+    /// hardline guard denies in them counts: they go to the guard's rough commands, and of
+    /// their findings only hardline ones are kept. A program known to take data (`echo`,
+    /// `grep`, `git commit -m`) has a row in the table and is never probed.
+    fn probe_arguments(&mut self, cmd: &Cmd) {
+        /// Suffixes walked for one command (a bound on the work, not on safety: each
+        /// suffix starts later on the line, so the first ones matter).
+        const MAX_PROBES: usize = 24;
+        let args = cmd.args();
+        let mut probes: Vec<Follow> = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            if probes.len() >= MAX_PROBES {
+                break;
+            }
+            let Some(t) = a.literal() else { continue };
+            if t.len() > 1 && t.starts_with('-') {
+                let (name, inline) = match t.split_once('=') {
+                    Some((n, v)) => (n, Some(Word::lit(v))),
+                    None => (t.as_str(), None),
+                };
+                if crate::tools::COMMAND_OPTIONS.contains(&name)
+                    && let Some(value) = inline.or_else(|| args.get(i + 1).cloned())
+                    && value.literal().is_some()
+                {
+                    probes.push(Follow::string(value, name, &Io::default()));
+                }
+                continue;
+            }
+            let plausible_program = !t.is_empty()
+                && !t.contains('=')
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '+' | '['));
+            if plausible_program {
+                probes.push(Follow::exec(args[i..].to_vec()));
+            }
+        }
+        if probes.is_empty() {
+            return;
+        }
+        let (cmds, findings) = (self.out.cmds.len(), self.out.findings.len());
+        self.probing += 1;
+        let scope = self.save();
+        self.apply(cmd, probes);
+        self.restore(scope);
+        self.probing -= 1;
+        let probed = self.out.cmds.split_off(cmds);
+        let found = self.out.findings.split_off(findings);
+        self.out.rough.extend(probed);
+        self.out.findings.extend(
+            found
+                .into_iter()
+                .filter(|f| f.class == Class::Hardline && f.decision == crate::Decision::Deny),
+        );
     }
 
     /// Records a command run by another program (`xargs`, `find -exec`).
