@@ -234,3 +234,218 @@ pub(crate) struct Effects {
     /// It edits files in place (`sed -i`, `perl -pi`, `gawk -i inplace`).
     pub(crate) in_place: bool,
 }
+
+/// A file written earlier on the same line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// Its content, known statically.
+    Known(String),
+    /// Written with content only known at run time.
+    Unknown,
+}
+
+/// Standard input of a pipeline stage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stdin {
+    /// Text known statically (`echo ... |`, `cat <<EOF |`).
+    Text(String),
+    /// Paths under these start paths (`find . -name x |`), one per item.
+    Under(Vec<Word>),
+    /// The ID of every process (`ps -e -o pid= |`, `pgrep . |`).
+    AllPids,
+    /// These paths, one per item (`ls -d /* |`, `ls |` as `*`).
+    Paths(Vec<Word>),
+    /// Whatever the previous stage writes.
+    Unknown,
+}
+
+/// How a node is placed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Io {
+    pub(crate) piped_in: bool,
+    pub(crate) piped_out: bool,
+    pub(crate) captured: bool,
+    pub(crate) stdin: Option<Stdin>,
+}
+
+/// Where a followed command runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// On this machine.
+    Here,
+    /// On another host or in a container: its paths, home and working directory are not ours.
+    Remote,
+}
+
+/// What a script is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lang {
+    Shell,
+    Code(CodeLang),
+    /// A makefile: its recipe lines run in a shell.
+    Make,
+    /// A crontab: each entry's command runs in a shell later.
+    Crontab,
+    /// A system crontab (`/etc/crontab`, `/etc/cron.d/*`): a user field before the command.
+    SystemCrontab,
+    /// A systemd unit: its `Exec…=` lines run.
+    Unit,
+    /// A `package.json`: its `scripts` run under `npm install`, `npm run`, ….
+    PackageJson,
+    /// A justfile: its indented recipe lines run.
+    Just,
+}
+
+/// One thing a command runs.
+#[derive(Clone, Debug)]
+pub(crate) enum Follow {
+    /// A script in a word: walked when static, asked about when only known at run time.
+    String {
+        word: Word,
+        what: String,
+        io: Io,
+        place: Place,
+        /// In a child shell (`bash -c`), so `cd` does not leak out; `eval` runs in this one.
+        scoped: bool,
+        /// The positional parameters the script sees (`bash -c 'rm -rf "$1"' _ /`).
+        positional: Option<Vec<Word>>,
+    },
+    /// A file run as a script: followed when it was written earlier on the line or is a
+    /// process substitution whose output is known, asked about when it is generated.
+    File { word: Word, lang: Lang },
+    /// A command run with these words by another program (`xargs`, `find -exec`, `docker
+    /// exec`); `stdin` is what it reads when known (`kubectl exec -i pod -- sh <<< …`).
+    Exec {
+        words: Vec<Word>,
+        place: Place,
+        stdin: Option<Stdin>,
+    },
+    /// Code in another language, known statically.
+    Code { text: String, lang: CodeLang },
+    /// Text to split roughly for the hardline guard only (string literals of inline code).
+    Rough(String),
+    /// A reason to ask (or deny) found while looking.
+    Finding(Finding),
+}
+
+impl Follow {
+    pub(crate) fn script(text: &str, what: &str) -> Follow {
+        Follow::String {
+            word: Word::lit(text),
+            what: what.to_owned(),
+            io: Io::default(),
+            place: Place::Here,
+            scoped: true,
+            positional: None,
+        }
+    }
+
+    /// A command run here with these words, reading nothing known.
+    pub(crate) fn exec(words: Vec<Word>) -> Follow {
+        Follow::Exec {
+            words,
+            place: Place::Here,
+            stdin: None,
+        }
+    }
+
+    pub(crate) fn string(word: Word, what: &str, io: &Io) -> Follow {
+        Follow::String {
+            word,
+            what: what.to_owned(),
+            io: io.clone(),
+            place: Place::Here,
+            scoped: true,
+            positional: None,
+        }
+    }
+}
+
+/// A language whose inline code is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CodeLang {
+    Python,
+    Perl,
+    Ruby,
+    Node,
+    Php,
+    Awk,
+    /// Tcl: `exec CMD ARGS`, `file delete -force PATH`.
+    Tcl,
+    /// Lua, PowerShell …: only the generic scan.
+    Other,
+}
+
+impl CodeLang {
+    /// The language `program` runs, if it is an interpreter.
+    pub(crate) fn of(program: &str) -> Option<CodeLang> {
+        Some(match program {
+            p if p.starts_with("python") || p.starts_with("pypy") => CodeLang::Python,
+            p if p.starts_with("perl") => CodeLang::Perl,
+            "ruby" | "jruby" | "truffleruby" => CodeLang::Ruby,
+            "node" | "nodejs" | "bun" | "deno" => CodeLang::Node,
+            p if p.starts_with("php") => CodeLang::Php,
+            "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => CodeLang::Awk,
+            "tclsh" | "wish" | "expect-tcl" => CodeLang::Tcl,
+            "lua" | "luajit" | "osascript" | "pwsh" | "powershell" | "Rscript" | "R" | "julia"
+            | "jshell" | "groovy" | "scala" | "kotlin" | "swift" | "emacs" | "guile" | "racket"
+            | "sbcl" | "clisp" | "ecl" | "ghc" | "runghc" | "elixir" | "iex" | "erl"
+            | "escript" | "octave" | "gnuplot" | "clojure" | "bb" | "nim" | "crystal" | "v"
+            | "dart" => CodeLang::Other,
+            _ => return None,
+        })
+    }
+
+    /// The options whose value is code.
+    pub(crate) fn code_options(self) -> &'static [&'static str] {
+        match self {
+            CodeLang::Python => &["-c"],
+            CodeLang::Perl => &["-e", "-E"],
+            CodeLang::Ruby => &["-e"],
+            CodeLang::Node => &["-e", "--eval", "-p", "--print"],
+            CodeLang::Php => &["-r"],
+            CodeLang::Awk | CodeLang::Tcl => &[],
+            CodeLang::Other => &[
+                "-e",
+                "-c",
+                "--eval",
+                "-eval",
+                "-Command",
+                "-command",
+                "-x",
+                "--execute",
+            ],
+        }
+    }
+
+    /// Options whose value is the next word (not code, not the script).
+    pub(crate) fn value_options(self) -> &'static [&'static str] {
+        match self {
+            CodeLang::Python => &["-W", "-X", "-Q"],
+            CodeLang::Perl => &["-I", "-M", "-m", "-x", "-C"],
+            CodeLang::Ruby => &["-r", "-I", "-C", "-E", "-x", "--encoding"],
+            CodeLang::Node => &[
+                "-r",
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+                "-C",
+                "--conditions",
+                "--input-type",
+                "--title",
+                "--env-file",
+            ],
+            CodeLang::Php => &["-d", "-c", "-z", "-t", "-S"],
+            CodeLang::Awk | CodeLang::Tcl | CodeLang::Other => &[],
+        }
+    }
+
+    /// Calls may omit parentheses (`system "ls"`, `unlink "f"`).
+    pub(crate) fn bare_calls(self) -> bool {
+        matches!(
+            self,
+            CodeLang::Perl | CodeLang::Ruby | CodeLang::Php | CodeLang::Awk
+        )
+    }
+}

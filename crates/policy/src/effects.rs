@@ -4,7 +4,8 @@
 //! written earlier on the line all read this one answer.
 
 use crate::command::{Access, Cmd, Effects, RedirKind, Source, Write, WriteKind};
-use crate::flags::{Parsed, parse, spec_for};
+use crate::flags::{Parsed, parse};
+use crate::tools::spec_for;
 use crate::tools::{self, InPlace, Role, Tool};
 use crate::words::{Seg, Word};
 

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use tree_sitter::Node;
 
 use crate::command::{Class, Cmd, Finding, Origin, WriteKind};
-use crate::flags::find_starts;
-use crate::flags::{parse, spec_for};
+use crate::flags::parse;
 use crate::paths::{
     Links, PathClass, classify, critical_file, display, in_system_tree, normalize, physical,
 };
+use crate::tools::{find_starts, spec_for};
 use crate::words::{Seg, Word};
 
 /// Devices a command may write to without harm.
@@ -196,7 +196,7 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             .first()
             .filter(|w| dynamic_path(w) && !w.text().starts_with("<("))
             .map(|w| script_path_ask(&program, w)),
-        p if crate::nested::SHELLS.contains(&p) => {
+        p if crate::tools::SHELLS.contains(&p) => {
             // `bash "$SCRIPT"`: the first operand, when it is a script file.
             let first = args.iter().find(|a| !a.starts_with("-") && !a.starts_with("+"));
             let runs_string = args.iter().take_while(|a| a.starts_with("-")).any(|a| a.text().contains('c') && !a.text().starts_with("--"));
@@ -1347,7 +1347,7 @@ fn kill(args: &[Word]) -> Option<Finding> {
     if let Some(g) = args.iter().find(|a| a.has_glob() && a.is_static()) {
         let t = g.text();
         let name = t.rsplit('/').next().unwrap_or(&t);
-        if crate::paths::glob_match(name, "1") {
+        if crate::words::glob_match(name, "1") {
             return Some(kill_finding(&format!("`{t}` matches every process ID")));
         }
     }

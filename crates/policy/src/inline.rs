@@ -8,100 +8,11 @@
 //! command (`shutil.rmtree('/')` is `rm -rf /`), so the hardline guard and the rules judge
 //! it; anything else in a sensitive position is `ask`.
 
+use crate::command::Io;
 use crate::command::{Class, Finding};
-use crate::nested::Follow;
+use crate::command::{CodeLang, Follow};
 use crate::rule::RuleId;
-use crate::walk::Io;
 use crate::words::Word;
-
-/// A language whose inline code is read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CodeLang {
-    Python,
-    Perl,
-    Ruby,
-    Node,
-    Php,
-    Awk,
-    /// Tcl: `exec CMD ARGS`, `file delete -force PATH`.
-    Tcl,
-    /// Lua, PowerShell …: only the generic scan.
-    Other,
-}
-
-impl CodeLang {
-    /// The language `program` runs, if it is an interpreter.
-    pub(crate) fn of(program: &str) -> Option<CodeLang> {
-        Some(match program {
-            p if p.starts_with("python") || p.starts_with("pypy") => CodeLang::Python,
-            p if p.starts_with("perl") => CodeLang::Perl,
-            "ruby" | "jruby" | "truffleruby" => CodeLang::Ruby,
-            "node" | "nodejs" | "bun" | "deno" => CodeLang::Node,
-            p if p.starts_with("php") => CodeLang::Php,
-            "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => CodeLang::Awk,
-            "tclsh" | "wish" | "expect-tcl" => CodeLang::Tcl,
-            "lua" | "luajit" | "osascript" | "pwsh" | "powershell" | "Rscript" | "R" | "julia"
-            | "jshell" | "groovy" | "scala" | "kotlin" | "swift" | "emacs" | "guile" | "racket"
-            | "sbcl" | "clisp" | "ecl" | "ghc" | "runghc" | "elixir" | "iex" | "erl"
-            | "escript" | "octave" | "gnuplot" | "clojure" | "bb" | "nim" | "crystal" | "v"
-            | "dart" => CodeLang::Other,
-            _ => return None,
-        })
-    }
-
-    /// The options whose value is code.
-    pub(crate) fn code_options(self) -> &'static [&'static str] {
-        match self {
-            CodeLang::Python => &["-c"],
-            CodeLang::Perl => &["-e", "-E"],
-            CodeLang::Ruby => &["-e"],
-            CodeLang::Node => &["-e", "--eval", "-p", "--print"],
-            CodeLang::Php => &["-r"],
-            CodeLang::Awk | CodeLang::Tcl => &[],
-            CodeLang::Other => &[
-                "-e",
-                "-c",
-                "--eval",
-                "-eval",
-                "-Command",
-                "-command",
-                "-x",
-                "--execute",
-            ],
-        }
-    }
-
-    /// Options whose value is the next word (not code, not the script).
-    pub(crate) fn value_options(self) -> &'static [&'static str] {
-        match self {
-            CodeLang::Python => &["-W", "-X", "-Q"],
-            CodeLang::Perl => &["-I", "-M", "-m", "-x", "-C"],
-            CodeLang::Ruby => &["-r", "-I", "-C", "-E", "-x", "--encoding"],
-            CodeLang::Node => &[
-                "-r",
-                "--require",
-                "--import",
-                "--loader",
-                "--experimental-loader",
-                "-C",
-                "--conditions",
-                "--input-type",
-                "--title",
-                "--env-file",
-            ],
-            CodeLang::Php => &["-d", "-c", "-z", "-t", "-S"],
-            CodeLang::Awk | CodeLang::Tcl | CodeLang::Other => &[],
-        }
-    }
-
-    /// Calls may omit parentheses (`system "ls"`, `unlink "f"`).
-    fn bare_calls(self) -> bool {
-        matches!(
-            self,
-            CodeLang::Perl | CodeLang::Ruby | CodeLang::Php | CodeLang::Awk
-        )
-    }
-}
 
 /// What a known API does with its arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1043,7 +954,7 @@ fn decoded_literal(t: &str) -> Option<String> {
             .collect();
         String::from_utf8(bytes?).ok()
     };
-    let b64 = |b: &str| crate::nested::base64_decode(b).and_then(|v| String::from_utf8(v).ok());
+    let b64 = |b: &str| crate::words::base64_decode(b).and_then(|v| String::from_utf8(v).ok());
     if let Some([Arg::Str(h)]) = inner_of("fromhex(").as_deref() {
         return hex(h);
     }
@@ -1421,7 +1332,7 @@ fn awk_pipes(code: &str) -> Vec<Follow> {
             let end = skip_string(after.as_bytes(), 0);
             if let Some(s) = literal(&after[..end]) {
                 let shell =
-                    crate::nested::SHELLS.contains(&s.split_whitespace().next().unwrap_or(""));
+                    crate::tools::SHELLS.contains(&s.split_whitespace().next().unwrap_or(""));
                 let before = code[..i].trim_end();
                 let printed = before
                     .rfind("print")

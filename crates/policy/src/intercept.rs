@@ -5,8 +5,9 @@
 
 use crate::command::{Class, Cmd, Finding, Origin};
 use crate::config::Interception;
-use crate::flags::{parse, spec_for};
+use crate::flags::parse;
 use crate::rule::RuleId;
+use crate::tools::spec_for;
 use crate::words::Word;
 
 /// Devices that are not files to write with a tool.

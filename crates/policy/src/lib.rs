@@ -105,8 +105,9 @@ use std::path::Path;
 pub use config::{ConfigError, Interception, PolicyConfig, Rules};
 pub use rule::RuleId;
 
+use command::Io;
 use command::{Class, Cmd, Finding};
-use walk::{Io, Walker};
+use walk::Walker;
 
 /// Commands longer than this are not analysed (the decision is `ask`).
 const MAX_COMMAND_BYTES: usize = 256 * 1024;

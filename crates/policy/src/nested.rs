@@ -5,15 +5,15 @@
 //! Discovery is a pure function of one command and its placement: [`follow`] says what the
 //! command runs; the walker applies it (`Walker::apply`), so this module never walks.
 
-use crate::command::{Class, Cmd, Finding, RedirKind};
-use crate::flags::{canonical_long, find_starts};
-use crate::inline::CodeLang;
+use crate::command::{Class, Cmd, CodeLang, Finding, Follow, Io, Lang, Place, RedirKind, Stdin};
+use crate::flags::canonical_long;
+use crate::tools::find_starts;
+
 use crate::rule::RuleId;
 pub(crate) use crate::tools::SHELLS;
 use crate::unwrap::{is_assignment, program_name};
-use crate::walk::{Io, Stdin};
-use crate::words::{Seg, Word, ansi_c};
 
+use crate::words::{Seg, Word, ansi_c, base64_decode};
 
 /// Tests that filter what `find` matches.
 const FIND_FILTERS: &[&str] = &[
@@ -87,34 +87,6 @@ const EXEC_VARS: &[&str] = &[
 /// Environment variables naming a file a shell sources at start.
 const SOURCED_VARS: &[&str] = &["BASH_ENV", "ENV"];
 
-/// Where a followed command runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Place {
-    /// On this machine.
-    Here,
-    /// On another host or in a container: its paths, home and working directory are not ours.
-    Remote,
-}
-
-/// What a script is written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Lang {
-    Shell,
-    Code(CodeLang),
-    /// A makefile: its recipe lines run in a shell.
-    Make,
-    /// A crontab: each entry's command runs in a shell later.
-    Crontab,
-    /// A system crontab (`/etc/crontab`, `/etc/cron.d/*`): a user field before the command.
-    SystemCrontab,
-    /// A systemd unit: its `Exec…=` lines run.
-    Unit,
-    /// A `package.json`: its `scripts` run under `npm install`, `npm run`, ….
-    PackageJson,
-    /// A justfile: its indented recipe lines run.
-    Just,
-}
-
 /// Whether writing `path` schedules what is written to run later, and as what.
 pub(crate) fn runs_later(path: &std::path::Path, home: Option<&str>) -> Option<Lang> {
     let s = path.to_string_lossy();
@@ -164,71 +136,6 @@ pub(crate) fn runs_later(path: &std::path::Path, home: Option<&str>) -> Option<L
             | ".config/fish/config.fish"
     )
     .then_some(Lang::Shell)
-}
-
-/// One thing a command runs.
-#[derive(Clone, Debug)]
-pub(crate) enum Follow {
-    /// A script in a word: walked when static, asked about when only known at run time.
-    String {
-        word: Word,
-        what: String,
-        io: Io,
-        place: Place,
-        /// In a child shell (`bash -c`), so `cd` does not leak out; `eval` runs in this one.
-        scoped: bool,
-        /// The positional parameters the script sees (`bash -c 'rm -rf "$1"' _ /`).
-        positional: Option<Vec<Word>>,
-    },
-    /// A file run as a script: followed when it was written earlier on the line or is a
-    /// process substitution whose output is known, asked about when it is generated.
-    File { word: Word, lang: Lang },
-    /// A command run with these words by another program (`xargs`, `find -exec`, `docker
-    /// exec`); `stdin` is what it reads when known (`kubectl exec -i pod -- sh <<< …`).
-    Exec {
-        words: Vec<Word>,
-        place: Place,
-        stdin: Option<Stdin>,
-    },
-    /// Code in another language, known statically.
-    Code { text: String, lang: CodeLang },
-    /// Text to split roughly for the hardline guard only (string literals of inline code).
-    Rough(String),
-    /// A reason to ask (or deny) found while looking.
-    Finding(Finding),
-}
-
-impl Follow {
-    fn script(text: &str, what: &str) -> Follow {
-        Follow::String {
-            word: Word::lit(text),
-            what: what.to_owned(),
-            io: Io::default(),
-            place: Place::Here,
-            scoped: true,
-            positional: None,
-        }
-    }
-
-    /// A command run here with these words, reading nothing known.
-    pub(crate) fn exec(words: Vec<Word>) -> Follow {
-        Follow::Exec {
-            words,
-            place: Place::Here,
-            stdin: None,
-        }
-    }
-
-    pub(crate) fn string(word: Word, what: &str, io: &Io) -> Follow {
-        Follow::String {
-            word,
-            what: what.to_owned(),
-            io: io.clone(),
-            place: Place::Here,
-            scoped: true,
-            positional: None,
-        }
-    }
 }
 
 /// What the walk knows about files written and substitutions run earlier on the line.
@@ -944,7 +851,7 @@ fn interpreter(cmd: &Cmd, args: &[Word], io: &Io, lang: CodeLang, out: &mut Vec<
     }
     if lang == CodeLang::Awk {
         // The program is `-f FILE` or the first operand.
-        let p = crate::flags::parse(args, &crate::flags::spec_for("awk"));
+        let p = crate::flags::parse(args, &crate::tools::spec_for("awk"));
         if let Some(file) = p.value(&["-f", "--file"]) {
             out.push(Follow::File {
                 word: Word::lit(file),
@@ -1500,7 +1407,7 @@ fn tar_commands(args: &[Word], io: &Io, out: &mut Vec<Follow>) {
         };
         let long = name
             .strip_prefix("--")
-            .map(|n| canonical_long(n, crate::flags::spec_for("tar").longs));
+            .map(|n| canonical_long(n, crate::tools::spec_for("tar").longs));
         let takes_command = matches!(
             long,
             Some(
@@ -1539,7 +1446,7 @@ fn tar_commands(args: &[Word], io: &Io, out: &mut Vec<Follow>) {
 /// sed's `e COMMAND` runs a command; `s/…/…/e` runs the pattern space (only known at run
 /// time).
 fn sed_commands(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
-    let p = crate::flags::parse(args, &crate::flags::spec_for("sed"));
+    let p = crate::flags::parse(args, &crate::tools::spec_for("sed"));
     let from_options = p.value(&["-e", "--expression", "-f", "--file"]).is_some();
     // A script only known at run time could hold `e`.
     if let Some(w) = p.positionals.first().map(|&i| &args[i])
@@ -1716,7 +1623,7 @@ fn fd_exec(args: &[Word]) -> Vec<Follow> {
         return Vec::new();
     };
     let before = &args[..x];
-    let p = crate::flags::parse(before, &crate::flags::spec_for("fd"));
+    let p = crate::flags::parse(before, &crate::tools::spec_for("fd"));
     let mut paths: Vec<Word> = p
         .positionals
         .iter()
@@ -2860,8 +2767,8 @@ pub(crate) fn static_text(cmd: &Cmd, io: &Io) -> Option<String> {
             let inner = filter.trim().strip_prefix('"')?.strip_suffix('"')?;
             (raw && !inner.contains(['"', '\\'])).then(|| format!("{inner}\n"))
         }
-        p if crate::inline::CodeLang::of(p).is_some() => {
-            let lang = crate::inline::CodeLang::of(p)?;
+        p if CodeLang::of(p).is_some() => {
+            let lang = CodeLang::of(p)?;
             let code = option_value(args, lang.code_options())?.literal()?;
             crate::inline::printed(&code).map(|t| t + "\n")
         }
@@ -2991,36 +2898,6 @@ fn tr_set(set: &str) -> Vec<char> {
         }
     }
     out
-}
-
-/// Standard base64 (with or without padding, whitespace ignored).
-///
-/// Hand-written (twenty lines, no dependency) because only decoding known text for the
-/// analysis is needed, never encoding, and bad input must give `None`, not an error type.
-pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut bits: u32 = 0;
-    let mut count = 0;
-    let mut out = Vec::new();
-    for c in text
-        .bytes()
-        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
-    {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        bits = (bits << 6) | u32::from(v);
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push(u8::try_from((bits >> count) & 0xff).ok()?);
-        }
-    }
-    Some(out)
 }
 
 /// `printf` with `%s`, `%b` and `%%` only.

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use crate::words::{Seg, Word};
+use crate::words::{Seg, Word, glob_match};
 
 /// Stands for the home directory when the caller did not give one. A NUL byte cannot occur in
 /// a real argument, so this never collides with a path the command names.
@@ -613,93 +613,6 @@ pub(crate) fn display(path: &Path, home: &Path) -> String {
         }
     }
     path.display().to_string()
-}
-
-/// Shell glob matching of one path component: `*`, `?`, `[...]`.
-pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    glob_at(&p, &n, 0)
-}
-
-fn glob_at(p: &[char], n: &[char], depth: u32) -> bool {
-    if depth > 64 {
-        return false;
-    }
-    let (mut pi, mut ni) = (0, 0);
-    let (mut star_p, mut star_n) = (usize::MAX, 0);
-    while ni < n.len() {
-        if pi < p.len() {
-            match p[pi] {
-                '*' => {
-                    star_p = pi;
-                    star_n = ni;
-                    pi += 1;
-                    continue;
-                }
-                '?' => {
-                    pi += 1;
-                    ni += 1;
-                    continue;
-                }
-                '[' => {
-                    if let Some((ok, len)) = class(&p[pi..], n[ni])
-                        && ok
-                    {
-                        pi += len;
-                        ni += 1;
-                        continue;
-                    } else if class(&p[pi..], n[ni]).is_none() && n[ni] == '[' {
-                        pi += 1;
-                        ni += 1;
-                        continue;
-                    }
-                }
-                c if c == n[ni] => {
-                    pi += 1;
-                    ni += 1;
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        if star_p == usize::MAX {
-            return false;
-        }
-        pi = star_p + 1;
-        star_n += 1;
-        ni = star_n;
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
-
-/// Matches a `[...]` class at the start of `p`: (matched, length of the class).
-fn class(p: &[char], c: char) -> Option<(bool, usize)> {
-    let mut i = 1;
-    let negate = matches!(p.get(1), Some('!' | '^'));
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    let mut first = true;
-    while i < p.len() {
-        if p[i] == ']' && !first {
-            return Some((matched != negate, i + 1));
-        }
-        first = false;
-        if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|&e| e != ']') {
-            if p[i] <= c && c <= p[i + 2] {
-                matched = true;
-            }
-            i += 3;
-        } else {
-            if p[i] == c {
-                matched = true;
-            }
-            i += 1;
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -8,10 +8,11 @@ use regex::RegexSet;
 
 use crate::command::{Class, Cmd, Finding, join};
 use crate::config::{ConfigError, Rules};
-use crate::flags::{Parsed, Spec, parse, rule_flags, spec_for};
-use crate::paths::glob_match;
+use crate::flags::{Parsed, Spec, parse, rule_flags};
+use crate::tools::spec_for;
 use crate::unwrap::program_name;
 use crate::words::Word;
+use crate::words::glob_match;
 
 /// Shell builtins with no effect outside the shell; they need no allow rule in allow-list
 /// mode.

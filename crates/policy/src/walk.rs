@@ -9,7 +9,7 @@ use tree_sitter::Node;
 use std::collections::HashMap;
 
 use crate::command::{Class, Cmd, Effects, Finding, Origin, Redir, RedirKind, Source};
-use crate::nested::{Follow, Lang, Place};
+use crate::command::{Follow, Io, Lang, Place, Stdin, Written};
 use crate::paths::{Cwd, UNKNOWN_HOME, normalize};
 use crate::unwrap::unwrap;
 use crate::words::{self, Env, Val, Vars, Word};
@@ -34,39 +34,6 @@ pub(crate) struct Analysis {
     pub(crate) rough: Vec<Cmd>,
     /// Symbolic links the line makes (`ln -s / x`): link path → target, both absolute.
     pub(crate) links: HashMap<PathBuf, PathBuf>,
-}
-
-/// A file written earlier on the same line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Written {
-    /// Its content, known statically.
-    Known(String),
-    /// Written with content only known at run time.
-    Unknown,
-}
-
-/// Standard input of a pipeline stage.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Stdin {
-    /// Text known statically (`echo ... |`, `cat <<EOF |`).
-    Text(String),
-    /// Paths under these start paths (`find . -name x |`), one per item.
-    Under(Vec<Word>),
-    /// The ID of every process (`ps -e -o pid= |`, `pgrep . |`).
-    AllPids,
-    /// These paths, one per item (`ls -d /* |`, `ls |` as `*`).
-    Paths(Vec<Word>),
-    /// Whatever the previous stage writes.
-    Unknown,
-}
-
-/// How a node is placed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Io {
-    pub(crate) piped_in: bool,
-    pub(crate) piped_out: bool,
-    pub(crate) captured: bool,
-    pub(crate) stdin: Option<Stdin>,
 }
 
 pub(crate) struct Scope {
@@ -973,7 +940,7 @@ impl Walker {
             return;
         };
         let args = cmd.args();
-        let p = crate::flags::parse(args, &crate::flags::spec_for("ln"));
+        let p = crate::flags::parse(args, &crate::tools::spec_for("ln"));
         if !p.has('s', "symbolic") {
             return;
         }
@@ -1082,7 +1049,7 @@ impl Walker {
         self.restore(scope);
     }
 
-    fn run_code(&mut self, text: &str, lang: inline::CodeLang, cmd: &Cmd) {
+    fn run_code(&mut self, text: &str, lang: crate::command::CodeLang, cmd: &Cmd) {
         if self.script_depth >= MAX_SCRIPT_DEPTH {
             self.too_complex("nested too deeply (code inside code)");
             return;
@@ -1178,8 +1145,9 @@ impl Walker {
             }
             let plausible_program = !t.is_empty()
                 && !t.contains('=')
-                && t.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '+' | '['));
+                && t.chars().all(|c| {
+                    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '+' | '[')
+                });
             if plausible_program {
                 probes.push(Follow::exec(args[i..].to_vec()));
             }

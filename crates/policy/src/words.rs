@@ -612,10 +612,7 @@ impl Transform<'_> {
                 if longest {
                     cuts.reverse();
                 }
-                match cuts
-                    .into_iter()
-                    .find(|&i| crate::paths::glob_match(pat, &at(i)))
-                {
+                match cuts.into_iter().find(|&i| glob_match(pat, &at(i))) {
                     Some(i) => from(i),
                     None => value.to_owned(),
                 }
@@ -625,10 +622,7 @@ impl Transform<'_> {
                 if longest {
                     cuts.reverse();
                 }
-                match cuts
-                    .into_iter()
-                    .find(|&i| crate::paths::glob_match(pat, &from(i)))
-                {
+                match cuts.into_iter().find(|&i| glob_match(pat, &from(i))) {
                     Some(i) => at(i),
                     None => value.to_owned(),
                 }
@@ -1179,6 +1173,123 @@ fn to_word(toks: Vec<Tok>) -> Word {
         }
     }
     w
+}
+
+/// Standard base64 (with or without padding, whitespace ignored).
+///
+/// Hand-written (twenty lines, no dependency) because only decoding known text for the
+/// analysis is needed, never encoding, and bad input must give `None`, not an error type.
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let mut bits: u32 = 0;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for c in text
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
+    {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(v);
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push(u8::try_from((bits >> count) & 0xff).ok()?);
+        }
+    }
+    Some(out)
+}
+
+/// Shell glob matching of one path component: `*`, `?`, `[...]`.
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    glob_at(&p, &n, 0)
+}
+
+fn glob_at(p: &[char], n: &[char], depth: u32) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    let (mut pi, mut ni) = (0, 0);
+    let (mut star_p, mut star_n) = (usize::MAX, 0);
+    while ni < n.len() {
+        if pi < p.len() {
+            match p[pi] {
+                '*' => {
+                    star_p = pi;
+                    star_n = ni;
+                    pi += 1;
+                    continue;
+                }
+                '?' => {
+                    pi += 1;
+                    ni += 1;
+                    continue;
+                }
+                '[' => {
+                    if let Some((ok, len)) = class(&p[pi..], n[ni])
+                        && ok
+                    {
+                        pi += len;
+                        ni += 1;
+                        continue;
+                    } else if class(&p[pi..], n[ni]).is_none() && n[ni] == '[' {
+                        pi += 1;
+                        ni += 1;
+                        continue;
+                    }
+                }
+                c if c == n[ni] => {
+                    pi += 1;
+                    ni += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        if star_p == usize::MAX {
+            return false;
+        }
+        pi = star_p + 1;
+        star_n += 1;
+        ni = star_n;
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Matches a `[...]` class at the start of `p`: (matched, length of the class).
+fn class(p: &[char], c: char) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(p.get(1), Some('!' | '^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while i < p.len() {
+        if p[i] == ']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        first = false;
+        if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|&e| e != ']') {
+            if p[i] <= c && c <= p[i + 2] {
+                matched = true;
+            }
+            i += 3;
+        } else {
+            if p[i] == c {
+                matched = true;
+            }
+            i += 1;
+        }
+    }
+    None
 }
 
 #[cfg(test)]

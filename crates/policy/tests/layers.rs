@@ -1,0 +1,89 @@
+//! The policy's modules form layers: a module uses only the modules below it, so knowledge
+//! (the tool table) sits under the mechanism that reads it and nothing imports in a circle.
+
+use std::path::Path;
+
+/// Bottom first. `lib` (the crate root) may use every module.
+const LAYERS: &[&str] = &[
+    "config",
+    "rule",
+    "parse",
+    "fallback",
+    "words",
+    "paths",
+    "flags",
+    "unwrap",
+    "command",
+    "tools",
+    "effects",
+    "hardline",
+    "inline",
+    "nested",
+    "walk",
+    "workspace",
+    "intercept",
+    "rules",
+];
+
+/// The modules `source` refers to as `crate::NAME`, outside comments and its test module.
+fn uses(source: &str) -> Vec<String> {
+    let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+    let mut found = Vec::new();
+    for line in code.lines() {
+        let line = line.trim_start();
+        if line.starts_with("//") {
+            continue;
+        }
+        for (at, _) in line.match_indices("crate::") {
+            let rest = &line[at + "crate::".len()..];
+            // `crate::{a, b::C}` names several.
+            let paths: Vec<&str> = match rest.strip_prefix('{') {
+                Some(group) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or_default()
+                    .split(',')
+                    .collect(),
+                None => vec![rest],
+            };
+            for path in paths {
+                let name: String = path
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                if !name.is_empty() && !found.contains(&name) {
+                    found.push(name);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn modules_use_only_the_layers_below_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut upward = Vec::new();
+    for (level, module) in LAYERS.iter().enumerate() {
+        let path = src.join(format!("{module}.rs"));
+        let source =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for used in uses(&source) {
+            match LAYERS.iter().position(|m| *m == used) {
+                Some(l) if l < level => {}
+                Some(l) if l == level => {}
+                Some(_) => upward.push(format!("{module} uses {used}, a layer above it")),
+                None => upward.push(format!("{module} uses {used}, which is in no layer")),
+            }
+        }
+    }
+    let listed: Vec<String> = std::fs::read_dir(&src)
+        .expect("src")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".rs").map(str::to_owned))
+        .filter(|n| n != "lib" && !LAYERS.contains(&n.as_str()))
+        .collect();
+    assert!(listed.is_empty(), "modules in no layer: {listed:?}");
+    assert!(upward.is_empty(), "{}", upward.join("\n"));
+}
