@@ -4,8 +4,49 @@
 use crate::Decision;
 use crate::paths::Cwd;
 use crate::rule::Rule;
-use crate::unwrap::{Unwrapped, program_name};
 use crate::words::Word;
+
+/// The word a program name resolves to, without its directory (`/usr/bin/sudo` → `sudo`).
+///
+/// A package runner's package spec names its program too: `npm:rimraf`, `rimraf@5`,
+/// `black==24.1` are `rimraf`, `rimraf`, `black`.
+pub(crate) fn program_name(word: &Word) -> Option<String> {
+    const REGISTRY_PREFIXES: &[&str] = &["npm:", "jsr:", "pypi:"];
+    let text = word.literal()?;
+    let mut base = text.rsplit('/').next().unwrap_or(&text);
+    if let Some(rest) = REGISTRY_PREFIXES.iter().find_map(|p| base.strip_prefix(p)) {
+        base = rest;
+    }
+    if let Some(at) = base.find(['@', '=']).filter(|&at| at > 0) {
+        base = &base[..at];
+    }
+    Some(base.to_owned())
+}
+
+/// The result of unwrapping one command's words.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Unwrapped {
+    /// Where each level starts: `[0]` is the whole command, the last is the real program.
+    pub(crate) levels: Vec<usize>,
+    /// Levels (indices into `levels`) whose wrapper escalates privileges.
+    pub(crate) privileged: Vec<usize>,
+    /// Environment names set by `env K=v` / `sudo K=v`.
+    pub(crate) env_assigns: Vec<String>,
+    /// A directory the inner command runs in (`sudo -D`, `env -C`).
+    pub(crate) chdir: Option<Word>,
+    /// `env -S STRING`: the string, re-split by env as a command line.
+    pub(crate) split_string: Option<Word>,
+    /// Every wrapper option's value, by option (`strace -o /tmp/trace`): paths among them
+    /// are checked like the command's own.
+    pub(crate) option_values: Vec<(String, Word)>,
+}
+
+impl Unwrapped {
+    /// Index of the word that names the real program.
+    pub(crate) fn start(&self) -> usize {
+        self.levels.last().copied().unwrap_or(0)
+    }
+}
 
 /// Where a command's output goes and where it came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

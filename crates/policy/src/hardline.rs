@@ -12,7 +12,7 @@ use crate::flags::parse;
 use crate::paths::{
     Links, PathClass, classify, critical_file, display, in_system_tree, normalize, physical,
 };
-use crate::tools::{find_starts, spec_for};
+use crate::tools::{Deletes, find_starts, lookup, spec_for};
 use crate::words::{Seg, Word};
 
 /// Devices a command may write to without harm.
@@ -141,9 +141,7 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
     let program = cmd.program()?;
     let args = cmd.args();
     match program.as_str() {
-        "rm" | "rimraf" | "del" | "trash" | "srm" | "unlink" | "rmdir" => {
-            rm(cmd, &program, args, ctx)
-        }
+        p if let Some(how) = lookup(p).and_then(|t| t.deletes) => rm(cmd, p, how, args, ctx),
         "find" => find(cmd, args, ctx),
         "rsync" => rsync(cmd, args, ctx),
         "scp" | "sftp" => {
@@ -177,13 +175,13 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                 .collect();
             let mut words = vec![Word::lit("-rf")];
             words.extend(targets);
-            rm(cmd, "rclone", &words, ctx)
+            rm(cmd, "rclone", Deletes::Recursively, &words, ctx)
         }
         "shred" | "truncate" | "wipe"
             if cmd.origin == Origin::Exec
                 && args.iter().any(|a| matches!(a.segs.last(), Some(Seg::Dyn(d)) if d == "{}")) =>
         {
-            rm(cmd, "rm", &[Word::lit("-f")].iter().cloned().chain(args.iter().filter(|a| !a.starts_with("-")).cloned()).collect::<Vec<_>>(), ctx)
+            rm(cmd, "rm", Deletes::WhenRecursive, &[Word::lit("-f")].iter().cloned().chain(args.iter().filter(|a| !a.starts_with("-")).cloned()).collect::<Vec<_>>(), ctx)
         }
         "shred" | "truncate" | "wipe" => {
             let p = parse(args, &crate::flags::Spec { value_short: "nsr", value_long: &["iterations", "size", "random-source", "reference"], ..crate::flags::Spec::PLAIN });
@@ -390,11 +388,10 @@ fn worst(found: Option<Finding>, next: Option<Finding>) -> Option<Finding> {
     }
 }
 
-fn rm(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
+fn rm(cmd: &Cmd, program: &str, how: Deletes, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
     let home = ctx.home;
     let p = parse(args, &spec_for("rm"));
-    let recursive =
-        p.has('r', "recursive") || matches!(program, "rimraf" | "del" | "trash" | "srm");
+    let recursive = p.has('r', "recursive") || how == Deletes::Recursively;
     let no_preserve = p.has_long("no-preserve-root");
     let mut found = None;
     if recursive || no_preserve {
@@ -910,7 +907,7 @@ fn find(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
             ["-exec", "-execdir", "-ok", "-okdir"]
                 .iter()
                 .any(|e| w[0].is(e))
-                && crate::unwrap::program_name(&w[1])
+                && crate::command::program_name(&w[1])
                     .is_some_and(|p| DELETERS.contains(&p.as_str()))
         });
     if !deletes {

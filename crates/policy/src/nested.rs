@@ -9,9 +9,10 @@ use crate::command::{Class, Cmd, CodeLang, Finding, Follow, Io, Lang, Place, Red
 use crate::flags::canonical_long;
 use crate::tools::find_starts;
 
+use crate::command::program_name;
 use crate::rule::RuleId;
 pub(crate) use crate::tools::SHELLS;
-use crate::unwrap::{is_assignment, program_name};
+use crate::unwrap::is_assignment;
 
 use crate::words::{Seg, Word, ansi_c, base64_decode};
 
@@ -175,9 +176,8 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
             continue;
         };
         let args = words.get(1..).unwrap_or(&[]);
-        let string_opts: &[&str] = match name.as_str() {
-            "su" | "runuser" | "sg" | "flock" | "script" => &["-c", "--command"],
-            "nix-shell" => &["--run", "--command"],
+        let string_opts = match crate::tools::lookup(&name) {
+            Some(tool) if !tool.command_opts.is_empty() => tool.command_opts,
             _ => continue,
         };
         if let Some(s) = option_value(args, string_opts) {

@@ -40,3 +40,65 @@ pub(crate) fn parse(text: &str) -> Option<Tree> {
         parser.parse(text, None)
     })
 }
+
+/// The script as bash reads it after joining continued lines: a backslash before a newline,
+/// outside single quotes and comments, is removed with the newline, even inside a word
+/// (`r\⏎m -rf ~` runs `rm`). The parser would read it as two words.
+pub(crate) fn join_continued_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("\\\n") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let (mut single, mut double, mut word_start) = (false, false, true);
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '\\' if !single => match chars.peek() {
+                Some('\n') => {
+                    chars.next();
+                    continue;
+                }
+                Some(&next) => {
+                    out.push(c);
+                    out.push(next);
+                    chars.next();
+                    word_start = false;
+                    continue;
+                }
+                None => {}
+            },
+            '#' if !single && !double && word_start => {
+                // A comment runs to the end of the line, backslashes and all.
+                out.push(c);
+                for c in chars.by_ref() {
+                    out.push(c);
+                    if c == '\n' {
+                        break;
+                    }
+                }
+                word_start = true;
+                continue;
+            }
+            _ => {}
+        }
+        word_start = !single && !double && (c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'));
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_continued_lines;
+
+    #[test]
+    fn continued_lines_join_as_bash_joins_them() {
+        assert_eq!(join_continued_lines("r\\\nm -rf ~"), "rm -rf ~");
+        assert_eq!(join_continued_lines("echo 'a\\\nb'"), "echo 'a\\\nb'");
+        assert_eq!(join_continued_lines("echo \"a\\\nb\""), "echo \"ab\"");
+        assert_eq!(join_continued_lines("echo a\\\\\nb"), "echo a\\\\\nb");
+        assert_eq!(join_continued_lines("# x \\\nrm -rf /"), "# x \\\nrm -rf /");
+    }
+}

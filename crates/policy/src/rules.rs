@@ -6,11 +6,11 @@ use std::path::Path;
 
 use regex::RegexSet;
 
+use crate::command::program_name;
 use crate::command::{Class, Cmd, Finding, join};
 use crate::config::{ConfigError, Rules};
 use crate::flags::{Parsed, Spec, parse, rule_flags};
 use crate::tools::spec_for;
-use crate::unwrap::program_name;
 use crate::words::Word;
 use crate::words::glob_match;
 

@@ -34,6 +34,15 @@ pub(crate) enum Role {
     Verbs,
 }
 
+/// How a program deletes the paths it is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Deletes {
+    /// Directories only with `-r` (`rm`).
+    WhenRecursive,
+    /// Whole trees, always (`rimraf`, `trash`).
+    Recursively,
+}
+
 /// How a program spells "edit the files in place".
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum InPlace {
@@ -93,6 +102,8 @@ pub(crate) struct Tool {
     pub(crate) names: &'static [&'static str],
     /// What it does with its operands.
     pub(crate) role: Role,
+    /// It deletes its operands, and how (the hardline guard's recursive-deletion check).
+    pub(crate) deletes: Option<Deletes>,
     /// How it is told to edit its file operands in place, if it can.
     pub(crate) in_place: Option<InPlace>,
     /// Options whose value is a file the program writes (`-o FILE`, `--output=FILE`, `of=FILE`
@@ -123,6 +134,10 @@ pub(crate) struct Tool {
     /// What it does to files that does not fit the fields above (`sed`'s `w FILE` command),
     /// next to its row.
     pub(crate) handler: Option<Handler>,
+    /// It is a wrapper: it runs the command its arguments hold.
+    pub(crate) runs: Option<Runs>,
+    /// Options whose value is a command line it runs in a shell (`su -c 'CMD'`).
+    pub(crate) command_opts: &'static [&'static str],
     /// Lines with the decision the whole policy gives them, checked by a test.
     #[cfg_attr(
         not(test),
@@ -133,6 +148,53 @@ pub(crate) struct Tool {
 
 /// Where a program's file operands are, from its arguments.
 pub(crate) type Operands = fn(&[Word]) -> Vec<Word>;
+
+/// How a wrapper (`sudo`, `timeout`, `poetry run`) finds the command it runs in its
+/// arguments.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Runs {
+    /// Options taking a value (`-u`, `--user`); short ones may have it attached.
+    pub(crate) value_opts: &'static [&'static str],
+    /// Options after which no command follows (`command -v`, `sudo -l`).
+    pub(crate) stop_opts: &'static [&'static str],
+    /// Operands before the command (`timeout DURATION`, `chroot NEWROOT`).
+    pub(crate) skip: usize,
+    /// `NAME=value` words before the command are environment assignments.
+    pub(crate) assignments: bool,
+    /// Options that change the directory the command runs in.
+    pub(crate) chdir: &'static [&'static str],
+    /// The wrapper runs the command with other privileges.
+    pub(crate) privileged: bool,
+    /// A subcommand that must follow the name for the rest to be a command (`poetry run`,
+    /// `pnpm exec`); empty when the name alone wraps.
+    pub(crate) sub: &'static [&'static str],
+}
+
+const R: Runs = Runs {
+    value_opts: &[],
+    stop_opts: &[],
+    skip: 0,
+    assignments: false,
+    chdir: &[],
+    privileged: false,
+    sub: &[],
+};
+
+impl Runs {
+    /// The long options its lists name, without `--`, for abbreviations.
+    pub(crate) fn longs(&self) -> Vec<&'static str> {
+        let mut longs: Vec<&'static str> = self
+            .value_opts
+            .iter()
+            .chain(self.stop_opts)
+            .chain(self.chdir)
+            .filter_map(|o| o.strip_prefix("--"))
+            .collect();
+        longs.sort_unstable();
+        longs.dedup();
+        longs
+    }
+}
 
 /// A named handler: adds to a command's effects what its row cannot say.
 pub(crate) type Handler = fn(&Cmd, &Parsed, &mut Effects);
@@ -150,6 +212,7 @@ const T: Tool = Tool {
     names: &[],
     role: Role::Reads,
     in_place: None,
+    deletes: None,
     spec: None,
     writes_if: None,
     append_opts: &[],
@@ -161,6 +224,8 @@ const T: Tool = Tool {
     fetches: None,
     operands: None,
     handler: None,
+    runs: None,
+    command_opts: &[],
     examples: &[],
 };
 
@@ -202,8 +267,6 @@ pub(crate) const TOOLS: &[Tool] = &[
             "hash",
             "which",
             "whereis",
-            "command",
-            "builtin",
             "read",
             "test",
             "[",
@@ -262,6 +325,25 @@ pub(crate) const TOOLS: &[Tool] = &[
             allow("man shutdown"),
             allow("which reboot mkfs"),
             allow("last reboot | head"),
+        ],
+        ..T
+    },
+    Tool {
+        names: &[
+            "ls", "file", "stat", "cat", "tac", "head", "tail", "less", "more", "wc", "du", "df",
+            "readlink", "realpath", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum",
+            "cksum", "od", "xxd", "hexdump", "strings", "nl", "diff", "cmp", "comm", "tree",
+            "bat", "batcat", "uniq", "cut", "paste", "join", "column", "fold", "fmt", "pr",
+            "iconv", "base64", "base32", "zcat", "bzcat", "xzcat", "zless", "lsattr", "getfacl",
+            "ldd", "nm", "objdump", "readelf", "size", "lsof", "pstree", "namei", "exa", "eza",
+            "lsd", "pwd", "printenv", "locale", "tty", "nproc",
+            "free", "vmstat", "iostat", "lscpu", "lsblk", "lsusb", "lspci", "blkid", "findmnt", "ip", "ss", "netstat", "ping", "dig", "host", "nslookup", "traceroute",
+            "clear", "reset",
+        ],
+        examples: &[
+            allow("ls -l /sbin/reboot"),
+            allow("file \"$(command -v reboot)\""),
+            allow("cat README.md | head"),
         ],
         ..T
     },
@@ -326,7 +408,7 @@ pub(crate) const TOOLS: &[Tool] = &[
         ..T
     },
     Tool {
-        names: &["shred", "wipe"],
+        names: &["shred"],
         role: Role::Rewrites,
         examples: &[deny("shred /dev/sda"), allow("shred -u secrets.tmp")],
         ..T
@@ -406,12 +488,31 @@ pub(crate) const TOOLS: &[Tool] = &[
         ..T
     },
     Tool {
+        names: &["rm", "rmdir", "unlink"],
+        role: Role::Modifies,
+        deletes: Some(Deletes::WhenRecursive),
+        examples: &[allow("rm -rf ./build node_modules"), deny("rm -rf ~")],
+        ..T
+    },
+    Tool {
         names: &[
-            "rm", "rmdir", "unlink", "touch", "mkdir", "mkfifo", "mknod", "patch", "unzip", "srm",
-            "trash", "rimraf",
+            "rimraf", "del", "del-cli", "trash", "trash-put", "srm", "wipe", "rm-cli", "premove",
+            "rmrf",
         ],
         role: Role::Modifies,
-        examples: &[allow("rm -rf ./build node_modules"), deny("rm -rf ~")],
+        deletes: Some(Deletes::Recursively),
+        examples: &[
+            deny("npx -y del-cli --force ~"),
+            deny("pnpm dlx rimraf /etc"),
+            deny("deno run -A npm:rimraf ~"),
+            deny("wipe -rf ~"),
+            allow("npx rimraf dist"),
+        ],
+        ..T
+    },
+    Tool {
+        names: &["touch", "mkdir", "mkfifo", "mknod", "patch", "unzip"],
+        role: Role::Modifies,
         ..T
     },
     Tool {
@@ -543,21 +644,13 @@ pub(crate) const TOOLS: &[Tool] = &[
         names: &[
             "cargo",
             "go",
-            "npm",
-            "pnpm",
-            "yarn",
-            "npx",
             "pip",
             "pip3",
-            "uv",
-            "poetry",
             "make",
             "gmake",
             "cmake",
             "ninja",
-            "just",
             "rake",
-            "bundle",
             "gem",
             "mvn",
             "gradle",
@@ -597,9 +690,6 @@ pub(crate) const TOOLS: &[Tool] = &[
             "flatpak",
             "rustup",
             "nvm",
-            "pyenv",
-            "conda",
-            "mamba",
             "tmux",
             "screen",
             "ssh",
@@ -614,7 +704,6 @@ pub(crate) const TOOLS: &[Tool] = &[
             "bazel",
             "buck2",
             "pants",
-            "tox",
             "nox",
             "pytest",
             "jest",
@@ -635,9 +724,6 @@ pub(crate) const TOOLS: &[Tool] = &[
             "lerna",
             "composer",
             "mix",
-            "stack",
-            "cabal",
-            "opam",
             "dune",
             "sbt",
             "lein",
@@ -664,6 +750,648 @@ pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         names: SHELLS,
         role: Role::Verbs,
+        ..T
+    },
+    Tool {
+        names: &["su", "sg", "script"],
+        role: Role::Verbs,
+        command_opts: &["-c", "--command"],
+        examples: &[
+            deny("su -c 'rm -rf /' root"),
+            deny("script -qc 'mkfs.ext4 /dev/sda' /dev/null"),
+        ],
+        ..T
+    },
+    Tool {
+        names: &["nix-shell"],
+        role: Role::Verbs,
+        command_opts: &["--run", "--command"],
+        examples: &[deny("nix-shell -p hello --run 'rm -rf ~'")],
+        ..T
+    },
+    // Wrappers: programs that run the command in their arguments.
+    Tool {
+        names: &[
+            "pyenv", "rbenv", "nodenv", "goenv", "jenv", "asdf", "opam", "stack", "cabal", "fnm",
+            "tox", "hatch-run", "deno",
+        ],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            sub: &["exec", "run"],
+            value_opts: &["-e", "--using", "--env"],
+            ..R
+        }),
+        examples: &[
+            deny("pyenv exec rm -rf ~"),
+            deny("opam exec -- rm -rf ~"),
+            deny("tox exec -e py -- rm -rf ~"),
+            allow("tox -e py"),
+        ],
+        ..T
+    },
+    Tool {
+        names: &["just"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            sub: &["--command"],
+            ..R
+        }),
+        examples: &[deny("just --command rm -rf ~"), allow("just build")],
+        ..T
+    },
+    Tool {
+        names: &["sudo"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-u",
+                "-g",
+                "-h",
+                "-p",
+                "-r",
+                "-t",
+                "-T",
+                "-U",
+                "-C",
+                "-D",
+                "--user",
+                "--group",
+                "--host",
+                "--prompt",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+                "--close-from",
+                "--chdir",
+            ],
+            stop_opts: &[
+                "-l",
+                "-v",
+                "-k",
+                "-K",
+                "-e",
+                "-V",
+                "--list",
+                "--validate",
+                "--reset-timestamp",
+                "--remove-timestamp",
+                "--edit",
+                "--version",
+                "--help",
+            ],
+            chdir: &["-D", "--chdir"],
+            privileged: true,
+            assignments: true,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["doas"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-u", "-C"],
+            stop_opts: &["-L"],
+            privileged: true,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["pkexec"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["--user"],
+            privileged: true,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["env"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-u",
+                "--unset",
+                "-C",
+                "--chdir",
+                "-S",
+                "--split-string",
+                "-P",
+            ],
+            stop_opts: &["--help", "--version"],
+            assignments: true,
+            chdir: &["-C", "--chdir"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["nice"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-n", "--adjustment"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["ionice"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-c", "-n", "--class", "--classdata"],
+            stop_opts: &["-p", "--pid", "-P", "--pgid", "-u", "--uid"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["timeout", "gtimeout"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-s", "--signal", "-k", "--kill-after"],
+            skip: 1,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["time"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-f", "--format", "-o", "--output"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["command"],
+        role: Role::Data,
+        runs: Some(Runs {
+            stop_opts: &["-v", "-V"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["exec"],
+        role: Role::Data,
+        runs: Some(Runs {
+            value_opts: &["-a"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["stdbuf", "gstdbuf"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-i", "-o", "-e", "--input", "--output", "--error"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["chroot"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["--userspec", "--groups"],
+            skip: 1,
+            privileged: true,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["flock"],
+        role: Role::Verbs,
+        command_opts: &["-c", "--command"],
+        runs: Some(Runs {
+            value_opts: &[
+                "-w",
+                "--wait",
+                "--timeout",
+                "-E",
+                "--conflict-exit-code",
+                "-c",
+                "--command",
+            ],
+            skip: 1,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["strace", "ltrace"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-P", "-X",
+            ],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["chrt"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-T",
+                "-P",
+                "-D",
+                "--sched-runtime",
+                "--sched-period",
+                "--sched-deadline",
+            ],
+            stop_opts: &["-p", "--pid", "-m", "--max"],
+            skip: 1,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["taskset"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            stop_opts: &["-p", "--pid"],
+            skip: 1,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["runuser"],
+        role: Role::Verbs,
+        command_opts: &["-c", "--command"],
+        runs: Some(Runs {
+            value_opts: &[
+                "-u",
+                "-g",
+                "-G",
+                "--user",
+                "--group",
+                "--supp-group",
+                "-s",
+                "--shell",
+                "-w",
+                "--whitelist-environment",
+                "-c",
+                "--command",
+            ],
+            privileged: true,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["systemd-run"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-p",
+                "--property",
+                "-u",
+                "--unit",
+                "-E",
+                "--setenv",
+                "-M",
+                "--machine",
+                "-H",
+                "--host",
+                "--description",
+                "--slice",
+                "--uid",
+                "--gid",
+                "--nice",
+                "-D",
+                "--working-directory",
+                "--on-active",
+                "--on-calendar",
+                "--timer-property",
+            ],
+            chdir: &["-D", "--working-directory"],
+            privileged: true,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["setpriv"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "--reuid",
+                "--regid",
+                "--ruid",
+                "--euid",
+                "--rgid",
+                "--egid",
+                "--groups",
+                "--inh-caps",
+                "--ambient-caps",
+                "--bounding-set",
+                "--securebits",
+                "--pdeathsig",
+                "--selinux-label",
+                "--apparmor-profile",
+                "--landlock-access",
+                "--landlock-rule",
+            ],
+            stop_opts: &["-d", "--dump", "--help", "--version"],
+            privileged: true,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["nsenter"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-t", "--target", "-S", "--setuid", "-G", "--setgid"],
+            stop_opts: &["--help", "--version"],
+            privileged: true,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &[
+            "poetry",
+            "pdm",
+            "hatch",
+            "rye",
+            "uv",
+            "pipenv",
+            "pixi",
+            "conda",
+            "mamba",
+            "micromamba",
+        ],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-n",
+                "--name",
+                "-p",
+                "--prefix",
+                "--cwd",
+                "--with",
+                "--python",
+                "--project",
+                "--directory",
+                "--package",
+                "--extra",
+                "--group",
+                "--env-file",
+                "--index",
+                "-e",
+                "--env",
+                "--environment",
+            ],
+            chdir: &["--cwd", "--directory"],
+            sub: &["run"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["npm", "pnpm", "yarn", "bun", "mise", "rtx"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-p",
+                "--package",
+                "-c",
+                "--call",
+                "-w",
+                "--workspace",
+                "-C",
+                "--cd",
+            ],
+            chdir: &["-C", "--cd"],
+            sub: &["exec", "dlx", "x"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["perf"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-e", "--event", "-o", "--output", "-p", "--pid", "-r", "--repeat", "-F", "--freq",
+                "-c", "--count", "-t", "--tid", "-C", "--cpu", "-G", "--cgroup",
+            ],
+            sub: &["stat", "record", "trace", "top"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["toolbox", "distrobox"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-c",
+                "--container",
+                "-r",
+                "--release",
+                "-d",
+                "--distro",
+                "-n",
+                "--name",
+            ],
+            sub: &["run", "enter"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &[
+            "flatpak-spawn",
+            "host-spawn",
+            "tini",
+            "dumb-init",
+            "catatonit",
+            "shx",
+            "chpst",
+            "s6-setuidgid",
+            "with-contenv",
+        ],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["--directory", "--env", "-u", "-U", "-e", "-g"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["gosu", "su-exec", "setuidgid"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            skip: 1,
+            privileged: true,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["bundle"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            sub: &["exec"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["direnv"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            sub: &["exec"],
+            skip: 1,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["npx", "pnpx", "bunx", "uvx", "pipx"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-p",
+                "--package",
+                "-c",
+                "--call",
+                "--from",
+                "--with",
+                "--python",
+            ],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["doppler", "op", "infisical", "dotenvx"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-p", "--project", "-c", "--config", "--env-file", "-f"],
+            sub: &["run"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["aws-vault"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-d", "--duration", "-t", "--mfa-token", "--region"],
+            sub: &["exec"],
+            skip: 1,
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["xvfb-run"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "-n",
+                "-s",
+                "-f",
+                "-e",
+                "-p",
+                "--server-num",
+                "--server-args",
+                "--auth-file",
+                "--error-file",
+            ],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["fakeroot"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-l", "-s", "-i", "-b", "--lib", "--faked"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["proxychains", "proxychains4"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-f"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["torsocks"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-u", "-p", "-a", "-P"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["caffeinate"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &["-t", "-w"],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &["unshare"],
+        role: Role::Verbs,
+        runs: Some(Runs {
+            value_opts: &[
+                "--map-user",
+                "--map-group",
+                "-S",
+                "-G",
+                "--setuid",
+                "--setgid",
+                "-R",
+                "--root",
+                "-w",
+                "--wd",
+            ],
+            ..R
+        }),
+        ..T
+    },
+    Tool {
+        names: &[
+            "nohup",
+            "builtin",
+            "setsid",
+            "busybox",
+            "toybox",
+            "coproc",
+            "nocorrect",
+            "noglob",
+            "unbuffer",
+            "catchsegv",
+            "firejail",
+            "valgrind",
+            "dbus-run-session",
+            "ssh-agent",
+        ],
+        role: Role::Data,
+        runs: Some(Runs {
+            stop_opts: &["--list", "--help", "--version"],
+            ..R
+        }),
         ..T
     },
 ];

@@ -147,6 +147,8 @@ impl Walker {
             self.too_complex("nested too deeply (shells inside shells)");
             return;
         }
+        let joined = parse::join_continued_lines(text);
+        let text = joined.as_ref();
         let Some(tree) = parse::parse(text) else {
             self.finding(Finding::ask(
                 Class::Unresolved,
@@ -1114,8 +1116,9 @@ impl Walker {
     }
 
     /// A program the tool table does not know may run its arguments (`chronic CMD…`,
-    /// `runner --exec 'CMD'`): each suffix of its arguments that starts with a word, and each
-    /// value of an option named like a command option, is walked as if it ran. Only what the
+    /// `runner --exec 'CMD'`, `concurrently 'CMD'`): each suffix of its arguments that starts
+    /// with a word, each value of an option named like a command option, and each argument that
+    /// reads like a command line is walked as if it ran. Only what the
     /// hardline guard denies in them counts: they go to the guard's rough commands, and of
     /// their findings only hardline ones are kept. A program known to take data (`echo`,
     /// `grep`, `git commit -m`) has a row in the table and is never probed.
@@ -1141,6 +1144,17 @@ impl Walker {
                 {
                     probes.push(Follow::string(value, name, &Io::default()));
                 }
+                continue;
+            }
+            // A command line in one word (`concurrently 'rm -rf ~'`): only when it reads like
+            // one, a program with an option or a path after it, so a sentence passed as text
+            // (`notify "reboot required"`) is not taken for a command.
+            let mut shell_words = t.split_whitespace();
+            if shell_words.next().is_some()
+                && shell_words
+                    .any(|w| w.starts_with('-') || w.contains('/') || w.starts_with('~'))
+            {
+                probes.push(Follow::string(a.clone(), "an unknown program", &Io::default()));
                 continue;
             }
             let plausible_program = !t.is_empty()

@@ -1,0 +1,97 @@
+//! Measures the policy on corpus files: how many lines get the expected decision, and how long
+//! one `check` takes (p50, p99, max).
+//!
+//! ```console
+//! $ cargo run --release -p agent-exec-policy --example measure -- deny:tests/corpus/redteam-e-deny.txt …
+//! ```
+//! Each argument is `EXPECT:FILE`, where EXPECT is `deny`, `ask`, `allow`, `not-allow` (ask or
+//! deny), or `ws-deny` / `ws-allow` (with `workspace_only` on, in a workspace fixture like the
+//! corpus tests').
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use agent_exec_policy::{Context, Decision, Policy, PolicyConfig};
+
+fn lines(path: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.replace('⏎', "\n"))
+        .collect()
+}
+
+fn workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("proj");
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    std::fs::write(root.join("src/main.rs"), "fn main() {}").expect("write");
+    std::os::unix::fs::symlink("/etc", root.join("etc-link")).expect("symlink");
+    std::os::unix::fs::symlink("/etc/hostname", root.join("host-link")).expect("symlink");
+    std::fs::create_dir_all(dir.path().join("sibling")).expect("mkdir");
+    (dir, root)
+}
+
+fn main() {
+    let (_dir, root) = workspace();
+    let permissive = Policy::permissive();
+    let confined = Policy::new(PolicyConfig {
+        workspace_only: true,
+        workspace_roots: vec![root.clone()],
+        extra_readable_roots: vec![PathBuf::from("/usr/include")],
+        ..PolicyConfig::default()
+    })
+    .expect("valid config");
+    let dev = Context {
+        cwd: Path::new("/work/proj"),
+        home: Some(Path::new("/home/dev")),
+        env_keys: &[],
+    };
+    let in_workspace = Context {
+        cwd: &root,
+        home: Some(Path::new("/home/dev")),
+        env_keys: &[],
+    };
+    let verbose = std::env::var_os("MEASURE_MISSES").is_some();
+    let mut times: Vec<Duration> = Vec::new();
+    for arg in std::env::args().skip(1) {
+        let (expect, file) = arg.split_once(':').expect("EXPECT:FILE");
+        let (policy, ctx, ok): (&Policy, &Context<'_>, &[Decision]) = match expect {
+            "deny" => (&permissive, &dev, &[Decision::Deny]),
+            "ask" => (&permissive, &dev, &[Decision::Ask]),
+            "allow" => (&permissive, &dev, &[Decision::Allow]),
+            "not-allow" => (&permissive, &dev, &[Decision::Ask, Decision::Deny]),
+            "ws-deny" => (&confined, &in_workspace, &[Decision::Deny]),
+            "ws-allow" => (&confined, &in_workspace, &[Decision::Allow]),
+            other => panic!("unknown expectation {other}"),
+        };
+        let all = lines(file);
+        let mut passed = 0;
+        for line in &all {
+            let start = Instant::now();
+            let v = policy.check(line, ctx);
+            times.push(start.elapsed());
+            if ok.contains(&v.decision) {
+                passed += 1;
+            } else if verbose {
+                println!("  MISS {line:?} -> {:?} {:?}", v.decision, v.rule);
+            }
+        }
+        println!(
+            "{expect:>9} {passed:>4}/{:<4} {:5.1} %  {file}",
+            all.len(),
+            100.0 * passed as f64 / all.len().max(1) as f64
+        );
+    }
+    times.sort();
+    let at = |q: f64| times[((times.len() as f64 - 1.0) * q) as usize];
+    if !times.is_empty() {
+        println!(
+            "check time over {} commands: p50 {:?}, p99 {:?}, max {:?}",
+            times.len(),
+            at(0.5),
+            at(0.99),
+            times[times.len() - 1]
+        );
+    }
+}
