@@ -27,7 +27,7 @@ pub(crate) fn of(cmd: &Cmd) -> Effects {
         }
     }
     if tool.is_none_or(|t| t.role != Role::Data) {
-        operand_paths(tool, args, &p, &mut e);
+        operand_paths(cmd, tool, args, &p, &mut e);
     }
     e
 }
@@ -176,12 +176,12 @@ fn content_writes(cmd: &Cmd, tool: &Tool, args: &[Word], p: &Parsed, e: &mut Eff
     } else {
         Source::Unknown
     };
-    for target in option_values(args, tool.writes_to) {
+    for target in written_values(args, p, tool.writes_to) {
         e.writes
             .push(write(&target, WriteKind::Overwrite, source.clone()));
     }
     if let Some(fetch) = tool.fetches {
-        let named = option_values(args, tool.writes_to).next().is_some();
+        let named = !written_values(args, p, tool.writes_to).is_empty();
         let by_url = fetch.saves_by_default
             || fetch.url_name_flags.iter().any(|f| {
                 f.strip_prefix("--").map_or_else(
@@ -262,6 +262,46 @@ pub(crate) fn option_values<'a>(
     })
 }
 
+/// The directory a symbolic link is made in, relative to the working directory, when it is
+/// not the working directory itself: `-t DIR`, the last operand when it is a directory (or
+/// ends in `/`), else the last operand's parent.
+fn link_directory(cmd: &Cmd, args: &[Word], p: &Parsed, positionals: &[usize]) -> Option<String> {
+    if let Some(dir) = p.value(&["-t", "--target-directory"]) {
+        return Some(dir.trim_end_matches('/').to_owned());
+    }
+    let [.., _, last] = positionals else {
+        return None;
+    };
+    let link = args[*last].literal()?;
+    let is_dir = link.ends_with('/')
+        || cmd
+            .cwd
+            .exact()
+            .is_some_and(|cwd| cwd.join(&link).is_dir() && !cwd.join(&link).is_symlink());
+    if is_dir {
+        return Some(link.trim_end_matches('/').to_owned());
+    }
+    let (parent, _) = link.rsplit_once('/')?;
+    Some(parent.to_owned())
+}
+
+/// The values of these options: as the option parser read them (clusters like `-so FILE`
+/// included) and in the spellings it does not know (`of=FILE`, `-fprint FILE`), once each.
+fn written_values(args: &[Word], p: &Parsed, names: &[&str]) -> Vec<Word> {
+    let mut found: Vec<Word> = p
+        .values
+        .iter()
+        .filter(|(k, _)| names.contains(&k.as_str()))
+        .map(|(_, v)| value_word(v))
+        .collect();
+    for v in option_values(args, names) {
+        if !found.iter().any(|f| f.text() == v.text()) {
+            found.push(v);
+        }
+    }
+    found
+}
+
 /// Whether an option's value reads as a path: absolute, from a home directory, climbing, or
 /// with a directory part.
 fn path_like(v: &str) -> bool {
@@ -289,7 +329,7 @@ fn value_word(v: &str) -> Word {
 }
 
 /// The paths among the operands and option values, with how they are used.
-fn operand_paths(tool: Option<&Tool>, args: &[Word], p: &Parsed, e: &mut Effects) {
+fn operand_paths(cmd: &Cmd, tool: Option<&Tool>, args: &[Word], p: &Parsed, e: &mut Effects) {
     let role = tool.map_or(Role::Reads, |t| t.role);
     let writer = matches!(
         role,
@@ -317,19 +357,31 @@ fn operand_paths(tool: Option<&Tool>, args: &[Word], p: &Parsed, e: &mut Effects
         positionals.retain(|i| !texts.contains(i));
     }
     let last = positionals.last().copied();
+    let link_dir = tool
+        .and_then(|t| t.symbolic)
+        .filter(|&(short, long)| p.has(short, long))
+        .and_then(|_| link_directory(cmd, args, p, &positionals));
     for &i in &positionals {
         let access = if writer && (role != Role::Copies || Some(i) == last) {
             Access::Write
         } else {
             Access::Read
         };
-        e.paths.push((args[i].clone(), access));
+        let word = match (&link_dir, args[i].literal()) {
+            (Some(dir), Some(target))
+                if Some(i) != last && !target.starts_with('/') && !target.starts_with('~') =>
+            {
+                Word::lit(&format!("{dir}/{target}"))
+            }
+            _ => args[i].clone(),
+        };
+        e.paths.push((word, access));
     }
     if let Some(tool) = tool {
         for v in option_values(args, tool.reads_from) {
             e.paths.push((v, Access::Read));
         }
-        for v in option_values(args, tool.writes_to) {
+        for v in written_values(args, p, tool.writes_to) {
             e.paths.push((v, Access::Write));
         }
     }

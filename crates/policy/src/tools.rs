@@ -119,6 +119,9 @@ pub(crate) struct Tool {
     pub(crate) pattern_first: Option<&'static [&'static str]>,
     /// Flags that make its operands written (`tar -x`): (short, long).
     pub(crate) writes_if: Option<(char, &'static str)>,
+    /// The flag that makes it create symbolic links (`ln -s`): then a relative target names a
+    /// path from the link's directory, not from the working directory.
+    pub(crate) symbolic: Option<(char, &'static str)>,
     /// Flags that make what it writes appended, not replaced (`tee -a`).
     pub(crate) append_opts: &'static [&'static str],
     /// What it writes is its standard input (`tee`).
@@ -216,6 +219,7 @@ const T: Tool = Tool {
     spec: None,
     writes_if: None,
     append_opts: &[],
+    symbolic: None,
     from_stdin: false,
     writes_to: &[],
     reads_from: &[],
@@ -516,7 +520,14 @@ pub(crate) const TOOLS: &[Tool] = &[
         ..T
     },
     Tool {
-        names: &["mv", "cp", "install", "ln", "rsync", "scp"],
+        names: &["ln"],
+        role: Role::Copies,
+        symbolic: Some(('s', "symbolic")),
+        examples: &[deny("ln -sf /dev/null /etc/passwd"), allow("ln -s ../src/main.rs build/link")],
+        ..T
+    },
+    Tool {
+        names: &["mv", "cp", "install", "rsync", "scp"],
         role: Role::Copies,
         examples: &[
             allow("cp -r src backup"),
@@ -594,7 +605,28 @@ pub(crate) const TOOLS: &[Tool] = &[
     },
     Tool {
         names: &["curl", "http", "https", "xh", "aria2c"],
-        writes_to: &["-o", "--output"],
+        spec: Some(Spec {
+            value_short: "odHXuAeFTwKrbcCEmyYzxUQtD",
+            value_long: &[
+                "output",
+                "data",
+                "data-binary",
+                "data-raw",
+                "data-urlencode",
+                "header",
+                "request",
+                "user",
+                "form",
+                "upload-file",
+                "config",
+                "cookie",
+                "cookie-jar",
+                "dump-header",
+                "proxy",
+            ],
+            ..Spec::PLAIN
+        }),
+        writes_to: &["-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar"],
         fetches: Some(Fetches {
             saves_by_default: false,
             url_name_flags: &["-O", "--remote-name", "--remote-name-all", "--download"],
@@ -608,7 +640,12 @@ pub(crate) const TOOLS: &[Tool] = &[
     },
     Tool {
         names: &["wget", "fetch"],
-        writes_to: &["-O", "--output-document"],
+        spec: Some(Spec {
+            value_short: "OoaPeUTwQlADIXtiBR",
+            value_long: &["output-document", "output-file", "directory-prefix", "input-file"],
+            ..Spec::PLAIN
+        }),
+        writes_to: &["-O", "--output-document", "-o", "--output-file"],
         fetches: Some(Fetches {
             saves_by_default: true,
             url_name_flags: &[],

@@ -57,6 +57,9 @@ pub(crate) struct Walker {
     /// Greater than zero while the arguments of an unknown program are walked as if it ran
     /// them ([`Walker::probe_arguments`]).
     probing: u32,
+    /// Where the last `cd` went, had it run: the items after it in an `&&` chain run only if it
+    /// did, so there (see [`Walker::walk_list`]).
+    cwd_if_ran: Option<Cwd>,
     /// Greater than zero where a statement may or may not run.
     pub(crate) conditional: u32,
     script_depth: u32,
@@ -94,6 +97,7 @@ impl Walker {
             vars: Vars::new(),
             remote: 0,
             conditional: 0,
+            cwd_if_ran: None,
             probing: 0,
             script_depth: 0,
             node_depth: 0,
@@ -381,10 +385,17 @@ impl Walker {
         items.reverse();
         let mut printed = Some(String::new());
         let last = items.len().saturating_sub(1);
+        // Where the chain may have stopped, when an `&&` item moved: the items after it run in
+        // the new directory, the line after the list in either.
+        let mut stopped: Option<Cwd> = None;
         for (k, (item, conditional, after_or)) in items.into_iter().enumerate() {
+            if after_or && let Some(s) = stopped.take() {
+                self.cwd.union(s);
+            }
             if conditional {
                 self.conditional += 1;
             }
+            self.cwd_if_ran = None;
             let out = if k == last && !tail_redirects.is_empty() {
                 if item.kind() == "command" {
                     self.walk_command(item, src, io, tail_redirects)
@@ -405,6 +416,19 @@ impl Walker {
             if conditional {
                 self.conditional -= 1;
             }
+            if !after_or
+                && let Some(moved) = self.cwd_if_ran.take()
+                && k != last
+            {
+                let either = std::mem::replace(&mut self.cwd, moved);
+                match &mut stopped {
+                    Some(s) => s.union(either),
+                    None => stopped = Some(either),
+                }
+            }
+        }
+        if let Some(s) = stopped {
+            self.cwd.union(s);
         }
         printed
     }
@@ -1282,6 +1306,7 @@ impl Walker {
     }
 
     fn set_cwd(&mut self, new: Cwd) {
+        self.cwd_if_ran = Some(new.clone());
         if self.conditional > 0 {
             self.oldcwd.union(self.cwd.clone());
             self.cwd.union(new);
