@@ -4,10 +4,10 @@
 //! written earlier on the line all read this one answer.
 
 use crate::command::{Access, Cmd, Effects, RedirKind, Source, Write, WriteKind};
-use crate::flags::{Parsed, parse};
+use crate::flags::{Parsed, option_words, option_values, parse, value_word};
 use crate::tools::spec_for;
 use crate::tools::{self, InPlace, Role, Tool};
-use crate::words::{Seg, Word};
+use crate::words::Word;
 
 /// Programs that print nothing: a redirection after them only empties the file.
 const PRINTS_NOTHING: &[&str] = &[":", "true", "false"];
@@ -176,12 +176,12 @@ fn content_writes(cmd: &Cmd, tool: &Tool, args: &[Word], p: &Parsed, e: &mut Eff
     } else {
         Source::Unknown
     };
-    for target in written_values(args, p, tool.writes_to) {
+    for target in option_words(args, p, tool.writes_to) {
         e.writes
             .push(write(&target, WriteKind::Overwrite, source.clone()));
     }
     if let Some(fetch) = tool.fetches {
-        let named = !written_values(args, p, tool.writes_to).is_empty();
+        let named = !option_words(args, p, tool.writes_to).is_empty();
         let by_url = fetch.saves_by_default
             || fetch.url_name_flags.iter().any(|f| {
                 f.strip_prefix("--").map_or_else(
@@ -221,46 +221,6 @@ pub(crate) fn url_file_name(url: &str) -> Option<&str> {
     (!name.is_empty()).then_some(name)
 }
 
-/// The values of these options, however they are attached: `-o FILE`, `-oFILE`,
-/// `--output FILE`, `--output=FILE`, `of=FILE` (an option spelled with its `=`).
-pub(crate) fn option_values<'a>(
-    args: &'a [Word],
-    names: &'a [&'a str],
-) -> impl Iterator<Item = Word> + 'a {
-    let mut skip_next = false;
-    args.iter().enumerate().filter_map(move |(i, a)| {
-        if std::mem::take(&mut skip_next) {
-            return None;
-        }
-        for name in names {
-            if let Some(v) = name
-                .ends_with('=')
-                .then(|| a.strip_literal_prefix(name))
-                .flatten()
-            {
-                return Some(v);
-            }
-            if a.is(name) {
-                skip_next = true;
-                return args.get(i + 1).cloned();
-            }
-            if name.starts_with("--")
-                && let Some(v) = a.strip_literal_prefix(&format!("{name}="))
-            {
-                return Some(v);
-            }
-            if name.len() == 2
-                && name.starts_with('-')
-                && a.literal().is_none_or(|t| !t.starts_with("--"))
-                && let Some(v) = a.strip_literal_prefix(name)
-                && !v.segs.is_empty()
-            {
-                return Some(v);
-            }
-        }
-        None
-    })
-}
 
 /// The directory a symbolic link is made in, relative to the working directory, when it is
 /// not the working directory itself: `-t DIR`, the last operand when it is a directory (or
@@ -285,22 +245,6 @@ fn link_directory(cmd: &Cmd, args: &[Word], p: &Parsed, positionals: &[usize]) -
     Some(parent.to_owned())
 }
 
-/// The values of these options: as the option parser read them (clusters like `-so FILE`
-/// included) and in the spellings it does not know (`of=FILE`, `-fprint FILE`), once each.
-fn written_values(args: &[Word], p: &Parsed, names: &[&str]) -> Vec<Word> {
-    let mut found: Vec<Word> = p
-        .values
-        .iter()
-        .filter(|(k, _)| names.contains(&k.as_str()))
-        .map(|(_, v)| value_word(v))
-        .collect();
-    for v in option_values(args, names) {
-        if !found.iter().any(|f| f.text() == v.text()) {
-            found.push(v);
-        }
-    }
-    found
-}
 
 /// Whether an option's value reads as a path: absolute, from a home directory, climbing, or
 /// with a directory part.
@@ -308,25 +252,7 @@ fn path_like(v: &str) -> bool {
     v.starts_with('/') || v.starts_with('~') || v.starts_with('.') || v.contains('/')
 }
 
-/// `~/x` as a word the home directory resolves in.
-fn tilde_word(v: &str) -> Word {
-    let mut w = Word::default();
-    w.segs.push(Seg::Home);
-    if let Some(rest) = v.strip_prefix('~')
-        && !rest.is_empty()
-    {
-        w.segs.push(Seg::Lit(rest.to_owned()));
-    }
-    w
-}
 
-fn value_word(v: &str) -> Word {
-    if v.starts_with('~') && !v.starts_with("~+") && !v.starts_with("~-") {
-        tilde_word(v)
-    } else {
-        Word::lit(v)
-    }
-}
 
 /// The paths among the operands and option values, with how they are used.
 fn operand_paths(cmd: &Cmd, tool: Option<&Tool>, args: &[Word], p: &Parsed, e: &mut Effects) {
@@ -381,7 +307,7 @@ fn operand_paths(cmd: &Cmd, tool: Option<&Tool>, args: &[Word], p: &Parsed, e: &
         for v in option_values(args, tool.reads_from) {
             e.paths.push((v, Access::Read));
         }
-        for v in written_values(args, p, tool.writes_to) {
+        for v in option_words(args, p, tool.writes_to) {
             e.paths.push((v, Access::Write));
         }
     }
@@ -409,10 +335,19 @@ fn operand_paths(cmd: &Cmd, tool: Option<&Tool>, args: &[Word], p: &Parsed, e: &
             }
             continue;
         }
-        // `@file`: an upload that reads the file (`curl -d @x`, `http POST u @x`).
+        // `@file`: an upload that reads the file (`curl -d @x`, `http POST u @x`); and
+        // `name@/path` (`--data-urlencode q@/etc/x`, httpie's `field@/path`).
         if let Some(file) = t.strip_prefix('@')
             && !file.is_empty()
             && role != Role::Verbs
+        {
+            e.paths.push((value_word(file), Access::Read));
+            continue;
+        }
+        if let Some((name, file)) = t.split_once('@')
+            && !name.is_empty()
+            && !name.contains('/')
+            && (file.starts_with('/') || file.starts_with('~') || file.starts_with("../"))
         {
             e.paths.push((value_word(file), Access::Read));
             continue;

@@ -1,7 +1,7 @@
 //! Option parsing in the getopt style most tools share, so `-rf`, `-r -f`, `-fr`,
 //! `--recursive --force` and `-R` all read the same.
 
-use crate::words::Word;
+use crate::words::{Seg, Word};
 
 /// How one program's options look.
 #[derive(Clone, Copy, Debug)]
@@ -166,6 +166,84 @@ pub(crate) fn rule_flags(tokens: &[&str], spec: &Spec) -> (Vec<char>, Vec<String
     // A long flag with a short alias is matched through the alias.
     p.longs.retain(|l| alias(spec, l).is_none());
     (p.shorts, p.longs)
+}
+
+/// The values of these options, however they are attached: `-o FILE`, `-oFILE`,
+/// `--output FILE`, `--output=FILE`, `of=FILE` (an option spelled with its `=`).
+pub(crate) fn option_values<'a>(
+    args: &'a [Word],
+    names: &'a [&'a str],
+) -> impl Iterator<Item = Word> + 'a {
+    let mut skip_next = false;
+    args.iter().enumerate().filter_map(move |(i, a)| {
+        if std::mem::take(&mut skip_next) {
+            return None;
+        }
+        for name in names {
+            if let Some(v) = name
+                .ends_with('=')
+                .then(|| a.strip_literal_prefix(name))
+                .flatten()
+            {
+                return Some(v);
+            }
+            if a.is(name) {
+                skip_next = true;
+                return args.get(i + 1).cloned();
+            }
+            if name.starts_with("--")
+                && let Some(v) = a.strip_literal_prefix(&format!("{name}="))
+            {
+                return Some(v);
+            }
+            if name.len() == 2
+                && name.starts_with('-')
+                && a.literal().is_none_or(|t| !t.starts_with("--"))
+                && let Some(v) = a.strip_literal_prefix(name)
+                && !v.segs.is_empty()
+            {
+                return Some(v);
+            }
+        }
+        None
+    })
+}
+
+/// The values of these options: as the option parser read them (clusters like `-so FILE`
+/// included) and in the spellings it does not know (`of=FILE`, `-fprint FILE`), once each.
+pub(crate) fn option_words(args: &[Word], p: &Parsed, names: &[&str]) -> Vec<Word> {
+    let mut found: Vec<Word> = p
+        .values
+        .iter()
+        .filter(|(k, _)| names.contains(&k.as_str()))
+        .map(|(_, v)| value_word(v))
+        .collect();
+    for v in option_values(args, names) {
+        if !found.iter().any(|f| f.text() == v.text()) {
+            found.push(v);
+        }
+    }
+    found
+}
+
+pub(crate) fn value_word(v: &str) -> Word {
+    if v.starts_with('~') && !v.starts_with("~+") && !v.starts_with("~-") {
+        tilde_word(v)
+    } else {
+        Word::lit(v)
+    }
+}
+
+/// `~/x` as a word the home directory resolves in.
+fn tilde_word(v: &str) -> Word {
+    let mut w = Word::default();
+    w.segs.push(Seg::Home);
+    if let Some(rest) = v.strip_prefix('~')
+        && !rest.is_empty()
+    {
+        w.segs.push(Seg::Lit(rest.to_owned()));
+    }
+    w
 }
 
 #[cfg(test)]

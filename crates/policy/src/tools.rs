@@ -593,6 +593,7 @@ pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         names: &["tar", "bsdtar"],
         writes_if: Some(('x', "extract")),
+        handler: Some(tar_extract_directory),
         reads_from: &["-f", "--file", "-C", "--directory", "-T", "--files-from"],
         ..T
     },
@@ -775,7 +776,7 @@ pub(crate) const TOOLS: &[Tool] = &[
         ..T
     },
     Tool {
-        names: &["vim", "nvim", "vi", "ex", "view", "vimdiff", "gvim"],
+        names: &["vim", "nvim", "vi", "ex", "view", "vimdiff", "gvim", "ed", "red"],
         handler: Some(editor_commands),
         ..T
     },
@@ -1503,18 +1504,34 @@ fn awk_files(cmd: &Cmd, p: &Parsed, e: &mut Effects) {
 /// write or read.
 fn editor_commands(cmd: &Cmd, _: &Parsed, e: &mut Effects) {
     static EX_FILE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*:?\s*(w|wq|x|write|sav|saveas|r|read|wa|up|update)!?\s+(\S.*?)\s*$")
+        Regex::new(
+            r"^\s*:?\s*[0-9%.,$']*\s*(w|wq|x|write|sav|saveas|r|read|wa|up|update|W)!?\s+(\S.*?)\s*$",
+        )
             .expect("a valid pattern")
     });
     let args = cmd.args();
+    let mut commands: Vec<String> = Vec::new();
     for (i, a) in args.iter().enumerate() {
         let Some(t) = a.literal() else { continue };
-        let command = if t == "-c" || t == "--cmd" {
-            args.get(i + 1).and_then(Word::literal)
-        } else {
-            t.strip_prefix('+').map(str::to_owned)
-        };
-        for line in command.iter().flat_map(|c| c.split('|')) {
+        // `-c CMD`, `-sc CMD` (a cluster ending in `c`), `--cmd CMD`, `+CMD`.
+        let takes_command =
+            t == "--cmd" || (t.starts_with('-') && !t.starts_with("--") && t.ends_with('c'));
+        if takes_command {
+            commands.extend(args.get(i + 1).and_then(Word::literal));
+        } else if let Some(c) = t.strip_prefix('+') {
+            commands.push(c.to_owned());
+        }
+    }
+    // `ed` and `ex -s` read their commands from standard input: a here-document or -string.
+    if let Some(here) = cmd.here_input() {
+        match (&here.kind, &here.target) {
+            (crate::command::RedirKind::HereDoc(body), _) => commands.push(body.clone()),
+            (_, Some(word)) => commands.extend(word.literal()),
+            _ => {}
+        }
+    }
+    for command in &commands {
+        for line in command.lines().flat_map(|c| c.split('|')) {
             if let Some(found) = EX_FILE.captures(line) {
                 match &found[1] {
                     "r" | "read" => e.paths.push((Word::lit(&found[2]), Access::Read)),
@@ -1550,6 +1567,16 @@ fn code_files(cmd: &Cmd, p: &Parsed, e: &mut Effects) {
         };
         for found in PATH_LITERAL.captures_iter(code) {
             e.paths.push((Word::lit(&found[1]), access));
+        }
+    }
+}
+
+/// `tar -x -C DIR`: DIR is written.
+fn tar_extract_directory(cmd: &Cmd, p: &Parsed, e: &mut Effects) {
+    if p.has('x', "extract") || p.has_long("get") {
+        let args = cmd.args();
+        for dir in crate::flags::option_words(args, p, &["-C", "--directory"]) {
+            e.paths.push((dir, Access::Write));
         }
     }
 }

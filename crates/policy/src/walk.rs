@@ -301,6 +301,11 @@ impl Walker {
             "variable_assignment" => self.walk_assignment(node, src),
             "declaration_command" | "unset_command" => self.walk_declaration(node, src, io),
             "comment" => {}
+            // `$(< FILE)`: bash reads the file, as `cat FILE` would.
+            "file_redirect" => {
+                let redirects = self.redirects(&[node], src);
+                self.emit(Vec::new(), Vec::new(), redirects, io, Origin::Direct);
+            }
             "compound_statement" | "program" => return self.walk_sequence(node, src, io),
             _ => self.walk_children(node, src, io),
         }
