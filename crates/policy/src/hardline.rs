@@ -4,6 +4,9 @@
 
 use crate::rule::RuleId;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use tree_sitter::Node;
 
@@ -284,6 +287,7 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             .any(|a| a.is("-e") || a.is("--exec"))
             .then(|| power("kexec -e")),
         "kill" => kill(args),
+        "fuser" => fuser(args),
         "killall5" => Some(kill_finding("killall5 signals every process on the system")),
         "pkill" | "killall" | "pgrep" => pkill(&program, args, ctx.home),
         p if p.starts_with("mkfs") || MKFS.contains(&p) => device_tool(args, p, false),
@@ -1387,7 +1391,56 @@ fn kill(args: &[Word]) -> Option<Finding> {
             _ => {}
         }
     }
+    // `kill $(pgrep …)`, `xargs kill`: process IDs only known at run time could be init's or
+    // every process's, unless their source names one process the agent started.
+    if let Some(w) = args
+        .iter()
+        .skip(i)
+        .find(|a| !a.is_static() && !scoped_pid_source(&a.text()))
+    {
+        return Some(Finding::ask(
+            Class::Unresolved,
+            RuleId::UnresolvedKillPattern,
+            format!(
+                "`kill {}` signals process IDs only known at run time, which could be init or every process, so it needs approval. Kill a specific process ID, or stop the process by a specific name with `pkill -f NAME`.",
+                w.text()
+            ),
+        ));
+    }
     None
+}
+
+/// Run-time process IDs that name the agent's own processes: the jobs the shell started (`$!`,
+/// `%1`, `$(jobs -p)`), the process listening on a port (`$(lsof -t -i:3000)`), a PID file in
+/// the project or in /tmp (`$(cat server.pid)`), not a daemon's in /run.
+fn scoped_pid_source(text: &str) -> bool {
+    static SCOPED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"^(?:\$!|%\S*|",
+            r#"\$\(\s*lsof\s+(?:-t\s+-i|-ti|-i\s*\S+\s+-t)\s*:?\S*\s*\)|"#,
+            r"\$\(\s*jobs\s+-p\s*\)|",
+            r#"\$\(\s*cat\s+(?:\./|/tmp/)?[\w.-]+(?:/[\w.-]+)*\.pid\s*\))$"#,
+        ))
+        .expect("a valid pattern")
+    });
+    SCOPED.is_match(text.trim_matches('"'))
+}
+
+/// `fuser -k -m MOUNT`: every process using the file system at MOUNT; on `/` or a system
+/// tree, every process of the machine.
+fn fuser(args: &[Word]) -> Option<Finding> {
+    let p = parse(args, &spec_for("fuser"));
+    if !(p.has('k', "kill") && p.has('m', "mount")) {
+        return None;
+    }
+    let mount = p.positionals.iter().find_map(|&i| {
+        let t = args[i].literal()?;
+        let path = normalize(Path::new("/"), Path::new(&t));
+        (path == Path::new("/") || in_system_tree(&path)).then_some(t)
+    })?;
+    Some(kill_finding(&format!(
+        "`fuser -k -m {mount}` kills every process using the file system at {mount}"
+    )))
 }
 
 /// `pkill`/`killall` with a pattern that matches every process (`.`, `''`, `.*`), `-v`
