@@ -4,7 +4,7 @@
 //! written earlier on the line all read this one answer.
 
 use crate::command::{Access, Cmd, Effects, RedirKind, Source, Write, WriteKind};
-use crate::flags::{Parsed, option_words, option_values, parse, value_word};
+use crate::flags::{Parsed, option_values, option_words, parse, value_word};
 use crate::tools::spec_for;
 use crate::tools::{self, InPlace, Role, Tool};
 use crate::words::Word;
@@ -221,7 +221,6 @@ pub(crate) fn url_file_name(url: &str) -> Option<&str> {
     (!name.is_empty()).then_some(name)
 }
 
-
 /// The directory a symbolic link is made in, relative to the working directory, when it is
 /// not the working directory itself: `-t DIR`, the last operand when it is a directory (or
 /// ends in `/`), else the last operand's parent.
@@ -245,14 +244,11 @@ fn link_directory(cmd: &Cmd, args: &[Word], p: &Parsed, positionals: &[usize]) -
     Some(parent.to_owned())
 }
 
-
 /// Whether an option's value reads as a path: absolute, from a home directory, climbing, or
 /// with a directory part.
 fn path_like(v: &str) -> bool {
     v.starts_with('/') || v.starts_with('~') || v.starts_with('.') || v.contains('/')
 }
-
-
 
 /// The paths among the operands and option values, with how they are used.
 fn operand_paths(cmd: &Cmd, tool: Option<&Tool>, args: &[Word], p: &Parsed, e: &mut Effects) {

@@ -8,6 +8,10 @@
 //! command (`shutil.rmtree('/')` is `rm -rf /`), so the hardline guard and the rules judge
 //! it; anything else in a sensitive position is `ask`.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
+
 use crate::command::Io;
 use crate::command::{Class, Finding};
 use crate::command::{CodeLang, Follow};
@@ -265,6 +269,13 @@ pub(crate) fn analyse(code: &str, lang: CodeLang) -> Vec<Follow> {
     if let Some(f) = crate::hardline::fork_loop(code) {
         out.push(Follow::Finding(f));
     }
+    if runs_from_network(code) {
+        out.push(Follow::Finding(Finding::ask(
+            Class::Unresolved,
+            RuleId::UnresolvedNetworkShell,
+            "the inline code runs what it reads from the network (downloaded code, or a shell on a socket), so it needs approval. Download the file, review it, then run it.",
+        )));
+    }
     if lang == CodeLang::Tcl {
         tcl(code, &mut out);
     }
@@ -358,6 +369,30 @@ fn powershell(code: &str, out: &mut Vec<Follow>) {
             out.push(Follow::exec(vec![Word::lit("shutdown")]));
         }
     }
+}
+
+/// Code that reaches the network and runs code or a shell: `exec(urlopen(u).read())`,
+/// `fetch(u).then(eval)`, `iex (iwr u)`, a socket duplicated onto a shell's descriptors, awk's
+/// `/inet/tcp` coprocess. Either half alone is ordinary code.
+fn runs_from_network(code: &str) -> bool {
+    static NETWORK: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"(?i)\b(?:socket|fsockopen|TCPSocket|IO::Socket|Net::HTTP|LWP::|HTTP::Tiny|urlopen|",
+            r"urllib|requests\.(?:get|post)|https?\.get|fetch\(|XMLHttpRequest|iwr|irm|",
+            r"Invoke-WebRequest|Invoke-RestMethod|DownloadString|DownloadData|WebClient|",
+            r"net\.connect|net\.Socket|open-uri|URI\.open)|/inet/(?:tcp|udp)/",
+        ))
+        .expect("a valid pattern")
+    });
+    static RUNS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r#"(?i)\b(?:exec|eval|iex|Invoke-Expression|system|popen|spawn|execSync|dup2|"#,
+            r#"pty\.spawn|call|check_output|run|ScriptBlock)\b\s*[\(\s"'{]|"#,
+            r#"\.then\(\s*eval\s*\)|/bin/(?:ba)?sh\b|\|&"#,
+        ))
+        .expect("a valid pattern")
+    });
+    NETWORK.is_match(code) && RUNS.is_match(code)
 }
 
 fn script_follow(text: &str) -> Follow {

@@ -40,7 +40,7 @@
 //! Interception: `intercept.read`, `intercept.grep`, `intercept.find`, `intercept.edit`,
 //! `intercept.write`. What cannot be resolved statically (decision ask):
 //! `unresolved.command-name`, `unresolved.pipe-to-shell`, `unresolved.pipe-to-interpreter`,
-//! `unresolved.generated-script`, `unresolved.shell-string`, `unresolved.eval`,
+//! `unresolved.generated-script`, `unresolved.network-shell`, `unresolved.shell-string`, `unresolved.eval`,
 //! `unresolved.xargs`, `unresolved.recursive-delete-target`, `unresolved.find-delete-target`,
 //! `unresolved.rsync-delete-target`, `unresolved.recursive-chmod-target`,
 //! `unresolved.move-target`, `unresolved.file-target`, `unresolved.script-path`,

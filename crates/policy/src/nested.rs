@@ -208,6 +208,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
         interpreter(cmd, args, io, lang, &mut out);
     }
     command_strings(program, args, cmd, io, &mut out);
+    network_shell(cmd, program, args, &mut out);
     match program {
         "eval" => {
             if args.iter().all(Word::is_static) {
@@ -1851,6 +1852,58 @@ fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut V
             }
         }
         _ => {}
+    }
+}
+
+/// A shell fed from the network: a shell, an interpreter or `exec` with a redirection to
+/// `/dev/tcp` (a reverse shell), or a relay told to run a program on the connection (`nc -e`,
+/// `socat … EXEC:`). What the program is asked to run is followed too.
+fn network_shell(cmd: &Cmd, program: &str, args: &[Word], out: &mut Vec<Follow>) {
+    let runs_input =
+        SHELLS.contains(&program) || CodeLang::of(program).is_some() || program == "exec";
+    let on_socket = cmd.redirects.iter().any(|r| {
+        r.target
+            .as_ref()
+            .is_some_and(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/"))
+    });
+    let mut served: Vec<String> = Vec::new();
+    match crate::tools::lookup(program).and_then(|t| t.serves) {
+        Some(crate::tools::Serves::Options(options)) => {
+            for (i, a) in args.iter().enumerate() {
+                let Some(t) = a.literal() else { continue };
+                if options.contains(&t.as_str()) {
+                    served.push(args.get(i + 1).map(Word::text).unwrap_or_default());
+                } else if let Some((name, value)) = t.split_once('=')
+                    && options.contains(&name)
+                {
+                    served.push(value.to_owned());
+                }
+            }
+        }
+        Some(crate::tools::Serves::Addresses(prefixes)) => {
+            for t in args.iter().filter_map(Word::literal) {
+                let upper = t.to_ascii_uppercase();
+                if let Some(prefix) = prefixes.iter().find(|p| upper.starts_with(*p)) {
+                    served.push(
+                        t[prefix.len()..]
+                            .split(',')
+                            .next()
+                            .unwrap_or_default()
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+        None => {}
+    }
+    if (runs_input && on_socket) || !served.is_empty() {
+        out.push(unresolved(
+            RuleId::UnresolvedNetworkShell,
+            "the command runs what it reads from a network connection (a shell served over the network), so it needs approval.",
+        ));
+    }
+    for command in served.into_iter().filter(|c| !c.is_empty()) {
+        out.push(Follow::script(&command, program));
     }
 }
 

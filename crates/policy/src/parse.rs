@@ -83,7 +83,8 @@ pub(crate) fn join_continued_lines(text: &str) -> std::borrow::Cow<'_, str> {
             }
             _ => {}
         }
-        word_start = !single && !double && (c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'));
+        word_start =
+            !single && !double && (c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'));
         out.push(c);
     }
     std::borrow::Cow::Owned(out)

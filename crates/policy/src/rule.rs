@@ -102,6 +102,9 @@ rule_ids! {
     UnresolvedPipeToInterpreter = "unresolved.pipe-to-interpreter",
     /// A script generated at run time and then run.
     UnresolvedGeneratedScript = "unresolved.generated-script",
+    /// A shell or code that runs what it reads from the network (a reverse shell, `nc -e`,
+    /// `iex (iwr URL)`).
+    UnresolvedNetworkShell = "unresolved.network-shell",
     /// A command string only known at run time.
     UnresolvedShellString = "unresolved.shell-string",
     /// `eval` of a string only known at run time.

@@ -1180,10 +1180,13 @@ impl Walker {
             // (`notify "reboot required"`) is not taken for a command.
             let mut shell_words = t.split_whitespace();
             if shell_words.next().is_some()
-                && shell_words
-                    .any(|w| w.starts_with('-') || w.contains('/') || w.starts_with('~'))
+                && shell_words.any(|w| w.starts_with('-') || w.contains('/') || w.starts_with('~'))
             {
-                probes.push(Follow::string(a.clone(), "an unknown program", &Io::default()));
+                probes.push(Follow::string(
+                    a.clone(),
+                    "an unknown program",
+                    &Io::default(),
+                ));
                 continue;
             }
             let plausible_program = !t.is_empty()
