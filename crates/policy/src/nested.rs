@@ -209,6 +209,13 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
     }
     command_strings(program, args, cmd, io, &mut out);
     network_shell(cmd, program, args, &mut out);
+    // Files the program runs without being told, when the line wrote them.
+    if let Some(tool) = crate::tools::lookup(program) {
+        out.extend(tool.implicit.iter().map(|&(file, lang)| Follow::File {
+            word: Word::lit(file),
+            lang,
+        }));
+    }
     match program {
         "eval" => {
             if args.iter().all(Word::is_static) {
@@ -350,13 +357,8 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     word: Word::lit(f),
                     lang: Lang::Make,
                 }),
-                // The default makefile, when the line wrote it.
-                None => out.extend(
-                    ["GNUmakefile", "makefile", "Makefile"].map(|f| Follow::File {
-                        word: Word::lit(f),
-                        lang: Lang::Make,
-                    }),
-                ),
+                // The default makefile: the tool table's implicit inputs.
+                None => {}
             }
             for (i, a) in args.iter().enumerate() {
                 if (a.is("-f") || a.is("--file"))
@@ -369,51 +371,6 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 }
             }
         }
-        // Build tools run files the line may have written: package.json scripts, a justfile's
-        // recipes, build.rs, the sources `go run` compiles.
-        "npm" | "pnpm" | "yarn" | "bun"
-            if args.first().and_then(Word::literal).is_some_and(|v| {
-                matches!(
-                    v.as_str(),
-                    "install"
-                        | "i"
-                        | "ci"
-                        | "run"
-                        | "run-script"
-                        | "test"
-                        | "t"
-                        | "start"
-                        | "build"
-                        | "add"
-                        | "rebuild"
-                        | "restart"
-                        | "stop"
-                        | "pack"
-                        | "publish"
-                )
-            }) =>
-        {
-            out.push(Follow::File {
-                word: Word::lit("package.json"),
-                lang: Lang::PackageJson,
-            });
-        }
-        "rake" => out.extend(
-            ["Rakefile", "rakefile", "Rakefile.rb"].map(|f| Follow::File {
-                word: Word::lit(f),
-                lang: Lang::Code(CodeLang::Ruby),
-            }),
-        ),
-        "just" => out.extend(["justfile", "Justfile", ".justfile"].map(|f| Follow::File {
-            word: Word::lit(f),
-            lang: Lang::Just,
-        })),
-        "cargo" => out.extend(
-            ["build.rs", "src/main.rs", "src/lib.rs"].map(|f| Follow::File {
-                word: Word::lit(f),
-                lang: Lang::Code(CodeLang::Other),
-            }),
-        ),
         "go" => out.extend(
             args.iter()
                 .filter(|a| {
