@@ -65,6 +65,20 @@ const GIT_SHELL_KEYS: &[&str] = &[
     "gpg.program",
 ];
 
+/// The hooks git runs on its everyday commands.
+const GIT_HOOKS: &[&str] = &[
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-push",
+    "post-checkout",
+    "post-merge",
+    "pre-rebase",
+    "pre-merge-commit",
+    "post-rewrite",
+];
+
 /// Environment variables whose value a program runs as a shell command (git, ssh, sudo,
 /// man, an interactive shell).
 const EXEC_VARS: &[&str] = &[
@@ -85,8 +99,82 @@ const EXEC_VARS: &[&str] = &[
     "PROMPT_COMMAND",
 ];
 
-/// Environment variables naming a file a shell sources at start.
-const SOURCED_VARS: &[&str] = &["BASH_ENV", "ENV"];
+/// Environment variables whose value a program runs as a command line, by name pattern
+/// (prefix, suffix): cargo's `CARGO_TARGET_<TRIPLE>_RUNNER`.
+const COMMAND_VAR_PATTERNS: &[(&str, &str)] = &[
+    ("CARGO_TARGET_", "_RUNNER"),
+    ("CARGO_TARGET_", "_LINKER"),
+    ("RUSTC_WRAPPER", ""),
+    ("CARGO_BUILD_RUSTC_WRAPPER", ""),
+    ("LESSOPEN", ""),
+    ("LESSCLOSE", ""),
+];
+
+/// Variables that may hold a command line whose value only known at run time still asks.
+const COMMAND_LINES: &[&str] = &["GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "PROMPT_COMMAND"];
+
+/// How an environment variable names files a program loads when it starts.
+#[derive(Clone, Copy)]
+enum StartFile {
+    /// The value is the file.
+    Whole(Lang),
+    /// The value is a `:`-separated list of directories holding these files.
+    InDirs(&'static [&'static str], Lang),
+    /// The value is options; the file follows one of these (`--require F`, `-rF`).
+    AfterOption(&'static [&'static str], Lang),
+}
+
+/// Environment variables naming files a program loads at start, before what it was asked to
+/// run: `BASH_ENV=x.sh bash -c true` runs x.sh.
+const START_FILE_VARS: &[(&str, StartFile)] = &[
+    ("BASH_ENV", StartFile::Whole(Lang::Shell)),
+    ("ENV", StartFile::Whole(Lang::Shell)),
+    (
+        "PYTHONSTARTUP",
+        StartFile::Whole(Lang::Code(CodeLang::Python)),
+    ),
+    ("LD_PRELOAD", StartFile::Whole(Lang::Code(CodeLang::Other))),
+    (
+        "GIT_CONFIG_GLOBAL",
+        StartFile::Whole(Lang::Code(CodeLang::Other)),
+    ),
+    (
+        "GIT_CONFIG_SYSTEM",
+        StartFile::Whole(Lang::Code(CodeLang::Other)),
+    ),
+    (
+        "ZDOTDIR",
+        StartFile::InDirs(&[".zshenv", ".zshrc", ".zprofile"], Lang::Shell),
+    ),
+    (
+        "PYTHONPATH",
+        StartFile::InDirs(
+            &["sitecustomize.py", "usercustomize.py"],
+            Lang::Code(CodeLang::Python),
+        ),
+    ),
+    (
+        "NODE_OPTIONS",
+        StartFile::AfterOption(
+            &[
+                "--require",
+                "-r",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+            ],
+            Lang::Code(CodeLang::Node),
+        ),
+    ),
+    (
+        "RUBYOPT",
+        StartFile::AfterOption(&["-r"], Lang::Code(CodeLang::Ruby)),
+    ),
+    (
+        "JAVA_TOOL_OPTIONS",
+        StartFile::AfterOption(&["-javaagent:"], Lang::Code(CodeLang::Other)),
+    ),
+];
 
 /// Whether writing `path` schedules what is written to run later, and as what.
 pub(crate) fn runs_later(path: &std::path::Path, home: Option<&str>) -> Option<Lang> {
@@ -624,27 +712,117 @@ fn environment_setup(word: &Word) -> bool {
     })
 }
 
-/// An environment assignment whose value something will run (`GIT_SSH_COMMAND='…'`).
-pub(crate) fn exec_var(name: &str, value: &Word) -> Option<Follow> {
-    // A value only known at run time is usually a program's path (`EDITOR=$(which nvim)`),
-    // not a script: only the variables that hold whole command lines ask then.
-    const COMMAND_LINES: &[&str] = &["GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "PROMPT_COMMAND"];
-    if !value.is_static() && !COMMAND_LINES.contains(&name) {
-        return None;
+/// What setting the environment variable `name` to `value` makes a program run: a command
+/// line (`GIT_SSH_COMMAND`, `LESSOPEN='|CMD %s'`), a file loaded at start (`BASH_ENV`,
+/// `NODE_OPTIONS=--require F`, `PYTHONPATH` with a `sitecustomize.py`), or, for a value
+/// fetched from the network at run time, a reason to ask.
+pub(crate) fn exec_var(name: &str, value: &Word) -> Vec<Follow> {
+    let start_file = START_FILE_VARS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s);
+    let runs = EXEC_VARS.contains(&name)
+        || COMMAND_VAR_PATTERNS.iter().any(|(prefix, suffix)| {
+            name.starts_with(prefix)
+                && name.ends_with(suffix)
+                && name.len() >= prefix.len() + suffix.len()
+        });
+    if !runs && start_file.is_none() {
+        return Vec::new();
     }
-    if EXEC_VARS.contains(&name) {
-        return Some(Follow::String {
-            word: value.clone(),
+    if !value.is_static() {
+        // `BASH_ENV=<(…)`: a process substitution is a file with known content.
+        if let Some(StartFile::Whole(lang)) = start_file
+            && value.text().starts_with("<(")
+        {
+            return vec![Follow::File {
+                word: value.clone(),
+                lang,
+            }];
+        }
+        // A value fetched from the network: what runs is whatever the server sends.
+        if fetched_at_run_time(value) {
+            return vec![unresolved(
+                RuleId::UnresolvedNetworkShell,
+                format!(
+                    "`{name}` is set to what a download prints, and a program runs it, so it needs approval. Download the file, review it, then use it."
+                ),
+            )];
+        }
+        // A value only known at run time is usually a program's path (`EDITOR=$(which
+        // nvim)`), not a script: only the variables that hold whole command lines ask then.
+        if !COMMAND_LINES.contains(&name) {
+            return Vec::new();
+        }
+    }
+    if runs {
+        let mut script = value.clone();
+        // `LESSOPEN='|CMD %s'`: a command whose output less reads.
+        if name.starts_with("LESS")
+            && let Some(t) = value.literal()
+        {
+            script = Word::lit(
+                t.trim_start_matches(['|', '-'])
+                    .replace("%s", "FILE")
+                    .as_str(),
+            );
+        }
+        return vec![Follow::String {
+            word: script,
             what: name.to_owned(),
             io: Io::default(),
             place: Place::Here,
             scoped: true,
             positional: None,
-        });
+        }];
     }
-    SOURCED_VARS.contains(&name).then(|| Follow::File {
-        word: value.clone(),
-        lang: Lang::Shell,
+    let Some(text) = value.literal() else {
+        return Vec::new();
+    };
+    let file = |path: &str, lang| Follow::File {
+        word: Word::lit(path),
+        lang,
+    };
+    match start_file {
+        Some(StartFile::Whole(lang)) => vec![file(&text, lang)],
+        Some(StartFile::InDirs(names, lang)) => text
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .flat_map(|dir| {
+                names
+                    .iter()
+                    .map(move |n| format!("{}/{n}", dir.trim_end_matches('/')))
+            })
+            .map(|path| file(&path, lang))
+            .collect(),
+        Some(StartFile::AfterOption(options, lang)) => {
+            let mut found = Vec::new();
+            let mut tokens = text.split_whitespace().peekable();
+            while let Some(token) = tokens.next() {
+                for option in options {
+                    if token == *option {
+                        if let Some(next) = tokens.peek() {
+                            found.push(file(next, lang));
+                        }
+                    } else if let Some(rest) = token.strip_prefix(option) {
+                        found.push(file(rest.trim_start_matches('='), lang));
+                    }
+                }
+            }
+            found
+        }
+        None => Vec::new(),
+    }
+}
+
+/// Whether a value only known at run time comes from a program that fetches from the network
+/// (`$(curl -s URL)`).
+fn fetched_at_run_time(value: &Word) -> bool {
+    value.segs.iter().any(|seg| match seg {
+        Seg::Dyn(source) => source
+            .split(|c: char| c.is_whitespace() || matches!(c, '(' | '`' | '|' | ';' | '&'))
+            .any(|w| crate::tools::lookup(w).is_some_and(|t| t.fetches.is_some())),
+        _ => false,
     })
 }
 
@@ -2078,6 +2256,20 @@ fn git_setting(setting: &Word, value: Option<&Word>, out: &mut Vec<Follow>) {
         }
     };
     let key = key.to_ascii_lowercase();
+    // `core.hooksPath DIR`: the hooks in DIR run on the next commit, merge, push, checkout.
+    if key == "core.hookspath" {
+        match value.literal() {
+            Some(dir) => out.extend(GIT_HOOKS.iter().map(|hook| Follow::File {
+                word: Word::lit(&format!("{}/{hook}", dir.trim_end_matches('/'))),
+                lang: Lang::Shell,
+            })),
+            None => out.push(unresolved(
+                RuleId::UnresolvedScriptPath,
+                "git's hooks directory is only known at run time, and git runs the hooks in it, so it needs approval. Write the directory literally.",
+            )),
+        }
+        return;
+    }
     // An alias or credential helper is a shell command only with `!`; otherwise git runs
     // its own subcommand (`git-credential-store`).
     let runs = if key.starts_with("alias.") || key == "credential.helper" {

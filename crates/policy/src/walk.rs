@@ -1463,12 +1463,13 @@ impl Walker {
             }
             Some(v) => {
                 let words = self.resolve(v, src);
-                if let Some(f) = words
+                let follows = words
                     .first()
-                    .and_then(|w| crate::nested::exec_var(&name, w))
-                {
+                    .map(|w| crate::nested::exec_var(&name, w))
+                    .unwrap_or_default();
+                if !follows.is_empty() {
                     let here = self.bare_cmd();
-                    self.apply(&here, vec![f]);
+                    self.apply(&here, follows);
                 }
                 match words.as_slice() {
                     [w] if w.starts_temp() && w.segs.len() == 1 => Val::Temp,
