@@ -32,6 +32,12 @@ fn workspace() -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
+/// `part` of `whole` in percent (corpus sizes are far below f64's exact integers).
+#[expect(clippy::cast_precision_loss, reason = "counts of corpus lines")]
+fn percent(part: usize, whole: usize) -> f64 {
+    100.0 * part as f64 / whole.max(1) as f64
+}
+
 fn main() {
     let (_dir, root) = workspace();
     let permissive = Policy::permissive();
@@ -66,7 +72,7 @@ fn main() {
             other => panic!("unknown expectation {other}"),
         };
         let all = lines(file);
-        let mut passed = 0;
+        let mut passed = 0usize;
         for line in &all {
             let start = Instant::now();
             let v = policy.check(line, ctx);
@@ -80,7 +86,7 @@ fn main() {
         println!(
             "{expect:>9} {passed:>4}/{:<4} {:5.1} %  {file}",
             all.len(),
-            100.0 * passed as f64 / all.len().max(1) as f64
+            percent(passed, all.len())
         );
     }
     times.sort();

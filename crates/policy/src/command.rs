@@ -69,8 +69,9 @@ pub(crate) enum RedirKind {
     In,
     /// `> file`, `>> file`, `&> file`, `>| file`, `<> file`.
     Out,
-    /// `<<EOF` with its body.
-    HereDoc(String),
+    /// `<<EOF` with its body, `None` when the body expands to something only known at run
+    /// time (an unquoted `<<EOF` with `$(curl …)` in it).
+    HereDoc(Option<String>),
     /// `<<< word`.
     HereString,
 }

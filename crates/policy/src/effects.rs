@@ -163,7 +163,32 @@ fn content_writes(cmd: &Cmd, tool: &Tool, args: &[Word], p: &Parsed, e: &mut Eff
             if operands.len() >= 2
                 && let Some(&last) = operands.last()
             {
-                e.writes.push(write(&args[last], kind, source.clone()));
+                match into_directory(cmd, &args[last]) {
+                    // `cp a b dir/`, `scp host:x .`: each source lands in the directory
+                    // under its own name.
+                    Some(dir) => {
+                        for &i in &operands[..operands.len() - 1] {
+                            let Some(name) = args[i]
+                                .literal()
+                                .and_then(|t| t.rsplit(['/', ':']).next().map(str::to_owned))
+                                .filter(|n| !n.is_empty())
+                            else {
+                                continue;
+                            };
+                            let source = match &source {
+                                Source::Fetched => Source::Fetched,
+                                _ if kind == WriteKind::Truncate => Source::Empty,
+                                _ => Source::CopyOf(args[i].clone()),
+                            };
+                            e.writes.push(write(
+                                &Word::lit(&format!("{dir}/{name}")),
+                                kind,
+                                source,
+                            ));
+                        }
+                    }
+                    None => e.writes.push(write(&args[last], kind, source.clone())),
+                }
             }
             if let Some(dir) = p.value(&["-t", "--target-directory"]) {
                 e.writes.push(write(&Word::lit(dir), kind, source));
@@ -201,6 +226,20 @@ fn content_writes(cmd: &Cmd, tool: &Tool, args: &[Word], p: &Parsed, e: &mut Eff
             }
         }
     }
+}
+
+/// The directory a copy's destination names, when it is one: `.`, `dir/`, or an existing
+/// directory.
+fn into_directory(cmd: &Cmd, dest: &Word) -> Option<String> {
+    let t = dest.literal()?;
+    let is_dir = t == "."
+        || t == ".."
+        || t.ends_with('/')
+        || cmd.cwd.exact().is_some_and(|cwd| {
+            let path = cwd.join(&t);
+            path.is_dir() && !path.is_symlink()
+        });
+    is_dir.then(|| t.trim_end_matches('/').to_owned())
 }
 
 /// `host:path`, `user@host:path` or a URL: a file on another machine.

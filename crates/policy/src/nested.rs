@@ -107,6 +107,7 @@ const COMMAND_VAR_PATTERNS: &[(&str, &str)] = &[
     ("RUSTC_WRAPPER", ""),
     ("CARGO_BUILD_RUSTC_WRAPPER", ""),
     ("LESSOPEN", ""),
+    ("GIT_CONFIG_VALUE_", ""),
     ("LESSCLOSE", ""),
 ];
 
@@ -476,8 +477,12 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 .iter()
                 .filter(|a| !a.starts_with("-") || a.is("-"))
                 .collect();
+            // No operand: it reads the new crontab from standard input, as `crontab -` does.
+            let from_stdin = ops.is_empty()
+                && (cmd.piped_in || cmd.stdin_redirected())
+                && !args.iter().any(|a| a.is("-l") || a.is("-r") || a.is("-e"));
             match ops.as_slice() {
-                [w] if w.is("-") => {
+                _ if from_stdin || matches!(ops.as_slice(), [w] if w.is("-")) => {
                     if let Input::Text(t) = input(cmd, io) {
                         out.push(Follow::script(
                             &embedded_commands(&t, Lang::Crontab),
@@ -642,6 +647,11 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                         && key.starts_with("scripts.")
                     {
                         out.push(Follow::script(value, "npm script"));
+                    } else if a.literal().is_none() && a.starts_with("scripts.") {
+                        out.push(unresolved(
+                            RuleId::UnresolvedGeneratedScript,
+                            "`npm pkg set` stores a script only known at run time, which npm then runs, so it needs approval. Write the script literally.",
+                        ));
                     }
                 }
                 if args.first().is_some_and(|a| a.is("set-script"))
@@ -717,6 +727,21 @@ fn environment_setup(word: &Word) -> bool {
 /// `NODE_OPTIONS=--require F`, `PYTHONPATH` with a `sitecustomize.py`), or, for a value
 /// fetched from the network at run time, a reason to ask.
 pub(crate) fn exec_var(name: &str, value: &Word) -> Vec<Follow> {
+    // `PATH="$(cat .toolpath):$PATH"`: which program a name runs is decided at run time.
+    if name == "PATH"
+        && value.segs.iter().any(|s| match s {
+            Seg::Dyn(source) => !matches!(source.as_str(), "$PATH" | "${PATH}"),
+            _ => false,
+        })
+    {
+        return vec![unresolved(
+            RuleId::UnresolvedCommandName,
+            format!(
+                "`PATH` is set to `{}`, only known at run time, so which program each name runs is too; it needs approval. Write the directories literally.",
+                value.text()
+            ),
+        )];
+    }
     let start_file = START_FILE_VARS
         .iter()
         .find(|(n, _)| *n == name)
@@ -862,6 +887,11 @@ fn shell(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
         break;
     }
     match args.get(i) {
+        // `sh -c "$(curl …)"`: the script is whatever the server sends.
+        Some(script) if has_c && fetched_at_run_time(script) => out.push(unresolved(
+            RuleId::UnresolvedNetworkShell,
+            "the shell runs a script downloaded at run time, so it needs approval. Download it, review it, then run it.",
+        )),
         Some(script) if has_c => out.push(Follow::String {
             word: script.clone(),
             what: "shell -c".into(),
@@ -906,7 +936,8 @@ pub(crate) fn input_text(cmd: &Cmd, io: &Io) -> Option<String> {
 fn input(cmd: &Cmd, io: &Io) -> Input {
     if let Some(r) = cmd.here_input() {
         return match (&r.kind, &r.target) {
-            (RedirKind::HereDoc(body), _) => Input::Text(body.clone()),
+            (RedirKind::HereDoc(Some(body)), _) => Input::Text(body.clone()),
+            (RedirKind::HereDoc(None), _) => Input::Unknown,
             (_, Some(word)) => match word.literal() {
                 Some(t) => Input::Text(t + "\n"),
                 None => Input::Word(word.clone()),
@@ -2246,6 +2277,16 @@ fn git_setting(setting: &Word, value: Option<&Word>, out: &mut Vec<Follow>) {
             None => return,
         },
         (None, _) => {
+            if setting
+                .text()
+                .to_ascii_lowercase()
+                .starts_with("core.hookspath")
+            {
+                out.push(unresolved(
+                    RuleId::UnresolvedScriptPath,
+                    "git's hooks directory is only known at run time, and git runs the hooks in it, so it needs approval. Write the directory literally.",
+                ));
+            }
             if setting.text().to_ascii_lowercase().starts_with("alias.") {
                 out.push(unresolved(
                     RuleId::UnresolvedGitAlias,
@@ -3068,7 +3109,7 @@ pub(crate) fn static_text(cmd: &Cmd, io: &Io) -> Option<String> {
         }
         "cat" if args.is_empty() => match cmd.here_input() {
             Some(r) => match (&r.kind, &r.target) {
-                (RedirKind::HereDoc(body), _) => Some(body.clone()),
+                (RedirKind::HereDoc(body), _) => body.clone(),
                 (_, Some(w)) => w.literal().map(|t| t + "\n"),
                 _ => None,
             },

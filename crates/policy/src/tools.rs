@@ -1783,7 +1783,7 @@ fn editor_commands(cmd: &Cmd, _: &Parsed, e: &mut Effects) {
     // `ed` and `ex -s` read their commands from standard input: a here-document or -string.
     if let Some(here) = cmd.here_input() {
         match (&here.kind, &here.target) {
-            (crate::command::RedirKind::HereDoc(body), _) => commands.push(body.clone()),
+            (crate::command::RedirKind::HereDoc(body), _) => commands.extend(body.clone()),
             (_, Some(word)) => commands.extend(word.literal()),
             _ => {}
         }
@@ -1844,14 +1844,32 @@ fn socat_files(cmd: &Cmd, _: &Parsed, e: &mut Effects) {
     }
 }
 
-/// `tar -x -C DIR`: DIR is written.
+/// `tar -x -C DIR`: DIR is written; from a pipe (`curl … | tar xz`), with what nobody
+/// reviewed.
 fn tar_extract_directory(cmd: &Cmd, p: &Parsed, e: &mut Effects) {
-    if p.has('x', "extract") || p.has_long("get") {
-        let args = cmd.args();
-        for dir in crate::flags::option_words(args, p, &["-C", "--directory"]) {
-            e.paths.push((dir, Access::Write));
-        }
+    let args = cmd.args();
+    // Old-style options: `tar xzf a.tgz`, `tar xz` (the first word, without a dash).
+    let old_style = args
+        .first()
+        .and_then(Word::literal)
+        .filter(|t| !t.starts_with('-') && t.chars().all(|c| c.is_ascii_alphabetic()));
+    let extracting = p.has('x', "extract")
+        || p.has_long("get")
+        || old_style.as_ref().is_some_and(|t| t.contains('x'));
+    if !extracting {
+        return;
     }
+    let dirs = crate::flags::option_words(args, p, &["-C", "--directory"]);
+    let archive = crate::flags::option_words(args, p, &["-f", "--file"]);
+    let archive_named = !archive.iter().all(|f| f.is("-"))
+        || old_style.is_some_and(|t| t.contains('f') && args.get(1).is_some_and(|f| !f.is("-")));
+    let from_pipe = cmd.piped_in && !archive_named;
+    if from_pipe {
+        e.fetched_dirs
+            .extend(dirs.first().cloned().or_else(|| Some(Word::lit("."))));
+    }
+    e.paths
+        .extend(dirs.into_iter().map(|dir| (dir, Access::Write)));
 }
 
 /// `git clone URL [DIR]`: DIR is filled from the network.

@@ -638,11 +638,30 @@ impl Walker {
                     }
                 }
                 "heredoc_redirect" => {
-                    let body = named_children(node)
+                    let body_node = named_children(node)
                         .into_iter()
-                        .find(|c| c.kind() == "heredoc_body")
+                        .find(|c| c.kind() == "heredoc_body");
+                    let mut body = body_node
                         .map(|b| text(b, src).to_owned())
                         .unwrap_or_default();
+                    // An unquoted here-document expands its command substitutions: their
+                    // output when it is known, else the document is only known at run time.
+                    let mut known = true;
+                    for sub in body_node
+                        .map(named_children)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|c| c.kind() == "command_substitution")
+                    {
+                        let source = text(sub, src);
+                        match self.cmdsubs.get(source) {
+                            Some(Some(out)) => {
+                                body = body.replacen(source, out.trim_end_matches('\n'), 1);
+                            }
+                            _ => known = false,
+                        }
+                    }
+                    let body = known.then_some(body);
                     out.push(Redir {
                         fd,
                         kind: RedirKind::HereDoc(body),
@@ -1102,7 +1121,7 @@ impl Walker {
             }
         } else if text.starts_with("/dev/fd/") || text == "/dev/stdin" {
             Some(Written::Unknown)
-        } else if file.starts_dynamic() && !file.starts_temp() {
+        } else if !file.is_static() && !file.starts_temp() {
             // A script whose path is only known at run time (`at -f "$JOB"`).
             self.finding(Finding::ask(
                 Class::Unresolved,
@@ -1210,11 +1229,10 @@ impl Walker {
         let probed = self.out.cmds.split_off(cmds);
         let found = self.out.findings.split_off(findings);
         self.out.rough.extend(probed);
-        self.out.findings.extend(
-            found
-                .into_iter()
-                .filter(|f| f.class == Class::Hardline && f.decision == crate::Decision::Deny),
-        );
+        self.out.findings.extend(found.into_iter().filter(|f| {
+            (f.class == Class::Hardline && f.decision == crate::Decision::Deny)
+                || f.rule == RuleId::UnresolvedNetworkShell.into()
+        }));
     }
 
     /// Records a command run by another program (`xargs`, `find -exec`).
@@ -1245,7 +1263,7 @@ impl Walker {
         let output = crate::nested::static_text(cmd, io);
         let input = match (&io.stdin, cmd.here_input()) {
             (_, Some(r)) => match (&r.kind, &r.target) {
-                (RedirKind::HereDoc(body), _) => Some(body.clone()),
+                (RedirKind::HereDoc(body), _) => body.clone(),
                 (_, Some(w)) => w.literal().map(|t| t + "\n"),
                 _ => None,
             },
