@@ -330,9 +330,17 @@ fn tokens(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, depth: u
         }
         "simple_expansion" | "expansion" => expansion(text, env, out, Q::Expanded),
         "command_substitution" => command_substitution(text, env, out, Q::Expanded),
-        "process_substitution" | "arithmetic_expansion" => {
-            out.push(Tok::Dyn(text.to_owned()));
+        "arithmetic_expansion" => {
+            let expr = text
+                .strip_prefix("$((")
+                .and_then(|t| t.strip_suffix("))"))
+                .or_else(|| text.strip_prefix("$[").and_then(|t| t.strip_suffix(']')));
+            match expr.and_then(|e| arithmetic(e, env)) {
+                Some(n) => out.extend(n.to_string().chars().map(|c| Tok::Ch(c, Q::Expanded))),
+                None => out.push(Tok::Dyn(text.to_owned())),
+            }
         }
+        "process_substitution" => out.push(Tok::Dyn(text.to_owned())),
         _ => bare(text, out),
     }
 }
@@ -574,8 +582,8 @@ struct Expansion<'t> {
     name: &'t str,
     /// `[@]` or `[*]` (also `$@` and `$*`).
     all: Option<char>,
-    /// `[N]`.
-    index: Option<usize>,
+    /// `[N]`, `[i+1]`, `[-1]`, `[key]`.
+    index: Option<Index<'t>>,
     /// The word of `${NAME:-word}` / `${NAME-word}` / `${NAME:=word}`.
     default: Option<&'t str>,
     /// `${NAME%pat}`, `${NAME#pat}`, `${NAME/a/b}`, `${NAME:1:2}`, `${NAME^^}`.
@@ -595,6 +603,18 @@ enum Transform<'t> {
     Substring(i64, Option<i64>),
     Upper,
     Lower,
+    /// `^`: the first character upper-cased.
+    UpperFirst,
+    /// `,`: the first character lower-cased.
+    LowerFirst,
+    /// `~~` (every character) / `~` (the first): case toggled.
+    Toggle(bool),
+}
+
+/// An array subscript as written: evaluated when looked up.
+#[derive(Clone, Copy)]
+enum Index<'t> {
+    Expr(&'t str),
 }
 
 impl Transform<'_> {
@@ -655,6 +675,27 @@ impl Transform<'_> {
             }
             Transform::Upper => value.to_uppercase(),
             Transform::Lower => value.to_lowercase(),
+            Transform::UpperFirst => chars
+                .first()
+                .map(|c| c.to_uppercase().chain(chars[1..].iter().copied()).collect())
+                .unwrap_or_default(),
+            Transform::LowerFirst => chars
+                .first()
+                .map(|c| c.to_lowercase().chain(chars[1..].iter().copied()).collect())
+                .unwrap_or_default(),
+            Transform::Toggle(all) => chars
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i > 0 && !all {
+                        c.to_string()
+                    } else if c.is_uppercase() {
+                        c.to_lowercase().collect()
+                    } else {
+                        c.to_uppercase().collect()
+                    }
+                })
+                .collect(),
         })
     }
 }
@@ -690,8 +731,12 @@ impl<'t> Transform<'t> {
             return Some(Transform::Replace(false, pat, rep));
         }
         match rest {
-            "^^" => return Some(Transform::Upper),
-            ",," => return Some(Transform::Lower),
+            "^^" | "@U" => return Some(Transform::Upper),
+            ",," | "@L" => return Some(Transform::Lower),
+            "^" | "@u" => return Some(Transform::UpperFirst),
+            "," => return Some(Transform::LowerFirst),
+            "~~" => return Some(Transform::Toggle(true)),
+            "~" => return Some(Transform::Toggle(false)),
             _ => {}
         }
         let r = rest.strip_prefix(':')?;
@@ -770,7 +815,7 @@ impl<'t> Expansion<'t> {
                 let (sub, after) = r.split_once(']')?;
                 match sub {
                     "@" | "*" => exp.all = sub.chars().next(),
-                    n => exp.index = Some(n.parse().ok()?),
+                    n => exp.index = Some(Index::Expr(n)),
                 }
                 after
             }
@@ -846,11 +891,29 @@ impl<'t> Expansion<'t> {
                 };
             }
         };
-        let value = match (value, self.all, self.index) {
-            (Val::List(items), None, idx) => match items.get(idx.unwrap_or(0)) {
-                Some(v) => Val::Str(v.clone()),
-                None => Val::Str(String::new()),
+        // An index the shell computes (`i+1`, `$((2-1))`, `-1` from the end).
+        let index = match self.index {
+            None => None,
+            Some(Index::Expr(e)) => match arithmetic(e, env) {
+                Some(n) => Some(n),
+                None => return Lookup::Unknown,
             },
+        };
+        let value = match (value, self.all, index) {
+            (Val::List(items), None, idx) => {
+                let i = idx.unwrap_or(0);
+                let at = if i < 0 {
+                    i64::try_from(items.len())
+                        .ok()
+                        .and_then(|n| usize::try_from(n + i).ok())
+                } else {
+                    usize::try_from(i).ok()
+                };
+                match at.and_then(|i| items.get(i)) {
+                    Some(v) => Val::Str(v.clone()),
+                    None => Val::Str(String::new()),
+                }
+            }
             (Val::Str(s), None, Some(i)) => Val::Str(if i == 0 { s } else { String::new() }),
             (Val::Str(s), Some(_), _) => Val::List(vec![s]),
             (v, _, _) => v,
@@ -861,6 +924,104 @@ impl<'t> Expansion<'t> {
             Val::Unknown => Lookup::Unknown,
             v => Lookup::Value(v),
         }
+    }
+}
+
+/// Bash arithmetic on integers, as far as a policy needs it: numbers, variables holding
+/// numbers, `+ - * / %`, unary minus, parentheses, and `$var` / `${var}` inside. Anything
+/// else (assignment, comparison, a variable only known at run time) is `None`.
+pub(crate) fn arithmetic(expr: &str, env: &Env<'_>) -> Option<i64> {
+    /// Operators and operands one expression may hold before it is not worth computing.
+    const MAX_TOKENS: usize = 256;
+    let mut tokens: Vec<String> = Vec::new();
+    // `$((…))` inside is a parenthesised expression.
+    let expr = expr.replace("$((", "((");
+    let mut chars = expr.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if tokens.len() > MAX_TOKENS {
+            return None;
+        }
+        if c.is_whitespace() {
+            chars.next();
+        } else if c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '{' || c == '}' {
+            let mut word = String::new();
+            while let Some(&c) = chars.peek() {
+                if c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '{' | '}' | '#') {
+                    word.push(c);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            let name = word
+                .trim_start_matches('$')
+                .trim_start_matches('{')
+                .trim_end_matches('}');
+            let value = if name.chars().all(|c| c.is_ascii_digit()) && !word.starts_with('$') {
+                name.parse::<i64>().ok()?
+            } else {
+                match env.vars.get(name) {
+                    Some(Val::Str(v)) if v.trim().is_empty() => 0,
+                    Some(Val::Str(v)) => arithmetic(v, env).or_else(|| v.trim().parse().ok())?,
+                    _ => return None,
+                }
+            };
+            tokens.push(value.to_string());
+        } else if matches!(c, '+' | '-' | '*' | '/' | '%' | '(' | ')') {
+            tokens.push(c.to_string());
+            chars.next();
+        } else {
+            return None;
+        }
+    }
+    let mut at = 0;
+    let value = arith_sum(&tokens, &mut at, 0)?;
+    (at == tokens.len()).then_some(value)
+}
+
+fn arith_sum(t: &[String], at: &mut usize, depth: u32) -> Option<i64> {
+    let mut value = arith_product(t, at, depth)?;
+    while let Some(op) = t.get(*at).filter(|o| *o == "+" || *o == "-") {
+        *at += 1;
+        let rhs = arith_product(t, at, depth)?;
+        value = if op == "+" {
+            value.checked_add(rhs)?
+        } else {
+            value.checked_sub(rhs)?
+        };
+    }
+    Some(value)
+}
+
+fn arith_product(t: &[String], at: &mut usize, depth: u32) -> Option<i64> {
+    let mut value = arith_unary(t, at, depth)?;
+    while let Some(op) = t.get(*at).filter(|o| matches!(o.as_str(), "*" | "/" | "%")) {
+        *at += 1;
+        let rhs = arith_unary(t, at, depth)?;
+        value = match op.as_str() {
+            "*" => value.checked_mul(rhs)?,
+            "/" => value.checked_div(rhs)?,
+            _ => value.checked_rem(rhs)?,
+        };
+    }
+    Some(value)
+}
+
+fn arith_unary(t: &[String], at: &mut usize, depth: u32) -> Option<i64> {
+    if depth > MAX_WORD_DEPTH {
+        return None;
+    }
+    let token = t.get(*at)?;
+    *at += 1;
+    match token.as_str() {
+        "-" => arith_unary(t, at, depth + 1)?.checked_neg(),
+        "+" => arith_unary(t, at, depth + 1),
+        "(" => {
+            let value = arith_sum(t, at, depth + 1)?;
+            (t.get(*at).map(String::as_str) == Some(")")).then(|| *at += 1)?;
+            Some(value)
+        }
+        n => n.parse().ok(),
     }
 }
 
@@ -1295,6 +1456,29 @@ fn class(p: &[char], c: char) -> Option<(bool, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arithmetic_is_computed_where_bash_would() {
+        let mut vars = Vars::new();
+        vars.insert("i".into(), Val::Str("2".into()));
+        vars.insert("e".into(), Val::Str("i*3".into()));
+        let subs = HashMap::new();
+        let env = Env {
+            home: None,
+            pwd: None,
+            oldpwd: None,
+            subs: &subs,
+            vars: &vars,
+        };
+        assert_eq!(arithmetic("1+0", &env), Some(1));
+        assert_eq!(arithmetic(" -1 ", &env), Some(-1));
+        assert_eq!(arithmetic("2*(3-1)%3", &env), Some(1));
+        assert_eq!(arithmetic("$i - $((1))", &env), Some(1));
+        assert_eq!(arithmetic("e+1", &env), Some(7));
+        assert_eq!(arithmetic("x+1", &env), None, "unknown variable");
+        assert_eq!(arithmetic("1/0", &env), None);
+        assert_eq!(arithmetic("i=3", &env), None, "assignment is not computed");
+    }
 
     fn words(src: &str, home: Option<&str>) -> Vec<String> {
         let mut parser = tree_sitter::Parser::new();
