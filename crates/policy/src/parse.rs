@@ -41,6 +41,28 @@ pub(crate) fn parse(text: &str) -> Option<Tree> {
     })
 }
 
+/// The script in the spelling the parser reads as bash does: continued lines joined
+/// ([`join_continued_lines`]) and the case-toggling operators `${x~~}` / `${x~}`, which
+/// tree-sitter-bash does not know (it drops the word), spelled as `@` operators it does
+/// know, `${x@K}` / `${x@k}`, which the word model reads as the toggles. (Bash's own `@K` and
+/// `@k` quote a value: read as toggles, a command they build may look like another program,
+/// and so be judged more strictly, never less.)
+pub(crate) fn for_parser(text: &str) -> std::borrow::Cow<'_, str> {
+    static TOGGLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\$\{(#?[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?)(~~?)\}")
+            .expect("a valid pattern")
+    });
+    let joined = join_continued_lines(text);
+    if !joined.contains('~') || !TOGGLE.is_match(&joined) {
+        return joined;
+    }
+    let rewritten = TOGGLE.replace_all(&joined, |c: &regex::Captures<'_>| {
+        let op = if &c[2] == "~~" { "@K" } else { "@k" };
+        format!("${{{}{op}}}", &c[1])
+    });
+    std::borrow::Cow::Owned(rewritten.into_owned())
+}
+
 /// The script as bash reads it after joining continued lines: a backslash before a newline,
 /// outside single quotes and comments, is removed with the newline, even inside a word
 /// (`r\⏎m -rf ~` runs `rm`). The parser would read it as two words.

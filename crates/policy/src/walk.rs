@@ -151,7 +151,7 @@ impl Walker {
             self.too_complex("nested too deeply (shells inside shells)");
             return;
         }
-        let joined = parse::join_continued_lines(text);
+        let joined = parse::for_parser(text);
         let text = joined.as_ref();
         let Some(tree) = parse::parse(text) else {
             self.finding(Finding::ask(

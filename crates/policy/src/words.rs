@@ -735,8 +735,8 @@ impl<'t> Transform<'t> {
             ",," | "@L" => return Some(Transform::Lower),
             "^" | "@u" => return Some(Transform::UpperFirst),
             "," => return Some(Transform::LowerFirst),
-            "~~" => return Some(Transform::Toggle(true)),
-            "~" => return Some(Transform::Toggle(false)),
+            "~~" | "@K" => return Some(Transform::Toggle(true)),
+            "~" | "@k" => return Some(Transform::Toggle(false)),
             _ => {}
         }
         let r = rest.strip_prefix(':')?;

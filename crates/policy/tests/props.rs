@@ -473,3 +473,87 @@ fn reviewed_crash_and_blowup_inputs_are_answered() {
         }
     }
 }
+
+/// One word of a generated line, in one of the spellings whose value bash fixes without
+/// running anything: quotes, escapes, parameter operators, arithmetic, braces, ANSI-C.
+fn word_piece() -> impl Strategy<Value = String> {
+    let name = prop::sample::select(vec!["a", "b", "c", "u"]);
+    let lit = "[a-z/.]{1,4}";
+    prop_oneof![
+        lit.prop_map(|s| s),
+        lit.prop_map(|s| format!("'{s}'")),
+        lit.prop_map(|s| format!("\"{s}\"")),
+        lit.prop_map(|s| format!("$'{s}'")),
+        (lit, lit).prop_map(|(a, b)| format!("{a}\\\n{b}")),
+        (lit, lit).prop_map(|(a, b)| format!("{{{a},{b}}}")),
+        name.clone().prop_map(|n| format!("${n}")),
+        name.clone().prop_map(|n| format!("\"${{{n}}}\"")),
+        (name.clone(), lit).prop_map(|(n, d)| format!("${{{n}:-{d}}}")),
+        (
+            name.clone(),
+            prop::sample::select(vec!["#?", "##*/", "%/*", "%%.*", "/./_", "//a/X"])
+        )
+            .prop_map(|(n, op)| format!("${{{n}{op}}}")),
+        (
+            name.clone(),
+            prop::sample::select(vec![
+                "^^", ",,", "^", ",", "~~", "@U", "@L", ":1", ":0:2", ":-2"
+            ])
+        )
+            .prop_map(|(n, op)| format!("${{{n}{op}}}")),
+        (
+            0i64..50,
+            1i64..9,
+            prop::sample::select(vec!["+", "-", "*", "/", "%"])
+        )
+            .prop_map(|(x, y, op)| format!("$(({x}{op}{y}))")),
+        (name, 0i64..4).prop_map(|(n, k)| format!("$((${n:-0}+{k}))").replace(":-0", "")),
+    ]
+}
+
+/// A line that assigns the variables, then prints each word of the rest on its own line.
+fn printing_line() -> impl Strategy<Value = String> {
+    let value = "[a-z./]{0,5}";
+    (
+        value,
+        value,
+        "[A-Za-z]{1,4}",
+        prop::collection::vec(word_piece(), 1..5),
+    )
+        .prop_map(|(a, b, c, words)| {
+            format!(
+                "a='{a}'; b='{b}'; c='{c}'; unset u; printf '%s\\n' {}",
+                words.join(" ")
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Whatever the policy resolves a word to statically is what bash makes of it: generated
+    /// lines are run by bash itself (`printf '%s\n' WORDS`) and compared with the words the
+    /// policy reports. Words it leaves to run time (shown with their `$`) are not compared.
+    #[test]
+    fn resolved_words_are_what_bash_prints(line in printing_line()) {
+        let out = std::process::Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", &line])
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .expect("bash runs");
+        prop_assume!(out.status.success());
+        let printed = String::from_utf8_lossy(&out.stdout);
+        let bash_words: Vec<&str> = printed.lines().collect();
+        let v = Policy::permissive().check(&line, &ctx());
+        let shown = v
+            .commands
+            .iter()
+            .find_map(|c| c.strip_prefix("printf %s\\n "))
+            .unwrap_or_default()
+            .to_owned();
+        if !shown.contains(['$', '`']) {
+            prop_assert_eq!(shown, bash_words.join(" "), "line: {:?}", line);
+        }
+    }
+}
