@@ -124,7 +124,29 @@ const DEVICE_DESTROYERS: &[(&str, &[&str])] = &[
     ("flashrom", &["-E", "--erase", "-w", "--write"]),
     ("mdadm", &["--zero-superblock"]),
     ("sg_format", &[]),
+    ("nwipe", &[]),
+    ("debugfs", &["-w"]),
     ("dmsetup", &["remove_all", "wipe_table"]),
+];
+
+/// Programs that power the machine off, reboot or suspend it: (program, words that make it do
+/// so; none means always).
+const POWER_VERBS: &[(&str, &[&str])] = &[
+    ("shutdown", &[]),
+    ("reboot", &[]),
+    ("halt", &[]),
+    ("poweroff", &[]),
+    ("openrc-shutdown", &[]),
+    ("ipmitool", &["off", "cycle", "reset", "soft"]),
+    (
+        "xfce4-session-logout",
+        &["--halt", "--reboot", "--suspend", "--hibernate"],
+    ),
+    ("gnome-session-quit", &["--power-off", "--reboot"]),
+    ("qdbus-power", &[]),
+    ("pm-suspend", &[]),
+    ("pm-hibernate", &[]),
+    ("zzz", &[]),
 ];
 
 /// What the guard needs besides the command.
@@ -215,9 +237,9 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                     "`crontab -r` deletes every scheduled job of the user without a copy, which is never allowed (hardline guard). Edit the crontab with `crontab -e` or remove one line instead.",
                 )
             }),
-        "docker" | "podman" | "nerdctl" => host_root_mount(args),
+        "docker" | "podman" | "nerdctl" | "systemd-nspawn" => host_root_mount(args),
         "apt" | "apt-get" | "aptitude" | "dpkg" | "rpm" | "yum" | "dnf" | "pacman" | "zypper"
-        | "apk" => system_package(&program, args),
+        | "apk" | "xbps-remove" | "emerge" | "pkg" | "opkg" => system_package(&program, args),
         "userdel" | "deluser" => args
             .iter()
             .any(|a| a.is("-r") || a.is("--remove") || a.is("--remove-home") || a.is("--remove-all-files"))
@@ -228,7 +250,7 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                     format!("`{program}` with home removal deletes a user's home directory, which is never allowed (hardline guard). Remove the account without `-r`, or ask the user."),
                 )
             }),
-        "kubectl" | "oc" => cluster_wipe(&program, args),
+        "kubectl" | "oc" | "kubecolor" | "k9s" => cluster_wipe(&program, args),
         p if DEVICE_DESTROYERS.iter().any(|(name, _)| *name == p) => {
             let (_, verbs) = DEVICE_DESTROYERS.iter().find(|(name, _)| *name == p)?;
             (verbs.is_empty() || args.iter().any(|a| verbs.iter().any(|v| a.is(v) || a.text().starts_with(&format!("{v}=")))))
@@ -265,7 +287,10 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         "gzip" | "bzip2" | "xz" | "lzma" | "zstd" | "lz4" | "lzip" | "pigz" => {
             compressor(cmd, &program, args, ctx)
         }
-        "shutdown" | "reboot" | "halt" | "poweroff" => Some(power(&program)),
+        p if let Some((_, verbs)) = POWER_VERBS.iter().find(|(name, _)| *name == p) => (verbs
+            .is_empty()
+            || args.iter().any(|a| verbs.iter().any(|v| a.is(v))))
+        .then(|| power(&program)),
         "init" | "telinit" => {
             let level = args.iter().find(|a| !a.starts_with("-"))?;
             let Some(level) = level.literal() else {
@@ -290,6 +315,8 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         "fuser" => fuser(args),
         "killall5" => Some(kill_finding("killall5 signals every process on the system")),
         "pkill" | "killall" | "pgrep" => pkill(&program, args, ctx.home),
+        // `skill -u USER`, `snice`: procps's older killers, by user, terminal or command.
+        "skill" => pkill("killall", args, ctx.home),
         p if p.starts_with("mkfs") || MKFS.contains(&p) => device_tool(args, p, false),
         p if PARTITIONERS.contains(&p) => device_tool(args, p, true),
         _ => None,
@@ -672,7 +699,11 @@ fn system_package(program: &str, args: &[Word]) -> Option<Finding> {
                 | "--purge"
                 | "-e"
                 | "--erase"
+                | "rm"
+                | "--unmerge"
+                | "-C"
         ) || (program == "pacman" && t.starts_with("-R"))
+            || program == "xbps-remove"
     });
     if !removes {
         return None;
@@ -686,11 +717,15 @@ fn system_package(program: &str, args: &[Word]) -> Option<Finding> {
                 | "--nodeps"
                 | "--force-depends"
         ) || (program == "pacman" && t.starts_with("-R") && t.matches('d').count() >= 2)
+            // aptitude's `~i` pattern: every installed package.
+            || (program == "aptitude" && t.trim_matches(['\'', '"']) == "~i")
+            || (program == "xbps-remove" && t.starts_with('-') && t.contains('F'))
     });
-    let essential = texts
-        .iter()
-        .filter(|t| !t.starts_with('-'))
-        .find(|t| ESSENTIAL_PACKAGES.contains(&t.split([':', '=']).next().unwrap_or(t)));
+    let essential = texts.iter().filter(|t| !t.starts_with('-')).find(|t| {
+        // `sys-libs/glibc`, `libc6:amd64`, `bash=5.2`: the package's own name.
+        let name = t.rsplit('/').next().unwrap_or(t);
+        ESSENTIAL_PACKAGES.contains(&name.split([':', '=']).next().unwrap_or(name))
+    });
     if !forced && essential.is_none() {
         return None;
     }
@@ -712,9 +747,9 @@ fn cluster_wipe(program: &str, args: &[Word]) -> Option<Finding> {
     let deletes = args.iter().any(|a| a.is("delete"));
     let all = args.iter().any(|a| a.is("--all"));
     let everywhere = args.iter().any(|a| a.is("--all-namespaces") || a.is("-A"));
-    let namespaces = args
-        .iter()
-        .any(|a| a.is("ns") || a.is("namespace") || a.is("namespaces"));
+    let namespaces = args.iter().any(|a| {
+        a.is("ns") || a.is("namespace") || a.is("namespaces") || a.is("project") || a.is("projects")
+    });
     (deletes && all && (everywhere || namespaces)).then(|| {
         Finding::deny(
             Class::Hardline,
@@ -837,10 +872,11 @@ fn host_root_mount(args: &[Word]) -> Option<Finding> {
     for (i, a) in args.iter().enumerate() {
         let Some(t) = a.literal() else { continue };
         let value = match t.as_str() {
-            "-v" | "--volume" | "--mount" => args.get(i + 1).and_then(Word::literal),
+            "-v" | "--volume" | "--mount" | "--bind" => args.get(i + 1).and_then(Word::literal),
             _ => t
                 .strip_prefix("--volume=")
                 .or_else(|| t.strip_prefix("--mount="))
+                .or_else(|| t.strip_prefix("--bind="))
                 .or_else(|| t.strip_prefix("-v"))
                 .filter(|v| !v.is_empty())
                 .map(str::to_owned),
@@ -1095,7 +1131,16 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
         } else {
             p.positionals.first().and_then(|&i| args[i].literal())
         };
-        if program != "chmod" || !mode.as_deref().is_some_and(harmful_mode) {
+        // `chown dev /etc/sudoers`: a critical file given away from root (sudo and login
+        // refuse files root does not own); to root it is a repair.
+        let to_root = mode
+            .as_deref()
+            .is_some_and(|owner| matches!(owner.split([':', '.']).next(), Some("root" | "0" | "")));
+        let harmful = match program {
+            "chmod" => mode.as_deref().is_some_and(harmful_mode),
+            _ => !to_root && !p.longs.iter().any(|l| l == "reference"),
+        };
+        if !harmful {
             return None;
         }
         for &i in p.positionals.iter().skip(skip) {
@@ -1505,6 +1550,20 @@ fn pkill(program: &str, args: &[Word], home: &Path) -> Option<Finding> {
     if root_user && p.positionals.is_empty() {
         return Some(kill_finding(
             "it signals every process of root, init included",
+        ));
+    }
+    // `pkill -P 1`: every child of init, the system's daemons.
+    if p.value(&["-P", "--parent"])
+        .is_some_and(|ppid| ppid.split(',').any(|p| p == "1"))
+    {
+        return Some(kill_finding(
+            "it signals every child of init, the system's services",
+        ));
+    }
+    // `pkill -v PATTERN`: every process that does not match, init included.
+    if program == "pkill" && (p.shorts.contains(&'v') || p.has_long("inverse")) {
+        return Some(kill_finding(
+            "`-v` signals every process that does not match the pattern, init included",
         ));
     }
     let mut patterns: Vec<String> = Vec::new();

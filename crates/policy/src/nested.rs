@@ -481,7 +481,27 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
             let from_stdin = ops.is_empty()
                 && (cmd.piped_in || cmd.stdin_redirected())
                 && !args.iter().any(|a| a.is("-l") || a.is("-r") || a.is("-e"));
+            // An empty crontab replaces every job: `crontab -r` by another name.
+            let emptied = match ops.as_slice() {
+                [w] if w.is("/dev/null") => true,
+                _ if from_stdin || matches!(ops.as_slice(), [w] if w.is("-")) => {
+                    match input(cmd, io) {
+                        Input::Text(t) => t.trim().is_empty(),
+                        Input::File(f) => f.is("/dev/null"),
+                        _ => false,
+                    }
+                }
+                _ => false,
+            };
+            if emptied {
+                out.push(Follow::Finding(Finding::deny(
+                    Class::Hardline,
+                    RuleId::HardlineCrontabRemove,
+                    "installing an empty crontab deletes every scheduled job of the user without a copy, which is never allowed (hardline guard). Edit the crontab with `crontab -e` or remove one line instead.",
+                )));
+            }
             match ops.as_slice() {
+                _ if emptied => {}
                 _ if from_stdin || matches!(ops.as_slice(), [w] if w.is("-")) => {
                     if let Input::Text(t) = input(cmd, io) {
                         out.push(Follow::script(

@@ -629,7 +629,7 @@ pub(crate) const TOOLS: &[Tool] = &[
         ..T
     },
     Tool {
-        names: &["mv", "cp", "install", "rsync", "scp"],
+        names: &["mv", "cp", "install", "rsync", "scp", "ddrescue"],
         role: Role::Copies,
         examples: &[
             allow("cp -r src backup"),
@@ -653,7 +653,21 @@ pub(crate) const TOOLS: &[Tool] = &[
         ..T
     },
     Tool {
-        names: &["dd"],
+        names: &["fallocate"],
+        role: Role::Rewrites,
+        spec: Some(Spec {
+            value_short: "olx",
+            value_long: &["offset", "length", "posix"],
+            ..Spec::PLAIN
+        }),
+        examples: &[
+            deny("fallocate --punch-hole --offset 0 --length 1MiB /etc/shadow"),
+            allow("fallocate -l 1G ./disk.img"),
+        ],
+        ..T
+    },
+    Tool {
+        names: &["dd", "dcfldd", "dc3dd"],
         writes_to: &["of="],
         reads_from: &["if="],
         examples: &[
