@@ -192,6 +192,14 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         "mv" => mv(cmd, args, ctx),
         "tar" | "bsdtar" | "zip" | "7z" | "7za" | "7zz" => archive_removing(cmd, &program, args, ctx),
         // `rclone purge|delete|rmdirs PATH` on a local path is `rm -r`.
+        // `rclone sync SRC DEST` deletes from DEST whatever SRC lacks.
+        "rclone" if args.first().is_some_and(|a| a.is("sync")) => {
+            let dest = args[1..]
+                .iter()
+                .filter(|a| !a.starts_with("-") && !a.text().contains(':'))
+                .next_back()?;
+            rm(cmd, "rclone sync", Deletes::Recursively, std::slice::from_ref(dest), ctx)
+        }
         "rclone" if args.first().is_some_and(|a| a.is("purge") || a.is("delete") || a.is("rmdirs") || a.is("deletefile")) => {
             let targets: Vec<Word> = args[1..]
                 .iter()
@@ -849,15 +857,25 @@ fn archive_removing(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> O
         "7z" | "7za" | "7zz" => 2,
         _ => 0,
     };
+    // tar's members are read from `-C DIR` (`tar -C / --remove-files -cf x etc` is /etc).
+    let base = crate::flags::option_words(args, &p, &["-C", "--directory"])
+        .last()
+        .and_then(Word::literal);
     let mut found = None;
     for &i in p.positionals.iter().skip(skip) {
-        let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
+        let member = match (&base, args[i].literal()) {
+            (Some(dir), Some(m)) if !m.starts_with('/') => {
+                Word::lit(&format!("{}/{m}", dir.trim_end_matches('/')))
+            }
+            _ => args[i].clone(),
+        };
+        let t = classify(&member, &cmd.cwd, ctx.home, ctx.links);
         found = worst(
             found,
             delete_finding(
                 Family::RecursiveDelete,
                 &format!("deletion by `{program}`"),
-                &args[i],
+                &member,
                 &t,
                 ctx.home,
             ),
@@ -969,7 +987,8 @@ fn find(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         let t = classify(s, &cmd.cwd, ctx.home, ctx.links);
         found = worst(
             found,
-            delete_finding(Family::FindDelete, "deletion by `find`", s, &t, ctx.home),
+            delete_finding(Family::FindDelete, "deletion by `find`", s, &t, ctx.home)
+                .or_else(|| ancestor_of_start(cmd, s, ctx)),
         );
     }
     found.map(|mut f| {

@@ -69,6 +69,8 @@ const APIS: &[(&str, Api)] = &[
     ("ProcessBuilder", Api::Run),
     ("sh", Api::Run),
     ("RemoveAll", Api::DeleteTree),
+    ("callCommand", Api::Run),
+    ("callProcess", Api::Run),
     ("Remove", Api::Delete),
     ("rmSync", Api::DeleteMaybeTree),
     ("removeSync", Api::DeleteMaybeTree),
@@ -219,6 +221,12 @@ const PROCESS_OWNERS: &[&str] = &[
 /// Markers of process APIs: their string literals also go to the hardline guard's rough
 /// split, as a net under the scanner.
 const PROCESS_MARKERS: &[&str] = &[
+    "shell script",
+    "callCommand",
+    "callProcess",
+    "Process.Start",
+    "os.execute",
+    "io.popen",
     "system",
     "popen",
     "subprocess",
@@ -281,6 +289,13 @@ pub(crate) fn analyse(code: &str, lang: CodeLang) -> Vec<Follow> {
     }
     if lang == CodeLang::Other {
         powershell(code, &mut out);
+        // AppleScript's `do shell script "CMD"`.
+        static SHELL_SCRIPT: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r#"do shell script\s+"((?:[^"\\]|\\.)*)""#).expect("a valid pattern")
+        });
+        for found in SHELL_SCRIPT.captures_iter(code).take(16) {
+            out.push(script_follow(&found[1].replace("\\\"", "\"")));
+        }
     }
     let found = calls(code, lang);
     if found.len() > MAX_CALLS {
@@ -359,10 +374,18 @@ fn powershell(code: &str, out: &mut Vec<Follow>) {
                 if w.starts_with('-') {
                     continue;
                 }
+                // PowerShell expands a leading `~` in a path to the home directory.
+                let path = w.trim_matches(['"', '\'']);
+                let path = match path.strip_prefix('~') {
+                    Some(rest) if rest.is_empty() || rest.starts_with(['/', '\\']) => {
+                        format!("{HOME}{}", rest.replace('\\', "/"))
+                    }
+                    _ => path.to_owned(),
+                };
                 out.push(Follow::exec(vec![
                     Word::lit("rm"),
                     Word::lit(if recurse { "-rf" } else { "-f" }),
-                    path_word(w.trim_matches(['"', '\''])),
+                    path_word(&path),
                 ]));
             }
         } else if matches!(cmdlet.as_str(), "stop-computer" | "restart-computer") {

@@ -1937,6 +1937,30 @@ fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut V
             ),
         },
         "nodemon" => out.extend(string_at(&["--exec", "-x"]).map(|w| here(w, "nodemon --exec"))),
+        // `pwsh -EncodedCommand BASE64`: the command, base64 of UTF-16LE.
+        "pwsh" | "powershell" | "pwsh.exe" | "powershell.exe" => {
+            for (i, a) in args.iter().enumerate() {
+                let Some(t) = a.literal() else { continue };
+                let option = t.to_ascii_lowercase();
+                let encoded = option.len() >= 3
+                    && ["-encodedcommand", "-ec"]
+                        .iter()
+                        .any(|full| full.starts_with(&option));
+                if encoded
+                    && let Some(text) = args.get(i + 1).and_then(Word::literal)
+                    && let Some(bytes) = base64_decode(&text)
+                {
+                    let units: Vec<u16> = bytes
+                        .chunks_exact(2)
+                        .map(|p| u16::from_le_bytes([p[0], p[1]]))
+                        .collect();
+                    out.push(Follow::Code {
+                        text: String::from_utf16_lossy(&units),
+                        lang: CodeLang::Other,
+                    });
+                }
+            }
+        }
         "man" => out.extend(string_at(&["-P", "--pager"]).map(|w| here(w, "man -P"))),
         "rsync" => out.extend(string_at(&["-e", "--rsh"]).map(|w| here(w, "rsync -e"))),
         "sqlite3" | "psql" | "mysql" | "mariadb" | "duckdb" => {
