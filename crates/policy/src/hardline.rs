@@ -196,8 +196,7 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         "rclone" if args.first().is_some_and(|a| a.is("sync")) => {
             let dest = args[1..]
                 .iter()
-                .filter(|a| !a.starts_with("-") && !a.text().contains(':'))
-                .next_back()?;
+                .rfind(|a| !a.starts_with("-") && !a.text().contains(':'))?;
             rm(cmd, "rclone sync", Deletes::Recursively, std::slice::from_ref(dest), ctx)
         }
         "rclone" if args.first().is_some_and(|a| a.is("purge") || a.is("delete") || a.is("rmdirs") || a.is("deletefile")) => {
