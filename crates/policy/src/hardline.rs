@@ -149,6 +149,21 @@ const POWER_VERBS: &[(&str, &[&str])] = &[
     ("zzz", &[]),
 ];
 
+/// The programs the guard knows by name from its own lists (power, formatting, partitioning,
+/// device destruction): with the tool table's names, what a pattern in a program's path is
+/// matched against when the machine's directories do not say (`/usr/sbin/shutdow[n]`).
+pub(crate) fn known_programs() -> impl Iterator<Item = &'static str> {
+    POWER_VERBS
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(MKFS.iter().copied())
+        .chain(PARTITIONERS.iter().copied())
+        .chain(DEVICE_DESTROYERS.iter().map(|(name, _)| *name))
+        .chain([
+            "kill", "killall", "pkill", "killall5", "mkfs", "dd", "crontab", "init",
+        ])
+}
+
 /// What the guard needs besides the command.
 pub(crate) struct Ctx<'a> {
     pub(crate) home: &'a Path,

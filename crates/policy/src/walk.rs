@@ -730,6 +730,30 @@ impl Walker {
             piped_out: io.piped_out,
             effects: Effects::default(),
         });
+        // `/bin/r? -rf ~`: the program is whichever file the pattern matches when it runs.
+        if let Some(name) = cmd.argv().first()
+            && name.is_static()
+            && name.has_glob()
+            && self.probing == 0
+        {
+            self.finding(Finding::ask(
+                Class::Unresolved,
+                RuleId::UnresolvedCommandName,
+                format!(
+                    "the program `{}` is a pattern that picks a file at run time, so it needs approval. Write the program name literally.",
+                    name.text()
+                ),
+            ));
+            let probes: Vec<Follow> = glob_programs(&name.text())
+                .into_iter()
+                .map(|program| {
+                    let mut words = cmd.argv().to_vec();
+                    words[0] = Word::lit(&program);
+                    Follow::exec(words)
+                })
+                .collect();
+            self.probe(&cmd, probes);
+        }
         if let Some(name) = cmd.argv().first()
             && !name.is_static()
         {
@@ -1217,6 +1241,12 @@ impl Walker {
                 probes.push(Follow::exec(args[i..].to_vec()));
             }
         }
+        self.probe(cmd, probes);
+    }
+
+    /// Walks `probes` as if `cmd` ran them, keeping of what they find only what the hardline
+    /// guard denies and shells fed from the network.
+    fn probe(&mut self, cmd: &Cmd, probes: Vec<Follow>) {
         if probes.is_empty() {
             return;
         }
@@ -1634,6 +1664,46 @@ impl Walker {
         };
         self.emit(words, assigns, Vec::new(), io, origin);
     }
+}
+
+/// The programs a pattern in a program's path may pick (`/bin/r?` is `/bin/rm`, `/bin/rb`,
+/// …): the names in its directory on this machine and the names the policy knows (the tool
+/// table's, the guard's), at most a few dozen.
+fn glob_programs(pattern: &str) -> Vec<String> {
+    const MAX_MATCHES: usize = 32;
+    const MAX_LISTED: usize = 4096;
+    let (dir, name) = match pattern.rsplit_once('/') {
+        Some((dir, name)) if !dir.contains(['*', '?', '[']) => (Some(dir), name),
+        Some(_) => return Vec::new(),
+        None => (None, pattern),
+    };
+    let mut names: Vec<String> = dir
+        .and_then(|dir| std::fs::read_dir(if dir.is_empty() { "/" } else { dir }).ok())
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .take(MAX_LISTED)
+                .collect()
+        })
+        .unwrap_or_default();
+    names.extend(
+        crate::tools::TOOLS
+            .iter()
+            .flat_map(|t| t.names.iter().copied())
+            .chain(crate::hardline::known_programs())
+            .map(str::to_owned),
+    );
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .filter(|n| words::glob_match(name, n))
+        .take(MAX_MATCHES)
+        .map(|n| match dir {
+            Some(dir) => format!("{dir}/{n}"),
+            None => n,
+        })
+        .collect()
 }
 
 /// The command with what it does to files worked out.
