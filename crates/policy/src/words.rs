@@ -529,6 +529,22 @@ fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
         (Some(t @ (Transform::Prefix(..) | Transform::Suffix(..))), Val::Glob(v)) => {
             t.apply(&v).map_or(Val::Unknown, Val::Glob)
         }
+        // `${a[@]:1}`, `${@:2}`: a slice of the elements (the positional parameters count
+        // from `$1`).
+        (Some(Transform::Substring(offset, length)), Val::List(items)) => {
+            let offset = if exp.name == "@" && offset > 0 {
+                offset - 1
+            } else {
+                offset
+            };
+            slice(&items, offset, length).map_or(Val::Unknown, Val::List)
+        }
+        // Every other operator applies to each element.
+        (Some(t), Val::List(items)) => items
+            .iter()
+            .map(|item| t.apply(item))
+            .collect::<Option<Vec<String>>>()
+            .map_or(Val::Unknown, Val::List),
         (Some(_), _) => Val::Unknown,
     };
     if value == Val::Unknown {
@@ -599,6 +615,10 @@ enum Transform<'t> {
     Suffix(bool, &'t str),
     /// `/pat/rep` (first) or `//pat/rep` (all), with a literal pattern.
     Replace(bool, &'t str, &'t str),
+    /// `/#pat/rep`: a literal prefix replaced (an empty pattern prepends).
+    ReplacePrefix(&'t str, &'t str),
+    /// `/%pat/rep`: a literal suffix replaced (an empty pattern appends).
+    ReplaceSuffix(&'t str, &'t str),
     /// `:offset` or `:offset:length`.
     Substring(i64, Option<i64>),
     Upper,
@@ -657,6 +677,24 @@ impl Transform<'_> {
                     value.replacen(pat, rep, 1)
                 }
             }
+            Transform::ReplacePrefix(pat, rep) => {
+                if pat.contains(['*', '?', '[']) {
+                    return None;
+                }
+                match value.strip_prefix(pat) {
+                    Some(rest) => format!("{rep}{rest}"),
+                    None => value.to_owned(),
+                }
+            }
+            Transform::ReplaceSuffix(pat, rep) => {
+                if pat.contains(['*', '?', '[']) {
+                    return None;
+                }
+                match value.strip_suffix(pat) {
+                    Some(rest) => format!("{rest}{rep}"),
+                    None => value.to_owned(),
+                }
+            }
             Transform::Substring(offset, length) => {
                 let n = i64::try_from(chars.len()).ok()?;
                 let start = if offset < 0 {
@@ -704,11 +742,16 @@ impl<'t> Transform<'t> {
     fn parse(rest: &'t str) -> Option<Transform<'t>> {
         // Patterns with quotes, escapes or expansions, and the anchored `/#` `/%` forms, are
         // not read here: the value is then unknown, never wrongly static.
-        if rest.contains(['"', '\'', '\\', '$', '`'])
-            || rest.starts_with("/#")
-            || rest.starts_with("/%")
-        {
+        if rest.contains(['"', '\'', '\\', '$', '`']) {
             return None;
+        }
+        if let Some(r) = rest.strip_prefix("/#") {
+            let (pat, rep) = r.split_once('/').unwrap_or((r, ""));
+            return Some(Transform::ReplacePrefix(pat, rep));
+        }
+        if let Some(r) = rest.strip_prefix("/%") {
+            let (pat, rep) = r.split_once('/').unwrap_or((r, ""));
+            return Some(Transform::ReplaceSuffix(pat, rep));
         }
         if let Some(p) = rest.strip_prefix("##") {
             return Some(Transform::Prefix(true, p));
@@ -925,6 +968,22 @@ impl<'t> Expansion<'t> {
             v => Lookup::Value(v),
         }
     }
+}
+
+/// `items[offset..offset+length]` as bash slices arrays (a negative offset counts from the end;
+/// a negative length is an error).
+fn slice(items: &[String], offset: i64, length: Option<i64>) -> Option<Vec<String>> {
+    let n = i64::try_from(items.len()).ok()?;
+    let start = if offset < 0 { n + offset } else { offset };
+    if start < 0 || start > n {
+        return Some(Vec::new());
+    }
+    let end = match length {
+        Some(l) if l < 0 => return None,
+        Some(l) => start.saturating_add(l).min(n),
+        None => n,
+    };
+    Some(items[usize::try_from(start).ok()?..usize::try_from(end).ok()?].to_vec())
 }
 
 /// Bash arithmetic on integers, as far as a policy needs it: numbers, variables holding

@@ -508,6 +508,19 @@ fn word_piece() -> impl Strategy<Value = String> {
         )
             .prop_map(|(x, y, op)| format!("$(({x}{op}{y}))")),
         (name, 0i64..4).prop_map(|(n, k)| format!("$((${n:-0}+{k}))").replace(":-0", "")),
+        prop::sample::select(vec![
+            "${d[@]:1}",
+            "\"${d[@]}\"",
+            "${d[1]}",
+            "${d[-1]}",
+            "${d[1+1]}",
+            "${d[@]/#/x}",
+            "${d[@]/%/.o}",
+            "${d[@]^}",
+            "\"${d[@]:0:2}\"",
+            "${#d[@]}",
+        ])
+        .prop_map(str::to_owned),
     ]
 }
 
@@ -522,7 +535,7 @@ fn printing_line() -> impl Strategy<Value = String> {
     )
         .prop_map(|(a, b, c, words)| {
             format!(
-                "a='{a}'; b='{b}'; c='{c}'; unset u; printf '%s\\n' {}",
+                "a='{a}'; b='{b}'; c='{c}'; d=(p q r); unset u; printf '%s\\n' {}",
                 words.join(" ")
             )
         })
