@@ -60,6 +60,9 @@ pub(crate) struct Walker {
     /// Where the last `cd` went, had it run: the items after it in an `&&` chain run only if it
     /// did, so there (see [`Walker::walk_list`]).
     cwd_if_ran: Option<Cwd>,
+    /// Variables declared with an attribute that changes what is assigned (`declare -i`,
+    /// `-l`, `-u`).
+    attributes: HashMap<String, char>,
     /// Greater than zero where a statement may or may not run.
     pub(crate) conditional: u32,
     script_depth: u32,
@@ -97,6 +100,7 @@ impl Walker {
             vars: Vars::new(),
             remote: 0,
             conditional: 0,
+            attributes: HashMap::new(),
             cwd_if_ran: None,
             probing: 0,
             script_depth: 0,
@@ -808,6 +812,24 @@ impl Walker {
                 }
             }
             Some("read") => self.assign_read(&cmd, io),
+            // `let p=3-2`: arithmetic assignments.
+            Some("let") => {
+                for arg in cmd.args().iter().filter_map(Word::literal) {
+                    if let Some((name, expr)) = arg.split_once('=')
+                        && crate::unwrap::is_assignment(&arg).is_some()
+                    {
+                        let env = Env {
+                            home: None,
+                            pwd: None,
+                            oldpwd: None,
+                            subs: &self.cmdsubs,
+                            vars: &self.vars,
+                        };
+                        let value = words::arithmetic(expr, &env).map(|v| v.to_string());
+                        self.set_var(name.to_owned(), value);
+                    }
+                }
+            }
             Some("printf") => {
                 // `printf -v NAME FORMAT ARGS`.
                 let args = cmd.args();
@@ -1532,17 +1554,92 @@ impl Walker {
             Val::List(items) => items.iter().map(String::len).sum::<usize>() > words::MAX_VALUE,
             Val::Unknown | Val::Temp => false,
         };
-        let known = self.conditional == 0 && !appending && !too_long;
-        // `a[1]=x` changes the array `a`: what it holds is no longer known.
+        // A variable declared `-i`, `-l` or `-u` takes its value through the attribute.
+        let attribute = self.attributes.get(&name).copied();
+        let resolved = match (attribute, resolved) {
+            (Some('i'), Val::Str(expr)) => {
+                let env = Env {
+                    home: None,
+                    pwd: None,
+                    oldpwd: None,
+                    subs: &self.cmdsubs,
+                    vars: &self.vars,
+                };
+                let value = words::arithmetic(&expr, &env);
+                let old = match self.vars.get(&name) {
+                    Some(Val::Str(s)) => s.parse::<i64>().ok(),
+                    _ => None,
+                };
+                match (appending, value, old) {
+                    (false, Some(v), _) => Val::Str(v.to_string()),
+                    (true, Some(v), Some(o)) => {
+                        return self.set_var(name, o.checked_add(v).map(|s| s.to_string()));
+                    }
+                    _ => Val::Unknown,
+                }
+            }
+            (Some('l'), Val::Str(s)) => Val::Str(s.to_lowercase()),
+            (Some('u'), Val::Str(s)) => Val::Str(s.to_uppercase()),
+            (_, value) => value,
+        };
+        // `c+=m`: appended to what the variable held, when both are known.
+        let resolved = match (appending, self.vars.get(&name), resolved) {
+            (false, _, value) => value,
+            (true, Some(Val::Str(old)), Val::Str(new)) => Val::Str(format!("{old}{new}")),
+            (true, Some(Val::List(old)), Val::List(new)) => {
+                Val::List(old.iter().chain(&new).cloned().collect())
+            }
+            (true, _, _) => Val::Unknown,
+        };
+        let known = self.conditional == 0 && !too_long;
+        // `a[1]=x`, `a[2*3]=x` changes one element of the array `a`: known when the index
+        // and the value are.
         let name = match name.split_once('[') {
-            Some((base, _)) => {
-                self.vars.insert(base.to_owned(), Val::Unknown);
+            Some((base, index)) => {
+                let index = index.trim_end_matches(']');
+                let env = Env {
+                    home: None,
+                    pwd: None,
+                    oldpwd: None,
+                    subs: &self.cmdsubs,
+                    vars: &self.vars,
+                };
+                let at = words::arithmetic(index, &env).and_then(|i| usize::try_from(i).ok());
+                let element = match (known, &resolved) {
+                    (true, Val::Str(s)) => Some(s.clone()),
+                    _ => None,
+                };
+                // Only a dense array is modelled: an element past its end would leave a gap
+                // that `"${a[@]}"` skips.
+                let updated = match (self.vars.get(base), at, element) {
+                    (Some(Val::List(items)), Some(at), Some(value)) if at <= items.len() => {
+                        let mut items = items.clone();
+                        if at == items.len() {
+                            items.push(value);
+                        } else {
+                            items[at] = value;
+                        }
+                        Val::List(items)
+                    }
+                    (None, Some(0), Some(value)) => Val::List(vec![value]),
+                    _ => Val::Unknown,
+                };
+                self.vars.insert(base.to_owned(), updated);
                 return;
             }
             None => name,
         };
         self.vars
             .insert(name, if known { resolved } else { Val::Unknown });
+    }
+
+    /// Sets a variable to a value computed here (`None`: only known at run time).
+    fn set_var(&mut self, name: String, value: Option<String>) {
+        let value = match value {
+            Some(v) if self.conditional == 0 => Val::Str(v),
+            _ => Val::Unknown,
+        };
+        self.vars.insert(name, value);
     }
 
     /// `for x in a b c; do …; done`: the body runs once per literal value (up to a bound),
@@ -1606,9 +1703,14 @@ impl Walker {
         let mut exported = keyword == "export";
         let mut nameref = false;
         let mut names = Vec::new();
+        // `declare -i n=0+1`, `declare -l c=RM`: the value as the attribute makes it.
+        let mut attribute = None;
         for child in named_children(node) {
             match child.kind() {
                 "variable_assignment" => {
+                    if let (Some(a), Some(n)) = (attribute, child.child_by_field_name("name")) {
+                        self.attributes.insert(text(n, src).to_owned(), a);
+                    }
                     self.walk_assignment(child, src);
                     if let Some(n) = child.child_by_field_name("name") {
                         names.push(text(n, src).to_owned());
@@ -1646,6 +1748,7 @@ impl Walker {
                         if let Some(t) = w.literal().filter(|t| t.starts_with('-')) {
                             exported |= t.contains('x');
                             nameref |= t.contains('n');
+                            attribute = t.chars().rev().find(|c| matches!(c, 'i' | 'l' | 'u'));
                         }
                         words.push(w);
                     }

@@ -475,8 +475,43 @@ fn expansion(text: &str, env: &Env<'_>, out: &mut Vec<Tok>, q: Q) {
     if q == Q::Expanded {
         out.push(Tok::Mark);
     }
+    // `${NAME:+word}`: the word when NAME is set and not empty, else nothing.
+    if let Some(alt) = exp.alternative {
+        let set = match exp.lookup(env) {
+            Lookup::Value(Val::Str(s)) => Some(!s.is_empty()),
+            Lookup::Value(Val::List(l)) => Some(!l.is_empty()),
+            Lookup::Value(_) | Lookup::Home => Some(true),
+            Lookup::Default => Some(false),
+            Lookup::Unknown => None,
+        };
+        match set {
+            Some(false) => {}
+            Some(true) if !alt.contains(['$', '`', '"', '\'', '\\', '~']) => {
+                out.extend(alt.chars().map(|c| Tok::Ch(c, q)));
+            }
+            _ => out.push(Tok::Dyn(text.to_owned())),
+        }
+        return;
+    }
     let value = match exp.lookup(env) {
         Lookup::Value(v) => v,
+        // `${D:-$HOME}`, `${D:=${X}}`: the default is another variable's value.
+        Lookup::Default
+            if exp.default.is_some_and(|d| {
+                Expansion::parse(d).is_some_and(|inner| {
+                    inner.transform.is_none()
+                        && inner.default.is_none()
+                        && inner.alternative.is_none()
+                        && d.len() > 1
+                })
+            }) =>
+        {
+            let d = exp.default.unwrap_or_default();
+            let mut inner = Vec::new();
+            expansion(d, env, &mut inner, q);
+            out.extend(inner);
+            return;
+        }
         Lookup::Default if exp.default.is_some() => {
             let d = exp.default.unwrap_or_default();
             if d.chars()
@@ -602,6 +637,8 @@ struct Expansion<'t> {
     index: Option<Index<'t>>,
     /// The word of `${NAME:-word}` / `${NAME-word}` / `${NAME:=word}`.
     default: Option<&'t str>,
+    /// The word of `${NAME:+word}` / `${NAME+word}`: used when NAME is set, else nothing.
+    alternative: Option<&'t str>,
     /// `${NAME%pat}`, `${NAME#pat}`, `${NAME/a/b}`, `${NAME:1:2}`, `${NAME^^}`.
     transform: Option<Transform<'t>>,
 }
@@ -844,6 +881,7 @@ impl<'t> Expansion<'t> {
             all: None,
             index: None,
             default: None,
+            alternative: None,
             transform: None,
         };
         if name == "@" || name == "*" {
@@ -877,6 +915,12 @@ impl<'t> Expansion<'t> {
                 return Some(exp);
             }
         }
+        for op in [":+", "+"] {
+            if let Some(alt) = rest.strip_prefix(op) {
+                exp.alternative = Some(alt);
+                return Some(exp);
+            }
+        }
         exp.transform = Some(Transform::parse(rest)?);
         Some(exp)
     }
@@ -890,6 +934,7 @@ impl<'t> Expansion<'t> {
                     all: self.all,
                     index: self.index,
                     default: self.default,
+                    alternative: self.alternative,
                     transform: None,
                 }
                 .lookup(env),

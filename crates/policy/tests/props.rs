@@ -489,6 +489,9 @@ fn word_piece() -> impl Strategy<Value = String> {
         name.clone().prop_map(|n| format!("${n}")),
         name.clone().prop_map(|n| format!("\"${{{n}}}\"")),
         (name.clone(), lit).prop_map(|(n, d)| format!("${{{n}:-{d}}}")),
+        (name.clone(), lit).prop_map(|(n, d)| format!("${{{n}:+{d}}}")),
+        (name.clone(), prop::sample::select(vec!["a", "c"]))
+            .prop_map(|(n, m)| format!("\"${{{n}:-${m}}}\"")),
         (
             name.clone(),
             prop::sample::select(vec!["#?", "##*/", "%/*", "%%.*", "/./_", "//a/X"])
