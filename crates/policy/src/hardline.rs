@@ -623,6 +623,25 @@ fn harmful_mode(mode: &str) -> bool {
 
 /// The absolute paths a word may name from the command's directory, lexically and through
 /// symbolic links; `None` when it is only known at run time.
+/// Where a word names a path from each possible working directory, links not followed.
+fn lexical_paths(cmd: &Cmd, word: &Word) -> Option<Vec<PathBuf>> {
+    if !word.is_static() {
+        return None;
+    }
+    let text = word_path(word);
+    let bases: Vec<PathBuf> = if text.starts_with('/') {
+        vec![PathBuf::from("/")]
+    } else {
+        cmd.cwd.options.clone()
+    };
+    Some(
+        bases
+            .iter()
+            .map(|b| normalize(b, Path::new(&text)))
+            .collect(),
+    )
+}
+
 fn target_paths(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Vec<PathBuf>> {
     if !word.is_static() {
         return None;
@@ -1775,7 +1794,18 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             }
             continue;
         }
-        let Some(paths) = target_paths(cmd, &t, ctx) else {
+        // A link is made or replaced where it is named (`ln -sf /usr/bin/python3 ./py`
+        // replaces the link `./py`, not the program it points to): its path is not followed.
+        let links_here = program
+            .as_deref()
+            .and_then(lookup)
+            .is_some_and(|t| t.symbolic.is_some());
+        let paths = if links_here {
+            lexical_paths(cmd, &t)
+        } else {
+            target_paths(cmd, &t, ctx)
+        };
+        let Some(paths) = paths else {
             continue;
         };
         for path in paths {

@@ -60,6 +60,8 @@ pub(crate) struct Walker {
     /// Where the last `cd` went, had it run: the items after it in an `&&` chain run only if it
     /// did, so there (see [`Walker::walk_list`]).
     cwd_if_ran: Option<Cwd>,
+    /// Copies of programs the line made (`cp /bin/rm ./clean`): copy → the program.
+    program_copies: HashMap<PathBuf, PathBuf>,
     /// Variables declared with an attribute that changes what is assigned (`declare -i`,
     /// `-l`, `-u`).
     attributes: HashMap<String, char>,
@@ -101,6 +103,7 @@ impl Walker {
             remote: 0,
             conditional: 0,
             attributes: HashMap::new(),
+            program_copies: HashMap::new(),
             cwd_if_ran: None,
             probing: 0,
             script_depth: 0,
@@ -707,6 +710,25 @@ impl Walker {
         io: &Io,
         origin: Origin,
     ) -> Option<String> {
+        // `cp /bin/rm ./clean; ./clean -rf ~`, `ln -s /bin/rm x; ./x …`: a copy of or a link
+        // to a program runs that program.
+        let mut words = words;
+        if let Some(first) = words.first().and_then(Word::literal)
+            && first.contains('/')
+            && let Some(cwd) = self.cwd.exact()
+        {
+            let path = normalize(cwd, Path::new(&first));
+            let program = self.program_copies.get(&path).cloned().or_else(|| {
+                self.out
+                    .links
+                    .get(&path)
+                    .filter(|t| in_program_dir(t))
+                    .cloned()
+            });
+            if let Some(program) = program {
+                words[0] = Word::lit(&program.to_string_lossy());
+            }
+        }
         let unwrapped = unwrap(&words);
         let mut env_values = assigns;
         env_values.extend(crate::nested::env_words(&words, unwrapped.start()));
@@ -812,6 +834,7 @@ impl Walker {
                 }
             }
             Some("read") => self.assign_read(&cmd, io),
+            Some("mapfile" | "readarray") => self.assign_lines(&cmd, io),
             // `let p=3-2`: arithmetic assignments.
             Some("let") => {
                 for arg in cmd.args().iter().filter_map(Word::literal) {
@@ -952,23 +975,69 @@ impl Walker {
             }
         };
         let line = text.lines().next().unwrap_or("");
+        // The fields are split on `$IFS`: the command's own `IFS=,` prefix, else the line's.
+        let ifs = match cmd.env_values.iter().rev().find(|(n, _)| n == "IFS") {
+            Some((_, v)) => match v.literal() {
+                Some(ifs) => ifs,
+                None => {
+                    for n in names {
+                        self.vars.insert(n, Val::Unknown);
+                    }
+                    return;
+                }
+            },
+            None => match self.vars.get("IFS") {
+                Some(Val::Str(ifs)) => ifs.clone(),
+                _ => " \t\n".to_owned(),
+            },
+        };
+        let split = |s: &str| -> Vec<String> {
+            s.split(|c| ifs.contains(c))
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
         if array {
-            let items = line.split_whitespace().map(str::to_owned).collect();
             if let Some(name) = names.first() {
-                self.vars.insert(name.clone(), Val::List(items));
+                self.vars.insert(name.clone(), Val::List(split(line)));
             }
             return;
         }
-        let mut fields = line.split_whitespace();
+        let fields = split(line);
         let last = names.len() - 1;
+        let joiner = ifs.chars().next().map_or(String::new(), String::from);
         for (k, n) in names.into_iter().enumerate() {
             let value = if k == last {
-                fields.by_ref().collect::<Vec<_>>().join(" ")
+                fields.get(k..).unwrap_or_default().join(&joiner)
             } else {
-                fields.next().unwrap_or("").to_owned()
+                fields.get(k).cloned().unwrap_or_default()
             };
             self.vars.insert(n, Val::Str(value));
         }
+    }
+
+    /// `mapfile -t NAME`, `readarray -t NAME`: the lines of standard input, when known.
+    fn assign_lines(&mut self, cmd: &Cmd, io: &Io) {
+        let args = cmd.args();
+        let name = args
+            .iter()
+            .filter_map(Word::literal)
+            .rfind(|a| !a.starts_with('-'))
+            .unwrap_or_else(|| "MAPFILE".to_owned());
+        // Without `-t` each element keeps its newline; `-C`, `-c` run callbacks; `-d`, `-n`,
+        // `-O`, `-s`, `-u` change what is read: only the plain `-t` form is computed.
+        let plain = args
+            .iter()
+            .filter_map(Word::literal)
+            .filter(|a| a.starts_with('-'))
+            .all(|a| a == "-t");
+        let value = match crate::nested::input_text(cmd, io) {
+            Some(text) if plain && self.conditional == 0 && args.iter().any(|a| a.is("-t")) => {
+                Val::List(text.lines().map(str::to_owned).collect())
+            }
+            _ => Val::Unknown,
+        };
+        self.vars.insert(name, value);
     }
 
     /// `set -- a b`, `set a b`: the positional parameters.
@@ -1338,7 +1407,16 @@ impl Walker {
                 Source::CopyOf(from) => match self.written_script(from, &cmd.cwd) {
                     Some(Written::Known(text)) => Some(text),
                     Some(Written::Unknown) => None,
-                    None => continue,
+                    None => {
+                        if let Some(program) = from
+                            .literal()
+                            .map(|f| normalize(&cwd, Path::new(&f)))
+                            .filter(|f| in_program_dir(f))
+                        {
+                            self.program_copies.insert(path, program);
+                        }
+                        continue;
+                    }
                 },
                 // An edit (`sed -i`) or a build product: only what the line wrote itself
                 // becomes unknown.
@@ -1807,6 +1885,13 @@ fn glob_programs(pattern: &str) -> Vec<String> {
             None => n,
         })
         .collect()
+}
+
+/// Whether `path` is in a directory of the system's programs.
+fn in_program_dir(path: &Path) -> bool {
+    const PROGRAM_DIRS: &[&str] = &["/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin"];
+    path.parent()
+        .is_some_and(|dir| PROGRAM_DIRS.iter().any(|d| dir == Path::new(d)))
 }
 
 /// The command with what it does to files worked out.

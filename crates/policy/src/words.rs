@@ -315,7 +315,15 @@ fn tokens(node: Node<'_>, src: &str, env: &Env<'_>, out: &mut Vec<Tok>, depth: u
             let mut cursor = node.walk();
             for child in node.named_children(&mut cursor) {
                 if child.start_byte() > pos {
-                    bare(src.get(pos..child.start_byte()).unwrap_or(""), out);
+                    let before = src.get(pos..child.start_byte()).unwrap_or("");
+                    // `$"…"` (a translated string) is the string: the `$` is not text.
+                    let before = match child.kind() {
+                        "string" if !before.ends_with("\\$") => {
+                            before.strip_suffix('$').unwrap_or(before)
+                        }
+                        _ => before,
+                    };
+                    bare(before, out);
                 }
                 tokens(child, src, env, out, depth + 1);
                 pos = child.end_byte();

@@ -484,6 +484,8 @@ fn word_piece() -> impl Strategy<Value = String> {
         lit.prop_map(|s| format!("'{s}'")),
         lit.prop_map(|s| format!("\"{s}\"")),
         lit.prop_map(|s| format!("$'{s}'")),
+        lit.prop_map(|s| format!("$\"{s}\"")),
+        (lit, lit).prop_map(|(a, b)| format!("{a}$\"{b}\"")),
         (lit, lit).prop_map(|(a, b)| format!("{a}\\\n{b}")),
         (lit, lit).prop_map(|(a, b)| format!("{{{a},{b}}}")),
         name.clone().prop_map(|n| format!("${n}")),
