@@ -625,6 +625,8 @@ pub(crate) const TOOLS: &[Tool] = &[
         examples: &[
             deny("ln -sf /dev/null /etc/passwd"),
             allow("ln -s ../src/main.rs build/link"),
+            allow("ln -sf /usr/bin/python3 ./py"),
+            deny("ln -s /bin/rm x; ./x -rf ~"),
         ],
         ..T
     },
