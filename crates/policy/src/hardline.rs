@@ -15,6 +15,7 @@ use crate::flags::parse;
 use crate::paths::{
     Links, PathClass, classify, critical_file, display, in_system_tree, normalize, physical,
 };
+use crate::reasons::Reason;
 use crate::tools::{Deletes, find_starts, lookup, spec_for};
 use crate::words::{Seg, Word};
 
@@ -193,7 +194,12 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                 Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineSystemFile,
-                    format!("`{program}` overwrites the critical file {path} on {host}, which is never allowed (hardline guard)."),
+                    Reason::RemoteCriticalFile {
+                        program: &program,
+                        path,
+                        host,
+                    }
+                    .text(),
                 )
             })
         }
@@ -201,20 +207,32 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         "tar" | "bsdtar" | "unzip" if extracts_over_system(&program, args) => Some(Finding::ask(
             Class::Unresolved,
             RuleId::UnresolvedFileTarget,
-            format!("`{program}` extracts an archive over `/` or a system directory, where it can replace any file, so it needs approval. Extract into the project and copy what is needed."),
+            Reason::ExtractOverSystem { program: &program }.text(),
         )),
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => chmod(cmd, &program, args, ctx),
         "mv" => mv(cmd, args, ctx),
-        "tar" | "bsdtar" | "zip" | "7z" | "7za" | "7zz" => archive_removing(cmd, &program, args, ctx),
+        "tar" | "bsdtar" | "zip" | "7z" | "7za" | "7zz" => {
+            archive_removing(cmd, &program, args, ctx)
+        }
         // `rclone purge|delete|rmdirs PATH` on a local path is `rm -r`.
         // `rclone sync SRC DEST` deletes from DEST whatever SRC lacks.
         "rclone" if args.first().is_some_and(|a| a.is("sync")) => {
             let dest = args[1..]
                 .iter()
                 .rfind(|a| !a.starts_with("-") && !a.text().contains(':'))?;
-            rm(cmd, "rclone sync", Deletes::Recursively, std::slice::from_ref(dest), ctx)
+            rm(
+                cmd,
+                "rclone sync",
+                Deletes::Recursively,
+                std::slice::from_ref(dest),
+                ctx,
+            )
         }
-        "rclone" if args.first().is_some_and(|a| a.is("purge") || a.is("delete") || a.is("rmdirs") || a.is("deletefile")) => {
+        "rclone"
+            if args.first().is_some_and(|a| {
+                a.is("purge") || a.is("delete") || a.is("rmdirs") || a.is("deletefile")
+            }) =>
+        {
             let targets: Vec<Word> = args[1..]
                 .iter()
                 .filter(|a| !a.starts_with("-") && !a.text().contains(':'))
@@ -226,16 +244,35 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         }
         "shred" | "truncate" | "wipe"
             if cmd.origin == Origin::Exec
-                && args.iter().any(|a| matches!(a.segs.last(), Some(Seg::Dyn(d)) if d == "{}")) =>
+                && args
+                    .iter()
+                    .any(|a| matches!(a.segs.last(), Some(Seg::Dyn(d)) if d == "{}")) =>
         {
-            rm(cmd, "rm", Deletes::WhenRecursive, &[Word::lit("-f")].iter().cloned().chain(args.iter().filter(|a| !a.starts_with("-")).cloned()).collect::<Vec<_>>(), ctx)
+            rm(
+                cmd,
+                "rm",
+                Deletes::WhenRecursive,
+                &[Word::lit("-f")]
+                    .iter()
+                    .cloned()
+                    .chain(args.iter().filter(|a| !a.starts_with("-")).cloned())
+                    .collect::<Vec<_>>(),
+                ctx,
+            )
         }
         "shred" | "truncate" | "wipe" => {
-            let p = parse(args, &crate::flags::Spec { value_short: "nsr", value_long: &["iterations", "size", "random-source", "reference"], ..crate::flags::Spec::PLAIN });
+            let p = parse(
+                args,
+                &crate::flags::Spec {
+                    value_short: "nsr",
+                    value_long: &["iterations", "size", "random-source", "reference"],
+                    ..crate::flags::Spec::PLAIN
+                },
+            );
             p.positionals
                 .iter()
                 .find(|&&i| dynamic_path(&args[i]))
-                .map(|&i| file_target_ask(&program, &args[i]))
+                .map(|&i| file_target_ask(Some(&program), &args[i]))
         }
         "source" | "." => args
             .first()
@@ -243,20 +280,28 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             .map(|w| script_path_ask(&program, w)),
         p if crate::tools::SHELLS.contains(&p) => {
             // `bash "$SCRIPT"`: the first operand, when it is a script file.
-            let first = args.iter().find(|a| !a.starts_with("-") && !a.starts_with("+"));
-            let runs_string = args.iter().take_while(|a| a.starts_with("-")).any(|a| a.text().contains('c') && !a.text().starts_with("--"));
+            let first = args
+                .iter()
+                .find(|a| !a.starts_with("-") && !a.starts_with("+"));
+            let runs_string = args
+                .iter()
+                .take_while(|a| a.starts_with("-"))
+                .any(|a| a.text().contains('c') && !a.text().starts_with("--"));
             first
                 .filter(|w| !runs_string && dynamic_path(w) && !w.text().starts_with("<("))
                 .map(|w| script_path_ask(p, w))
         }
         "crontab" => args
             .iter()
-            .any(|a| a.literal().is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('r')))
+            .any(|a| {
+                a.literal()
+                    .is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('r'))
+            })
             .then(|| {
                 Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineCrontabRemove,
-                    "`crontab -r` deletes every scheduled job of the user without a copy, which is never allowed (hardline guard). Edit the crontab with `crontab -e` or remove one line instead.",
+                    Reason::CrontabRemove.text(),
                 )
             }),
         "docker" | "podman" | "nerdctl" | "systemd-nspawn" => host_root_mount(args),
@@ -264,25 +309,35 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
         | "apk" | "xbps-remove" | "emerge" | "pkg" | "opkg" => system_package(&program, args),
         "userdel" | "deluser" => args
             .iter()
-            .any(|a| a.is("-r") || a.is("--remove") || a.is("--remove-home") || a.is("--remove-all-files"))
+            .any(|a| {
+                a.is("-r")
+                    || a.is("--remove")
+                    || a.is("--remove-home")
+                    || a.is("--remove-all-files")
+            })
             .then(|| {
                 Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineRecursiveDeleteHome,
-                    format!("`{program}` with home removal deletes a user's home directory, which is never allowed (hardline guard). Remove the account without `-r`, or ask the user."),
+                    Reason::UserHomeRemoval { program: &program }.text(),
                 )
             }),
         "kubectl" | "oc" | "kubecolor" | "k9s" => cluster_wipe(&program, args),
         p if DEVICE_DESTROYERS.iter().any(|(name, _)| *name == p) => {
             let (_, verbs) = DEVICE_DESTROYERS.iter().find(|(name, _)| *name == p)?;
-            (verbs.is_empty() || args.iter().any(|a| verbs.iter().any(|v| a.is(v) || a.text().starts_with(&format!("{v}=")))))
-                .then(|| {
-                    Finding::deny(
-                        Class::Hardline,
-                        RuleId::HardlineDeviceFormat,
-                        format!("`{p}` here destroys a disk, a volume or firmware, which is never allowed (hardline guard). Ask the user to do it."),
-                    )
-                })
+            (verbs.is_empty()
+                || args.iter().any(|a| {
+                    verbs
+                        .iter()
+                        .any(|v| a.is(v) || a.text().starts_with(&format!("{v}=")))
+                }))
+            .then(|| {
+                Finding::deny(
+                    Class::Hardline,
+                    RuleId::HardlineDeviceFormat,
+                    Reason::DestroysDisk { program: p }.text(),
+                )
+            })
         }
         "dbus-send" | "busctl" | "gdbus" | "qdbus" => dbus_power(&program, args),
         "dd" => None,
@@ -301,41 +356,61 @@ pub(crate) fn check(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
             .then(|| device_tool(args, "cryptsetup", false))
             .flatten(),
         "rtcwake" => {
-            let p = parse(args, &crate::flags::Spec { value_short: "mstdA", value_long: &["mode", "seconds", "time", "device", "adjfile", "date"], ..crate::flags::Spec::PLAIN });
+            let p = parse(
+                args,
+                &crate::flags::Spec {
+                    value_short: "mstdA",
+                    value_long: &["mode", "seconds", "time", "device", "adjfile", "date"],
+                    ..crate::flags::Spec::PLAIN
+                },
+            );
             p.value(&["-m", "--mode"])
                 .is_some_and(|m| !matches!(m, "no" | "on" | "show" | "disable"))
-                .then(|| power("rtcwake -m"))
+                .then(|| {
+                    power(&Reason::Power {
+                        command: "rtcwake -m",
+                    })
+                })
         }
         "gzip" | "bzip2" | "xz" | "lzma" | "zstd" | "lz4" | "lzip" | "pigz" => {
             compressor(cmd, &program, args, ctx)
         }
-        p if let Some((_, verbs)) = POWER_VERBS.iter().find(|(name, _)| *name == p) => (verbs
-            .is_empty()
-            || args.iter().any(|a| verbs.iter().any(|v| a.is(v))))
-        .then(|| power(&program)),
+        p if let Some((_, verbs)) = POWER_VERBS.iter().find(|(name, _)| *name == p) => {
+            (verbs.is_empty() || args.iter().any(|a| verbs.iter().any(|v| a.is(v))))
+                .then(|| power(&Reason::Power { command: &program }))
+        }
         "init" | "telinit" => {
             let level = args.iter().find(|a| !a.starts_with("-"))?;
             let Some(level) = level.literal() else {
                 return Some(Finding::ask(
                     Class::Unresolved,
                     RuleId::UnresolvedPower,
-                    format!("`{program} {}` switches to a runlevel only known at run time, which could stop the machine, so it needs approval.", level.text()),
+                    Reason::RunlevelUnknown {
+                        program: &program,
+                        level: &level.text(),
+                    }
+                    .text(),
                 ));
             };
             let harmless = matches!(
                 level.as_str(),
                 "q" | "Q" | "u" | "U" | "2" | "3" | "4" | "5"
             );
-            (!harmless).then(|| power(&format!("{program} {level}")))
+            (!harmless).then(|| {
+                power(&Reason::Power {
+                    command: &format!("{program} {level}"),
+                })
+            })
         }
         "systemctl" | "loginctl" => systemctl(&program, args),
-        "kexec" => args
-            .iter()
-            .any(|a| a.is("-e") || a.is("--exec"))
-            .then(|| power("kexec -e")),
+        "kexec" => args.iter().any(|a| a.is("-e") || a.is("--exec")).then(|| {
+            power(&Reason::Power {
+                command: "kexec -e",
+            })
+        }),
         "kill" => kill(args),
         "fuser" => fuser(args),
-        "killall5" => Some(kill_finding("killall5 signals every process on the system")),
+        "killall5" => Some(kill_finding(&Reason::Killall5)),
         "pkill" | "killall" | "pgrep" => pkill(&program, args, ctx.home),
         // `skill -u USER`, `snice`: procps's older killers, by user, terminal or command.
         "skill" => pkill("killall", args, ctx.home),
@@ -391,44 +466,32 @@ impl Family {
 /// Whether an operation aimed at a protected directory: the finding for `target`.
 fn delete_finding(
     family: Family,
-    what: &str,
+    what: &Reason<'_>,
     word: &Word,
     target: &PathClass,
     home: &Path,
 ) -> Option<Finding> {
     let shown = word.text();
+    let word = shown.as_str();
     let ([root, home_rule, system], unknown) = family.rules();
     let deny = |rule: RuleId, reason: String| Some(Finding::deny(Class::Hardline, rule, reason));
     match target {
-        PathClass::Root => deny(
-            root,
-            format!(
-                "{what} of / (`{shown}`) is never allowed (hardline guard). Delete a specific project directory instead."
-            ),
-        ),
-        PathClass::HomeData(dir) => deny(
-            home_rule,
-            format!(
-                "{what} of `{dir}` in the home directory (`{shown}`) is never allowed (hardline guard): it holds the user's keys, settings or documents. Delete a specific file you created instead."
-            ),
-        ),
-        PathClass::Home => deny(
-            home_rule,
-            format!(
-                "{what} of the home directory (`{shown}`) is never allowed (hardline guard). Delete a specific directory inside it instead."
-            ),
-        ),
+        PathClass::Root => deny(root, Reason::OfRoot { what, word }.text()),
+        PathClass::HomeData(dir) => deny(home_rule, Reason::OfHomeData { what, dir, word }.text()),
+        PathClass::Home => deny(home_rule, Reason::OfHome { what, word }.text()),
         PathClass::System(dir) => deny(
             system,
-            format!(
-                "{what} of the system directory {} (`{shown}`) is never allowed (hardline guard). Delete a specific project directory instead.",
-                display(Path::new(dir), home)
-            ),
+            Reason::OfSystemDir {
+                what,
+                dir: &display(Path::new(dir), home),
+                word,
+            }
+            .text(),
         ),
         PathClass::Unknown(why) => Some(Finding::ask(
             Class::Unresolved,
             unknown,
-            format!("{what}: {why}, so it needs approval. Write the target path literally."),
+            Reason::TargetUnknown { what, why }.text(),
         )),
         PathClass::Safe => None,
     }
@@ -463,7 +526,7 @@ fn rm(cmd: &Cmd, program: &str, how: Deletes, args: &[Word], ctx: &Ctx<'_>) -> O
             let t = classify(&word, &cmd.cwd, home, ctx.links);
             let f = delete_finding(
                 Family::RecursiveDelete,
-                "recursive deletion",
+                &Reason::RecursiveDeletion,
                 &args[i],
                 &t,
                 home,
@@ -476,10 +539,7 @@ fn rm(cmd: &Cmd, program: &str, how: Deletes, args: &[Word], ctx: &Ctx<'_>) -> O
     // Without `-r`: a critical system file (`rm /etc/passwd`), every file of a protected
     // directory (`rm -f /etc/*`), or every file `find` lists under one (`find / | xargs rm`).
     for &i in &p.positionals {
-        found = worst(
-            found,
-            system_file(cmd, &args[i], &format!("`{program}`"), ctx),
-        );
+        found = worst(found, system_file(cmd, &args[i], program, ctx));
         let listed = cmd.origin == Origin::Exec
             && matches!(args[i].segs.last(), Some(Seg::Dyn(d)) if d == "{}");
         if args[i].has_glob() || listed {
@@ -494,7 +554,7 @@ fn rm(cmd: &Cmd, program: &str, how: Deletes, args: &[Word], ctx: &Ctx<'_>) -> O
                     found,
                     delete_finding(
                         Family::RecursiveDelete,
-                        &format!("deletion of every file by `{program}`"),
+                        &Reason::DeletionOfEveryFileBy { program },
                         &args[i],
                         &t,
                         home,
@@ -509,7 +569,7 @@ fn rm(cmd: &Cmd, program: &str, how: Deletes, args: &[Word], ctx: &Ctx<'_>) -> O
     if cmd.origin != Origin::Exec
         && let Some(&i) = p.positionals.iter().find(|&&i| dynamic_path(&args[i]))
     {
-        return Some(file_target_ask(program, &args[i]));
+        return Some(file_target_ask(Some(program), &args[i]));
     }
     let unknown_target = p.positionals.iter().any(|&i| {
         !args[i].is_static()
@@ -522,7 +582,7 @@ fn rm(cmd: &Cmd, program: &str, how: Deletes, args: &[Word], ctx: &Ctx<'_>) -> O
         found = Some(Finding::ask(
             Class::Unresolved,
             RuleId::UnresolvedXargs,
-            "`rm` gets file names only known at run time (from xargs or find), so it needs approval. List the files explicitly or use `find ... -delete` on a project directory.",
+            Reason::RmNamesFromXargs.text(),
         ));
     } else if args.iter().any(|a| !a.is_static() && !a.starts_temp()) {
         // `rm $FLAGS /`: the flags are unknown, so the targets matter as if recursive.
@@ -537,10 +597,10 @@ fn rm(cmd: &Cmd, program: &str, how: Deletes, args: &[Word], ctx: &Ctx<'_>) -> O
                     Some(Finding::ask(
                         Class::Unresolved,
                         RuleId::UnresolvedRecursiveDeleteTarget,
-                        format!(
-                            "`rm` with arguments only known at run time could delete `{}` recursively, so it needs approval.",
-                            args[i].text()
-                        ),
+                        Reason::RmUnknownFlags {
+                            target: &args[i].text(),
+                        }
+                        .text(),
                     )),
                 );
             }
@@ -560,14 +620,16 @@ fn critical_dir(dir: &Path) -> bool {
     critical_file(&dir.join("x"))
 }
 
-fn file_target_ask(program: &str, word: &Word) -> Finding {
+/// A file only known at run time; without a program, a redirection's.
+fn file_target_ask(program: Option<&str>, word: &Word) -> Finding {
     Finding::ask(
         Class::Unresolved,
         RuleId::UnresolvedFileTarget,
-        format!(
-            "`{program}` acts on `{}`, a path only known at run time that could be any file on the machine, so it needs approval. Write the path literally.",
-            word.text()
-        ),
+        Reason::FileTargetUnknown {
+            program,
+            target: &word.text(),
+        }
+        .text(),
     )
 }
 
@@ -575,10 +637,11 @@ fn script_path_ask(program: &str, word: &Word) -> Finding {
     Finding::ask(
         Class::Unresolved,
         RuleId::UnresolvedScriptPath,
-        format!(
-            "`{program}` runs the script `{}`, whose path is only known at run time, so it needs approval. Write the script's path literally.",
-            word.text()
-        ),
+        Reason::ScriptPathUnknown {
+            program,
+            script: &word.text(),
+        }
+        .text(),
     )
 }
 
@@ -592,12 +655,12 @@ fn ancestor_of_start(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Finding> {
     Some(Finding::deny(
         Class::Hardline,
         RuleId::HardlineRecursiveDeleteAncestor,
-        format!(
-            "recursive deletion of {} (`{}`) would delete the working directory {} and everything beside it, which is never allowed (hardline guard). Delete a specific directory inside the project instead.",
-            display(hit, ctx.home),
-            word.text(),
-            ctx.start.display()
-        ),
+        Reason::DeletesWorkingDirectory {
+            dir: &display(hit, ctx.home),
+            word: &word.text(),
+            cwd: &ctx.start.display().to_string(),
+        }
+        .text(),
     ))
 }
 
@@ -661,7 +724,7 @@ fn target_paths(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Vec<PathBuf>> {
 }
 
 /// Deleting, moving or truncating a critical system file, or a system directory itself.
-fn system_file(cmd: &Cmd, word: &Word, what: &str, ctx: &Ctx<'_>) -> Option<Finding> {
+fn system_file(cmd: &Cmd, word: &Word, program: &str, ctx: &Ctx<'_>) -> Option<Finding> {
     let paths = target_paths(cmd, word, ctx)?;
     let hit = paths
         .iter()
@@ -669,11 +732,12 @@ fn system_file(cmd: &Cmd, word: &Word, what: &str, ctx: &Ctx<'_>) -> Option<Find
     Some(Finding::deny(
         Class::Hardline,
         RuleId::HardlineSystemFile,
-        format!(
-            "{what} on the critical file {} (`{}`) would break the machine or lock the user out, which is never allowed (hardline guard). Work on a copy inside the project instead.",
-            display(hit, ctx.home),
-            word.text()
-        ),
+        Reason::CriticalFile {
+            program,
+            file: &display(hit, ctx.home),
+            word: &word.text(),
+        }
+        .text(),
     ))
 }
 
@@ -773,13 +837,11 @@ fn system_package(program: &str, args: &[Word]) -> Option<Finding> {
     Some(Finding::deny(
         Class::Hardline,
         RuleId::HardlineSystemPackage,
-        format!(
-            "`{program}` would remove {} the system cannot run without, which is never allowed (hardline guard). Remove only the package you installed, without forcing.",
-            essential.map_or_else(
-                || "packages with the safety checks off, which can take what".to_owned(),
-                |p| format!("`{p}`, a package")
-            )
-        ),
+        Reason::SystemPackage {
+            program,
+            essential: essential.map(String::as_str),
+        }
+        .text(),
     ))
 }
 
@@ -795,7 +857,7 @@ fn cluster_wipe(program: &str, args: &[Word]) -> Option<Finding> {
         Finding::deny(
             Class::Hardline,
             RuleId::HardlineClusterWipe,
-            format!("`{program} delete --all` across namespaces deletes everything in the cluster, which is never allowed (hardline guard). Delete the named resources instead."),
+            Reason::ClusterWipe { program }.text(),
         )
     })
 }
@@ -829,13 +891,13 @@ fn compressor(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<
             let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
             delete_finding(
                 Family::RecursiveDelete,
-                &format!("recursive `{program}`"),
+                &Reason::Recursive { program },
                 &args[i],
                 &t,
                 ctx.home,
             )
         } else {
-            system_file(cmd, &args[i], &format!("`{program}`"), ctx)
+            system_file(cmd, &args[i], program, ctx)
         };
         found = worst(found, f);
     }
@@ -854,18 +916,20 @@ fn mv(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
     let mut found = None;
     for i in sources {
         if dynamic_path(&args[i]) {
-            found = worst(found, Some(file_target_ask("mv", &args[i])));
+            found = worst(found, Some(file_target_ask(Some("mv"), &args[i])));
             continue;
         }
         let t = classify(&args[i], &cmd.cwd, ctx.home, ctx.links);
         let f = match t {
             PathClass::Root | PathClass::Home | PathClass::System(_) => {
-                delete_finding(Family::Move, "moving", &args[i], &t, ctx.home).map(|mut f| {
-                    f.rule = RuleId::HardlineMoveSystem.into();
-                    f
-                })
+                delete_finding(Family::Move, &Reason::Moving, &args[i], &t, ctx.home).map(
+                    |mut f| {
+                        f.rule = RuleId::HardlineMoveSystem.into();
+                        f
+                    },
+                )
             }
-            _ => system_file(cmd, &args[i], "`mv`", ctx),
+            _ => system_file(cmd, &args[i], "mv", ctx),
         };
         found = worst(found, f);
     }
@@ -907,7 +971,7 @@ fn archive_removing(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> O
             found,
             delete_finding(
                 Family::RecursiveDelete,
-                &format!("deletion by `{program}`"),
+                &Reason::DeletionBy { program },
                 &member,
                 &t,
                 ctx.home,
@@ -971,10 +1035,7 @@ fn host_root_mount(args: &[Word]) -> Option<Finding> {
             return Some(Finding::ask(
                 Class::Unresolved,
                 RuleId::UnresolvedMountSource,
-                format!(
-                    "the container mounts the host directory `{}`, only known at run time, writable; it could be `/`, so it needs approval.",
-                    v.text()
-                ),
+                Reason::MountSourceUnknown { source: &v.text() }.text(),
             ));
         }
     }
@@ -984,9 +1045,7 @@ fn host_root_mount(args: &[Word]) -> Option<Finding> {
     Some(Finding::deny(
         Class::Hardline,
         RuleId::HardlineHostRootMount,
-        format!(
-            "mounting the host's root (`{root}`) writable into a container hands it every file on the machine, which is never allowed (hardline guard). Mount the project directory instead, or add `:ro`."
-        ),
+        Reason::HostRootMount { source: root }.text(),
     ))
 }
 
@@ -1020,8 +1079,14 @@ fn find(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         let t = classify(s, &cmd.cwd, ctx.home, ctx.links);
         found = worst(
             found,
-            delete_finding(Family::FindDelete, "deletion by `find`", s, &t, ctx.home)
-                .or_else(|| ancestor_of_start(cmd, s, ctx)),
+            delete_finding(
+                Family::FindDelete,
+                &Reason::DeletionBy { program: "find" },
+                s,
+                &t,
+                ctx.home,
+            )
+            .or_else(|| ancestor_of_start(cmd, s, ctx)),
         );
     }
     found.map(|mut f| {
@@ -1046,7 +1111,7 @@ fn rsync(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
                 found,
                 delete_finding(
                     Family::RsyncDelete,
-                    "`rsync --remove-source-files`",
+                    &Reason::RsyncRemoveSourceFiles,
                     &args[i],
                     &t,
                     home,
@@ -1084,7 +1149,7 @@ fn rsync(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         return remote.and_then(|t| {
             delete_finding(
                 Family::RsyncDelete,
-                "`rsync --delete` to a remote host",
+                &Reason::RsyncDeleteToRemoteHost,
                 dest,
                 &t,
                 home,
@@ -1096,7 +1161,7 @@ fn rsync(cmd: &Cmd, args: &[Word], ctx: &Ctx<'_>) -> Option<Finding> {
         });
     }
     let t = classify(dest, &cmd.cwd, home, ctx.links);
-    delete_finding(Family::RsyncDelete, "`rsync --delete`", dest, &t, home).map(|mut f| {
+    delete_finding(Family::RsyncDelete, &Reason::RsyncDelete, dest, &t, home).map(|mut f| {
         if f.class == Class::Hardline {
             f.rule = RuleId::HardlineRsyncDelete.into();
         }
@@ -1145,7 +1210,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
                 continue;
             }
             if dynamic_path(&args[i]) {
-                found = worst(found, Some(file_target_ask(program, &args[i])));
+                found = worst(found, Some(file_target_ask(Some(program), &args[i])));
                 continue;
             }
             let t = classify(&args[i], &cmd.cwd, home, ctx.links);
@@ -1160,7 +1225,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
                     found,
                     delete_finding(
                         Family::RecursiveChmod,
-                        &format!("`{program}`"),
+                        &Reason::Program { program },
                         &args[i],
                         &t,
                         home,
@@ -1210,11 +1275,12 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
                 return Some(Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineRecursiveChmod,
-                    format!(
-                        "`{program}` on {} (`{}`) changes who may use a file the system depends on, which is never allowed (hardline guard). Change a file of the project instead.",
-                        path.display(),
-                        args[i].text()
-                    ),
+                    Reason::ChangesAccessToSystemFile {
+                        program,
+                        path: &path.display().to_string(),
+                        word: &args[i].text(),
+                    }
+                    .text(),
                 ));
             }
         }
@@ -1242,7 +1308,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
                 found,
                 delete_finding(
                     Family::RecursiveChmod,
-                    &format!("recursive `{program}` that removes access"),
+                    &Reason::RecursiveRemovingAccess { program },
                     &args[i],
                     &t,
                     home,
@@ -1260,7 +1326,7 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
             found,
             delete_finding(
                 Family::RecursiveChmod,
-                &format!("recursive `{program}`"),
+                &Reason::Recursive { program },
                 &args[i],
                 &t,
                 home,
@@ -1275,14 +1341,8 @@ fn chmod(cmd: &Cmd, program: &str, args: &[Word], ctx: &Ctx<'_>) -> Option<Findi
     })
 }
 
-fn power(what: &str) -> Finding {
-    Finding::deny(
-        Class::Hardline,
-        RuleId::HardlinePower,
-        format!(
-            "`{what}` would shut down or restart the machine, which is never allowed (hardline guard). Ask the user to do it if it is really needed."
-        ),
-    )
+fn power(reason: &Reason<'_>) -> Finding {
+    Finding::deny(Class::Hardline, RuleId::HardlinePower, reason.text())
 }
 
 fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
@@ -1295,7 +1355,7 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
                 || a.is("kill-session")
         })
     {
-        return Some(kill_finding("it ends a user's or a seat's whole session"));
+        return Some(kill_finding(&Reason::EndsSession));
     }
     let p = parse(args, &spec_for("systemctl"));
     if let [v, unit, ..] = p.positionals.as_slice()
@@ -1305,10 +1365,10 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
         return Some(Finding::ask(
             Class::Unresolved,
             RuleId::UnresolvedPower,
-            format!(
-                "`systemctl isolate {}` switches to a target only known at run time, which could stop the machine, so it needs approval.",
-                args[*unit].text()
-            ),
+            Reason::SystemdTargetUnknown {
+                unit: &args[*unit].text(),
+            }
+            .text(),
         ));
     }
     if let Some(&v) = p.positionals.first()
@@ -1317,10 +1377,11 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
         return Some(Finding::ask(
             Class::Unresolved,
             RuleId::UnresolvedPower,
-            format!(
-                "`{program} {}` runs a verb only known at run time, which could stop the machine, so it needs approval.",
-                args[v].text()
-            ),
+            Reason::PowerVerbUnknown {
+                program,
+                verb: &args[v].text(),
+            }
+            .text(),
         ));
     }
     let mut ops = p.positionals.iter().filter_map(|&i| args[i].literal());
@@ -1339,7 +1400,9 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
     if power_verbs.contains(&verb.as_str())
         || (program == "systemctl" && matches!(verb.as_str(), "emergency" | "rescue"))
     {
-        return Some(power(&format!("{program} {verb}")));
+        return Some(power(&Reason::Power {
+            command: &format!("{program} {verb}"),
+        }));
     }
     if matches!(
         verb.as_str(),
@@ -1347,7 +1410,9 @@ fn systemctl(program: &str, args: &[Word]) -> Option<Finding> {
     ) && program == "systemctl"
         && let Some(t) = ops.find(|t| power_unit(t))
     {
-        return Some(power(&format!("{program} {verb} {t}")));
+        return Some(power(&Reason::Power {
+            command: &format!("{program} {verb} {t}"),
+        }));
     }
     None
 }
@@ -1409,16 +1474,14 @@ fn dbus_power(program: &str, args: &[Word]) -> Option<Finding> {
         .iter()
         .filter_map(|t| t.rsplit(['.', ' ']).next())
         .any(|m| METHODS.contains(&m));
-    ((logind && method) || systemd_start).then(|| power(&format!("{program} … login1 power call")))
+    ((logind && method) || systemd_start).then(|| power(&Reason::LogindPowerCall { program }))
 }
 
-fn kill_finding(why: &str) -> Finding {
+fn kill_finding(why: &Reason<'_>) -> Finding {
     Finding::deny(
         Class::Hardline,
         RuleId::HardlineKillAll,
-        format!(
-            "killing every process or PID 1 is never allowed (hardline guard): {why}. Kill a specific process ID instead."
-        ),
+        Reason::KillEveryProcess { why }.text(),
     )
 }
 
@@ -1446,7 +1509,7 @@ fn kill(args: &[Word]) -> Option<Finding> {
         let t = g.text();
         let name = t.rsplit('/').next().unwrap_or(&t);
         if crate::words::glob_match(name, "1") {
-            return Some(kill_finding(&format!("`{t}` matches every process ID")));
+            return Some(kill_finding(&Reason::PidGlobMatchesAll { glob: &t }));
         }
     }
     let texts: Vec<String> = args.iter().map(Word::text).collect();
@@ -1457,7 +1520,7 @@ fn kill(args: &[Word]) -> Option<Finding> {
         Some("--") => {}
         Some(t) if t.starts_with('-') && t.len() > 1 => {
             if texts.len() == 1 && pid(t) == Some(-1) {
-                return Some(kill_finding("`kill -1` targets every process"));
+                return Some(kill_finding(&Reason::KillMinusOne));
             }
             i = 1;
         }
@@ -1475,16 +1538,13 @@ fn kill(args: &[Word]) -> Option<Finding> {
         return Some(Finding::ask(
             Class::Unresolved,
             RuleId::UnresolvedKillPattern,
-            format!(
-                "`kill {}` signals a process group only known at run time, which could be every process, so it needs approval.",
-                w.text()
-            ),
+            Reason::ProcessGroupUnknown { group: &w.text() }.text(),
         ));
     }
     for t in texts.iter().skip(i) {
         match pid(t) {
-            Some(-1) => return Some(kill_finding("PID -1 means every process")),
-            Some(1) => return Some(kill_finding("PID 1 is init")),
+            Some(-1) => return Some(kill_finding(&Reason::PidMinusOne)),
+            Some(1) => return Some(kill_finding(&Reason::PidOneIsInit)),
             _ => {}
         }
     }
@@ -1498,10 +1558,7 @@ fn kill(args: &[Word]) -> Option<Finding> {
         return Some(Finding::ask(
             Class::Unresolved,
             RuleId::UnresolvedKillPattern,
-            format!(
-                "`kill {}` signals process IDs only known at run time, which could be init or every process, so it needs approval. Kill a specific process ID, or stop the process by a specific name with `pkill -f NAME`.",
-                w.text()
-            ),
+            Reason::ProcessIdsUnknown { pids: &w.text() }.text(),
         ));
     }
     None
@@ -1535,9 +1592,7 @@ fn fuser(args: &[Word]) -> Option<Finding> {
         let path = normalize(Path::new("/"), Path::new(&t));
         (path == Path::new("/") || in_system_tree(&path)).then_some(t)
     })?;
-    Some(kill_finding(&format!(
-        "`fuser -k -m {mount}` kills every process using the file system at {mount}"
-    )))
+    Some(kill_finding(&Reason::KillsUsersOfMount { mount: &mount }))
 }
 
 /// `pkill`/`killall` with a pattern that matches every process (`.`, `''`, `.*`), `-v`
@@ -1584,10 +1639,11 @@ fn pkill(program: &str, args: &[Word], home: &Path) -> Option<Finding> {
             return Some(Finding::ask(
                 Class::Unresolved,
                 RuleId::UnresolvedKillPattern,
-                format!(
-                    "`{program}` signals the processes of `{}`, a user only known at run time, so it needs approval.",
-                    v.text()
-                ),
+                Reason::KillUserUnknown {
+                    program,
+                    user: &v.text(),
+                }
+                .text(),
             ));
         }
     }
@@ -1600,23 +1656,17 @@ fn pkill(program: &str, args: &[Word], home: &Path) -> Option<Finding> {
                 .any(|u| u == "0" || u == "root" || Some(u) == home_user)
         });
     if root_user && p.positionals.is_empty() {
-        return Some(kill_finding(
-            "it signals every process of root, init included",
-        ));
+        return Some(kill_finding(&Reason::SignalsEveryRootProcess));
     }
     // `pkill -P 1`: every child of init, the system's daemons.
     if p.value(&["-P", "--parent"])
         .is_some_and(|ppid| ppid.split(',').any(|p| p == "1"))
     {
-        return Some(kill_finding(
-            "it signals every child of init, the system's services",
-        ));
+        return Some(kill_finding(&Reason::SignalsChildrenOfInit));
     }
     // `pkill -v PATTERN`: every process that does not match, init included.
     if program == "pkill" && (p.shorts.contains(&'v') || p.has_long("inverse")) {
-        return Some(kill_finding(
-            "`-v` signals every process that does not match the pattern, init included",
-        ));
+        return Some(kill_finding(&Reason::InverseMatchesAll));
     }
     let mut patterns: Vec<String> = Vec::new();
     for &i in &p.positionals {
@@ -1626,10 +1676,11 @@ fn pkill(program: &str, args: &[Word], home: &Path) -> Option<Finding> {
                 return Some(Finding::ask(
                     Class::Unresolved,
                     RuleId::UnresolvedKillPattern,
-                    format!(
-                        "`{program}` with the pattern `{}`, only known at run time, could match every process, so it needs approval.",
-                        args[i].text()
-                    ),
+                    Reason::KillPatternUnknown {
+                        program,
+                        pattern: &args[i].text(),
+                    }
+                    .text(),
                 ));
             }
         }
@@ -1650,12 +1701,10 @@ fn pkill(program: &str, args: &[Word], home: &Path) -> Option<Finding> {
                 | "agetty"
                 | "login"
         ) {
-            return Some(kill_finding("it kills PID 1 (init)"));
+            return Some(kill_finding(&Reason::KillsInit));
         }
         if regex && matches_everything(t) {
-            return Some(kill_finding(&format!(
-                "the pattern `{t}` matches every process"
-            )));
+            return Some(kill_finding(&Reason::PatternMatchesAll { pattern: t }));
         }
     }
     None
@@ -1691,20 +1740,22 @@ fn device_tool(args: &[Word], program: &str, partitioner: bool) -> Option<Findin
             return Some(Finding::deny(
                 Class::Hardline,
                 RuleId::HardlineDeviceFormat,
-                format!(
-                    "`{program}` on the device `{}` would destroy the data on it, which is never allowed (hardline guard). Work on an image file instead.",
-                    a.text()
-                ),
+                Reason::FormatDevice {
+                    program,
+                    device: &a.text(),
+                }
+                .text(),
             ));
         }
         if a.starts_dynamic() || (!a.is_static() && a.text().starts_with("/dev/")) {
             return Some(Finding::ask(
                 Class::Unresolved,
                 RuleId::UnresolvedDeviceFormat,
-                format!(
-                    "`{program}` on `{}`, only known at run time, could destroy a disk, so it needs approval.",
-                    a.text()
-                ),
+                Reason::FormatDeviceUnknown {
+                    program,
+                    device: &a.text(),
+                }
+                .text(),
             ));
         }
     }
@@ -1766,10 +1817,7 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                 return Some(Finding::ask(
                     Class::Unresolved,
                     RuleId::UnresolvedDeviceWrite,
-                    format!(
-                        "the write target `{}` is a device only known at run time and could be a disk, so it needs approval. Write the device path literally.",
-                        t.text()
-                    ),
+                    Reason::DeviceWriteUnknown { target: &t.text() }.text(),
                 ));
             }
             // A file only known at run time (`> "$OUT"`, `cp x "$DEST"`): it could be any file
@@ -1779,18 +1827,15 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                 return Some(Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineSystemFile,
-                    format!(
-                        "writing `{}`, a file in {} whose name is only known at run time, would break the machine, which is never allowed (hardline guard). Work on a copy inside the project instead.",
-                        t.text(),
-                        dir.display()
-                    ),
+                    Reason::SystemFileDynamicName {
+                        target: &t.text(),
+                        dir: &dir.display().to_string(),
+                    }
+                    .text(),
                 ));
             }
             if dynamic_path(&t) {
-                return Some(file_target_ask(
-                    program.as_deref().unwrap_or("a redirection"),
-                    &t,
-                ));
+                return Some(file_target_ask(program.as_deref(), &t));
             }
             continue;
         }
@@ -1813,17 +1858,14 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                 return Some(Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineSysrq,
-                    "writing to /proc/sysrq-trigger can crash or reboot the machine at once, which is never allowed (hardline guard).",
+                    Reason::Sysrq.text(),
                 ));
             }
             if is_device_path(&path) && (kind != WriteKind::Append || text.starts_with("/dev/sd")) {
                 return Some(Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineDeviceWrite,
-                    format!(
-                        "writing to the device `{}` would overwrite a disk, which is never allowed (hardline guard). Write to a regular file instead.",
-                        t.text()
-                    ),
+                    Reason::DeviceWrite { target: &t.text() }.text(),
                 ));
             }
             // Appending to `~/.bashrc` is how tools are set up; replacing it is not.
@@ -1834,24 +1876,20 @@ fn writes(cmd: &Cmd, ctx: &Ctx<'_>) -> Option<Finding> {
                     && !path.starts_with("/proc")
                     && !path.starts_with("/sys"));
             if system {
-                let what = match kind {
-                    WriteKind::Truncate => "truncating",
-                    WriteKind::Append => "appending to",
-                    WriteKind::Overwrite => "overwriting",
-                };
-                let harm = if crate::paths::home_critical(&path, ctx.home) {
-                    "would lock the user out or break every login shell"
-                } else {
-                    "would break the machine"
-                };
                 return Some(Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineSystemFile,
-                    format!(
-                        "{what} the file {} (`{}`) {harm}, which is never allowed (hardline guard). Work on a copy inside the project instead.",
-                        display(&path, ctx.home),
-                        t.text()
-                    ),
+                    Reason::WriteSystemFile {
+                        how: &match kind {
+                            WriteKind::Truncate => Reason::Truncating,
+                            WriteKind::Append => Reason::AppendingTo,
+                            WriteKind::Overwrite => Reason::Overwriting,
+                        },
+                        file: &display(&path, ctx.home),
+                        target: &t.text(),
+                        locks_out: crate::paths::home_critical(&path, ctx.home),
+                    }
+                    .text(),
                 ));
             }
         }
@@ -1895,9 +1933,7 @@ pub(crate) fn fork_bomb(body: Node<'_>, src: &str, name: &str) -> Option<Finding
         Finding::deny(
             Class::Hardline,
             RuleId::HardlineForkBomb,
-            format!(
-                "function `{name}` calls itself in a pipeline or in the background: that is a fork bomb and is never allowed (hardline guard)."
-            ),
+            Reason::ForkBombFunction { name }.text(),
         )
     })
 }
@@ -1960,7 +1996,7 @@ pub(crate) fn spawning_loop(node: Node<'_>, src: &str) -> Option<Finding> {
         Finding::deny(
             Class::Hardline,
             RuleId::HardlineForkBomb,
-            "the loop never ends and starts a background process on every turn: that is a fork bomb and is never allowed (hardline guard).",
+            Reason::ForkBombLoop.text(),
         )
     })
 }
@@ -2010,7 +2046,7 @@ pub(crate) fn fork_loop(code: &str) -> Option<Finding> {
         return Some(Finding::deny(
             Class::Hardline,
             RuleId::HardlineForkBomb,
-            "the inline code starts processes in a loop that never ends: that is a fork bomb and is never allowed (hardline guard).",
+            Reason::InlineSpawnLoop.text(),
         ));
     }
     let loops = [
@@ -2028,7 +2064,7 @@ pub(crate) fn fork_loop(code: &str) -> Option<Finding> {
         Finding::deny(
             Class::Hardline,
             RuleId::HardlineForkBomb,
-            "the inline code forks in a loop: that is a fork bomb and is never allowed (hardline guard).",
+            Reason::InlineForkLoop.text(),
         )
     })
 }

@@ -15,6 +15,7 @@ use regex::Regex;
 use crate::command::Io;
 use crate::command::{Class, Finding};
 use crate::command::{CodeLang, Follow};
+use crate::reasons::Reason;
 use crate::rule::RuleId;
 use crate::words::Word;
 
@@ -281,7 +282,7 @@ pub(crate) fn analyse(code: &str, lang: CodeLang) -> Vec<Follow> {
         out.push(Follow::Finding(Finding::ask(
             Class::Unresolved,
             RuleId::UnresolvedNetworkShell,
-            "the inline code runs what it reads from the network (downloaded code, or a shell on a socket), so it needs approval. Download the file, review it, then run it.",
+            Reason::InlineRunsNetwork.text(),
         )));
     }
     if lang == CodeLang::Tcl {
@@ -302,7 +303,7 @@ pub(crate) fn analyse(code: &str, lang: CodeLang) -> Vec<Follow> {
         out.push(Follow::Finding(Finding::ask(
             Class::Unresolved,
             RuleId::UnresolvedTooComplex,
-            "the inline code makes too many calls to analyse completely, so it needs approval. Put it in a file and review it.",
+            Reason::InlineTooManyCalls.text(),
         )));
     }
     for (name, api, args, raw) in found.into_iter().take(MAX_CALLS) {
@@ -488,9 +489,7 @@ fn dynamic(name: &str, raw: &str) -> Follow {
     Follow::Finding(Finding::ask(
         Class::Unresolved,
         RuleId::UnresolvedInlineCode,
-        format!(
-            "inline code calls `{name}({raw})` with an argument only known at run time, so it needs approval. Write the path or command literally."
-        ),
+        Reason::InlineCallUnknown { name, args: &raw }.text(),
     ))
 }
 
@@ -1406,7 +1405,7 @@ fn awk_pipes(code: &str) -> Vec<Follow> {
                     (true, None) => out.push(Follow::Finding(Finding::ask(
                         Class::Unresolved,
                         RuleId::UnresolvedPipeToShell,
-                        "awk prints text only known at run time into a shell, so it needs approval.",
+                        Reason::AwkPrintsIntoShell.text(),
                     ))),
                     _ => out.push(script_follow(&s)),
                 }

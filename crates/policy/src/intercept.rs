@@ -6,6 +6,7 @@
 use crate::command::{Class, Cmd, Finding, Origin};
 use crate::config::Interception;
 use crate::flags::parse;
+use crate::reasons::Reason;
 use crate::rule::RuleId;
 use crate::tools::spec_for;
 use crate::words::Word;
@@ -21,7 +22,7 @@ pub(crate) fn check(cmd: &Cmd, config: &Interception) -> Option<Finding> {
         return None;
     }
     let program = cmd.program()?;
-    let (rule, tool, what) = rule_for(cmd, &program)?;
+    let (rule, tool, does) = rule_for(cmd, &program)?;
     let name = config
         .available_tools
         .iter()
@@ -29,12 +30,16 @@ pub(crate) fn check(cmd: &Cmd, config: &Interception) -> Option<Finding> {
     Some(Finding::deny(
         Class::Intercept,
         rule,
-        format!("{what}; use the `{name}` tool instead of the shell for that."),
+        Reason::UseTool {
+            does: &does,
+            tool: name,
+        }
+        .text(),
     ))
 }
 
 /// (rule, tool, what the command does) when a rule applies.
-fn rule_for(cmd: &Cmd, program: &str) -> Option<(RuleId, &'static str, String)> {
+fn rule_for<'a>(cmd: &Cmd, program: &'a str) -> Option<(RuleId, &'static str, Reason<'a>)> {
     let args = cmd.args();
     let p = parse(args, &spec_for(program));
     let redirected_out = cmd.stdout_files().next().is_some();
@@ -49,13 +54,7 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(RuleId, &'static str, String)> 
                 return None;
             }
             let files = p.positionals.iter().filter(|&&i| !args[i].is("-")).count();
-            (files > 0).then(|| {
-                (
-                    RuleId::InterceptRead,
-                    "read",
-                    format!("`{program}` reads a file here"),
-                )
-            })
+            (files > 0).then_some((RuleId::InterceptRead, "read", Reason::ReadsFile { program }))
         }
         "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => {
             if cmd.piped_in || cmd.piped_out || redirected_out || cmd.stdin_redirected() {
@@ -68,7 +67,7 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(RuleId, &'static str, String)> 
             Some((
                 RuleId::InterceptGrep,
                 "grep",
-                format!("`{program}` searches files here"),
+                Reason::SearchesFiles { program },
             ))
         }
         "find" | "fd" | "fdfind" | "locate" | "plocate" | "mlocate" => {
@@ -108,29 +107,27 @@ fn rule_for(cmd: &Cmd, program: &str) -> Option<(RuleId, &'static str, String)> 
                 }
                 _ => !p.positionals.is_empty(),
             };
-            filtered.then(|| {
-                (
-                    RuleId::InterceptFind,
-                    "find",
-                    format!("`{program}` looks for files by name or type here"),
-                )
-            })
+            filtered.then_some((
+                RuleId::InterceptFind,
+                "find",
+                Reason::LooksForFiles { program },
+            ))
         }
         _ if cmd.effects.in_place => Some((
             RuleId::InterceptEdit,
             "edit",
-            format!("`{program}` edits a file in place here"),
+            Reason::EditsInPlace { program },
         )),
         _ => None,
     }
 }
 
 /// `echo`, `printf`, `cat <<EOF` redirected into a file.
-fn write_rule(
+fn write_rule<'a>(
     cmd: &Cmd,
-    program: &str,
+    program: &'a str,
     p: &crate::flags::Parsed,
-) -> Option<(RuleId, &'static str, String)> {
+) -> Option<(RuleId, &'static str, Reason<'a>)> {
     if cmd.piped_in || (program == "cat" && !p.positionals.is_empty()) {
         return None;
     }
@@ -138,9 +135,9 @@ fn write_rule(
     Some((
         RuleId::InterceptWrite,
         "write",
-        format!(
-            "`{program}` with a redirection writes the file `{}` here",
-            target.text()
-        ),
+        Reason::WritesFile {
+            program,
+            file: target.text(),
+        },
     ))
 }

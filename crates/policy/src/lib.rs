@@ -92,6 +92,7 @@ mod intercept;
 mod nested;
 mod parse;
 mod paths;
+mod reasons;
 mod rule;
 mod rules;
 mod tools;
@@ -107,6 +108,7 @@ pub use rule::RuleId;
 
 use command::Io;
 use command::{Class, Cmd, Finding};
+use reasons::Reason;
 use walk::Walker;
 
 /// Commands longer than this are not analysed (the decision is `ask`).
@@ -191,7 +193,7 @@ impl Policy {
         if command.trim().is_empty() {
             return Verdict {
                 decision: Decision::Allow,
-                reason: "the command is empty; nothing runs.".into(),
+                reason: Reason::EmptyCommand.text(),
                 rule: None,
                 commands: Vec::new(),
             };
@@ -199,11 +201,11 @@ impl Policy {
         if command.len() > MAX_COMMAND_BYTES {
             return Verdict {
                 decision: Decision::Ask,
-                reason: format!(
-                    "the command is {} bytes long, more than the {} the policy analyses, so it needs approval. Put long scripts in a file.",
-                    command.len(),
-                    MAX_COMMAND_BYTES
-                ),
+                reason: Reason::TooLong {
+                    bytes: command.len(),
+                    max: MAX_COMMAND_BYTES,
+                }
+                .text(),
                 rule: Some(RuleId::UnresolvedTooLong.as_str().into()),
                 commands: Vec::new(),
             };
@@ -225,7 +227,7 @@ impl Policy {
             })
             .unwrap_or_else(|| Verdict {
                 decision: Decision::Ask,
-                reason: "the command could not be analysed, so it needs approval.".into(),
+                reason: Reason::AnalysisFailed.text(),
                 rule: Some(RuleId::UnresolvedAnalysisFailed.as_str().into()),
                 commands: Vec::new(),
             });
@@ -309,9 +311,9 @@ impl Policy {
             None => Verdict {
                 decision: Decision::Allow,
                 reason: match (&allowed_by, commands.len()) {
-                    (Some(rule), _) => format!("allowed by the policy rule `{rule}`."),
-                    (None, 1) => "no policy rule matched the command.".into(),
-                    (None, n) => format!("no policy rule matched any of the {n} commands."),
+                    (Some(rule), _) => Reason::AllowedByRule { rule }.text(),
+                    (None, 1) => Reason::NoRuleMatched.text(),
+                    (None, n) => Reason::NoRuleMatchedAny { count: n }.text(),
                 },
                 rule: allowed_by,
                 commands,
@@ -366,9 +368,7 @@ impl Policy {
         Some(Finding::deny(
             Class::Env,
             RuleId::ConfigDeniedEnv,
-            format!(
-                "setting the environment variable `{name}` is denied by the policy (rules.denied_env `{pattern}`). Run the command without it."
-            ),
+            Reason::DeniedEnv { name, pattern }.text(),
         ))
     }
 }

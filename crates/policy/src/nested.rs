@@ -7,6 +7,7 @@
 
 use crate::command::{Class, Cmd, CodeLang, Finding, Follow, Io, Lang, Place, RedirKind, Stdin};
 use crate::flags::canonical_long;
+use crate::reasons::Reason;
 use crate::tools::find_starts;
 
 use crate::command::program_name;
@@ -317,10 +318,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     positional: None,
                 });
             } else if !args.iter().all(environment_setup) {
-                out.push(unresolved(
-                    RuleId::UnresolvedEval,
-                    "`eval` runs a string only known at run time, so it needs approval. Run the command directly instead.",
-                ));
+                out.push(unresolved(RuleId::UnresolvedEval, &Reason::EvalUnknown));
             }
         }
         "source" | "." => match args.first() {
@@ -398,10 +396,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                             out.push(Follow::script(value, "alias"));
                         }
                     }
-                    None => out.push(unresolved(
-                        RuleId::UnresolvedAlias,
-                        "the alias is only known at run time, so it needs approval.",
-                    )),
+                    None => out.push(unresolved(RuleId::UnresolvedAlias, &Reason::AliasUnknown)),
                 }
             }
         }
@@ -497,7 +492,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 out.push(Follow::Finding(Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineCrontabRemove,
-                    "installing an empty crontab deletes every scheduled job of the user without a copy, which is never allowed (hardline guard). Edit the crontab with `crontab -e` or remove one line instead.",
+                    Reason::EmptyCrontab.text(),
                 )));
             }
             match ops.as_slice() {
@@ -509,7 +504,10 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                             "crontab",
                         ));
                     } else {
-                        out.push(unresolved(RuleId::UnresolvedGeneratedScript, "`crontab -` installs jobs read at run time, so it needs approval. Write the crontab to a file, review it, then install it."));
+                        out.push(unresolved(
+                            RuleId::UnresolvedGeneratedScript,
+                            &Reason::CrontabFromInput,
+                        ));
                     }
                 }
                 [w] => out.push(Follow::File {
@@ -651,7 +649,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                 out.push(Follow::Finding(Finding::deny(
                     Class::Hardline,
                     RuleId::HardlineKillAll,
-                    "`gdb -p 1` with `call` runs code inside init, which is never allowed (hardline guard).",
+                    Reason::GdbCallInInit.text(),
                 )));
             }
         }
@@ -670,7 +668,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                     } else if a.literal().is_none() && a.starts_with("scripts.") {
                         out.push(unresolved(
                             RuleId::UnresolvedGeneratedScript,
-                            "`npm pkg set` stores a script only known at run time, which npm then runs, so it needs approval. Write the script literally.",
+                            &Reason::NpmScriptUnknown,
                         ));
                     }
                 }
@@ -756,10 +754,9 @@ pub(crate) fn exec_var(name: &str, value: &Word) -> Vec<Follow> {
     {
         return vec![unresolved(
             RuleId::UnresolvedCommandName,
-            format!(
-                "`PATH` is set to `{}`, only known at run time, so which program each name runs is too; it needs approval. Write the directories literally.",
-                value.text()
-            ),
+            &Reason::PathSetAtRunTime {
+                value: &value.text(),
+            },
         )];
     }
     let start_file = START_FILE_VARS
@@ -789,9 +786,7 @@ pub(crate) fn exec_var(name: &str, value: &Word) -> Vec<Follow> {
         if fetched_at_run_time(value) {
             return vec![unresolved(
                 RuleId::UnresolvedNetworkShell,
-                format!(
-                    "`{name}` is set to what a download prints, and a program runs it, so it needs approval. Download the file, review it, then use it."
-                ),
+                &Reason::VariableFromDownload { name },
             )];
         }
         // A value only known at run time is usually a program's path (`EDITOR=$(which
@@ -871,8 +866,8 @@ fn fetched_at_run_time(value: &Word) -> bool {
     })
 }
 
-fn unresolved(rule: RuleId, reason: impl Into<String>) -> Follow {
-    Follow::Finding(Finding::ask(Class::Unresolved, rule, reason))
+fn unresolved(rule: RuleId, reason: &Reason<'_>) -> Follow {
+    Follow::Finding(Finding::ask(Class::Unresolved, rule, reason.text()))
 }
 
 fn shell(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
@@ -910,7 +905,7 @@ fn shell(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
         // `sh -c "$(curl …)"`: the script is whatever the server sends.
         Some(script) if has_c && fetched_at_run_time(script) => out.push(unresolved(
             RuleId::UnresolvedNetworkShell,
-            "the shell runs a script downloaded at run time, so it needs approval. Download it, review it, then run it.",
+            &Reason::ShellRunsDownload,
         )),
         Some(script) if has_c => out.push(Follow::String {
             word: script.clone(),
@@ -993,21 +988,21 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
         (Input::Word(w), Lang::Shell) => out.push(Follow::string(w, what, &Io::default())),
         (Input::Word(w), Lang::Code(_)) => out.push(unresolved(
             RuleId::UnresolvedInlineCode,
-            format!(
-                "`{what}` runs code only known at run time (`{}`), so it needs approval. Write the code out literally.",
-                w.text()
-            ),
+            &Reason::CodeUnknown {
+                program: what,
+                code: &w.text(),
+            },
         )),
         (Input::File(w), lang) => out.push(Follow::File { word: w, lang }),
-        (Input::Unknown | Input::Listing(_), Lang::Shell) => out.push(unresolved(
-            RuleId::UnresolvedPipeToShell,
-            "a script generated at run time is piped into a shell, so it needs approval. Save it to a file, review it, then run the file.",
-        )),
+        (Input::Unknown | Input::Listing(_), Lang::Shell) => {
+            out.push(unresolved(
+                RuleId::UnresolvedPipeToShell,
+                &Reason::PipeToShell,
+            ));
+        }
         (Input::Unknown | Input::Listing(_), Lang::Code(_)) => out.push(unresolved(
             RuleId::UnresolvedPipeToInterpreter,
-            format!(
-                "a script generated at run time is piped into `{what}`, so it needs approval. Save it to a file, review it, then run the file."
-            ),
+            &Reason::PipeToInterpreter { interpreter: what },
         )),
         (
             Input::Text(t),
@@ -1023,7 +1018,12 @@ fn stdin_script(cmd: &Cmd, io: &Io, lang: Lang, what: &str, out: &mut Vec<Follow
         (Input::Terminal, _)
         | (
             _,
-            Lang::Make | Lang::Crontab | Lang::SystemCrontab | Lang::Unit | Lang::PackageJson | Lang::Just,
+            Lang::Make
+            | Lang::Crontab
+            | Lang::SystemCrontab
+            | Lang::Unit
+            | Lang::PackageJson
+            | Lang::Just,
         ) => {}
     }
 }
@@ -1170,10 +1170,10 @@ fn code_word(word: &Word, lang: CodeLang, program: &str, out: &mut Vec<Follow>) 
         Some(text) => out.push(Follow::Code { text, lang }),
         None => out.push(unresolved(
             RuleId::UnresolvedInlineCode,
-            format!(
-                "`{program}` runs code only known at run time (`{}`), so it needs approval. Write the code out literally.",
-                word.text()
-            ),
+            &Reason::CodeUnknown {
+                program,
+                code: &word.text(),
+            },
         )),
     }
 }
@@ -1642,10 +1642,7 @@ fn sed_commands(cmd: &Cmd, args: &[Word], io: &Io, out: &mut Vec<Follow>) {
     {
         out.push(unresolved(
             RuleId::UnresolvedShellString,
-            format!(
-                "`sed` runs the script `{}`, only known at run time (sed's `e` runs commands), so it needs approval.",
-                w.text()
-            ),
+            &Reason::SedScriptUnknown { script: &w.text() },
         ));
     }
     let mut scripts: Vec<String> = p
@@ -1678,7 +1675,7 @@ fn sed_line(line: &str, cmd: &Cmd, io: &Io, out: &mut Vec<Follow>) {
                     Some(text) => out.push(Follow::script(&text, "sed e")),
                     None => out.push(unresolved(
                         RuleId::UnresolvedShellString,
-                        "`sed e` runs the input lines as commands, only known at run time, so it needs approval.",
+                        &Reason::SedRunsInput,
                     )),
                 }
             } else {
@@ -1700,7 +1697,7 @@ fn sed_line(line: &str, cmd: &Cmd, io: &Io, out: &mut Vec<Follow>) {
                 if replacement.contains('&') || replacement.contains('\\') {
                     out.push(unresolved(
                         RuleId::UnresolvedShellString,
-                        "`sed s///e` runs the edited text as a command, only known at run time, so it needs approval.",
+                        &Reason::SedSubstituteRuns,
                     ));
                 } else {
                     out.push(Follow::script(replacement, "sed s///e"));
@@ -2109,7 +2106,7 @@ fn network_shell(cmd: &Cmd, program: &str, args: &[Word], out: &mut Vec<Follow>)
     if (runs_input && on_socket) || !served.is_empty() {
         out.push(unresolved(
             RuleId::UnresolvedNetworkShell,
-            "the command runs what it reads from a network connection (a shell served over the network), so it needs approval.",
+            &Reason::NetworkShell,
         ));
     }
     for command in served.into_iter().filter(|c| !c.is_empty()) {
@@ -2256,7 +2253,7 @@ fn parallel(cmd: &Cmd, args: &[Word], io: &Io) -> Vec<Follow> {
             Input::Terminal => Vec::new(),
             _ => vec![unresolved(
                 RuleId::UnresolvedShellString,
-                "`parallel` runs commands read at run time, so it needs approval. List the commands literally.",
+                &Reason::ParallelInput,
             )],
         };
     }
@@ -2328,13 +2325,13 @@ fn git_setting(setting: &Word, value: Option<&Word>, out: &mut Vec<Follow>) {
             {
                 out.push(unresolved(
                     RuleId::UnresolvedScriptPath,
-                    "git's hooks directory is only known at run time, and git runs the hooks in it, so it needs approval. Write the directory literally.",
+                    &Reason::GitHooksDirUnknown,
                 ));
             }
             if setting.text().to_ascii_lowercase().starts_with("alias.") {
                 out.push(unresolved(
                     RuleId::UnresolvedGitAlias,
-                    "a git alias is only known at run time, so it needs approval.",
+                    &Reason::GitAliasUnknown,
                 ));
             }
             return;
@@ -2350,7 +2347,7 @@ fn git_setting(setting: &Word, value: Option<&Word>, out: &mut Vec<Follow>) {
             })),
             None => out.push(unresolved(
                 RuleId::UnresolvedScriptPath,
-                "git's hooks directory is only known at run time, and git runs the hooks in it, so it needs approval. Write the directory literally.",
+                &Reason::GitHooksDirUnknown,
             )),
         }
         return;

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
+use crate::reasons::Reason;
 use crate::words::{Seg, Word, glob_match};
 
 /// Stands for the home directory when the caller did not give one. A NUL byte cannot occur in
@@ -389,18 +390,17 @@ pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path, links: &Links) -> Pa
         };
         return match empty_case {
             PathClass::Safe => PathClass::Safe,
-            _ => PathClass::Unknown(format!(
-                "`{}` is `{}` if the temporary path comes out empty",
-                word.text(),
-                rest.text()
-            )),
+            _ => PathClass::Unknown(
+                Reason::EmptyTempPath {
+                    word: &word.text(),
+                    empty: &rest.text(),
+                }
+                .text(),
+            ),
         };
     }
     if word.starts_dynamic() {
-        return PathClass::Unknown(format!(
-            "`{}` is only known at run time and could expand to /",
-            word.text()
-        ));
+        return PathClass::Unknown(Reason::CouldExpandToRoot { word: &word.text() }.text());
     }
     let mut result = PathClass::Safe;
     let text = path_text(&word.segs);
@@ -409,10 +409,9 @@ pub(crate) fn classify(word: &Word, cwd: &Cwd, home: &Path, links: &Links) -> Pa
         vec![Path::new("/")]
     } else {
         if cwd.unknown {
-            result = result.worst(PathClass::Unknown(format!(
-                "`{}` is relative to a directory only known at run time",
-                word.text()
-            )));
+            result = result.worst(PathClass::Unknown(
+                Reason::RelativeToUnknownDir { word: &word.text() }.text(),
+            ));
         }
         cwd.options.iter().map(PathBuf::as_path).collect()
     };
@@ -461,19 +460,18 @@ fn classify_in(word: &Word, base: &Path, home: &Path, links: &Links) -> PathClas
             PathClass::System(s) if in_system_tree(&dir) && !word.text().contains("..") => {
                 PathClass::System(s)
             }
-            _ => PathClass::Unknown(format!(
-                "`{}` is only known at run time and could expand to {}",
-                word.text(),
-                display(&dir, home)
-            )),
+            _ => PathClass::Unknown(
+                Reason::CouldExpandTo {
+                    word: &word.text(),
+                    dir: &display(&dir, home),
+                }
+                .text(),
+            ),
         };
     }
     let real = physical(base, &prefix, links, false);
     if real.starts_with(DYNAMIC_LINK) {
-        return PathClass::Unknown(format!(
-            "`{}` goes through a symbolic link whose target is only known at run time",
-            word.text()
-        ));
+        return PathClass::Unknown(Reason::ThroughUnknownLink { word: &word.text() }.text());
     }
     protected(&normalize(base, Path::new(&prefix)), home).worst(protected(&real, home))
 }

@@ -10,6 +10,7 @@ use crate::command::program_name;
 use crate::command::{Class, Cmd, Finding, join};
 use crate::config::{ConfigError, Rules};
 use crate::flags::{Parsed, Spec, parse, rule_flags};
+use crate::reasons::Reason;
 use crate::tools::spec_for;
 use crate::words::Word;
 use crate::words::glob_match;
@@ -244,11 +245,12 @@ impl Compiled {
                     },
                     f.1.clone(),
                 ),
-                format!(
-                    "`{shown}` is denied by the policy rule `{}` (rules.deny{}). Do not retry it; ask the user if it is really needed.",
-                    f.1,
-                    if f.0 == "regex" { "_regex" } else { "" }
-                ),
+                Reason::ConfigDeny {
+                    command: &shown,
+                    rule: &f.1,
+                    regex: f.0 == "regex",
+                }
+                .text(),
             ));
         }
         if let Some(f) = first_match(&self.ask, &self.ask_re, &levels, &texts) {
@@ -262,11 +264,12 @@ impl Compiled {
                     },
                     f.1.clone(),
                 ),
-                format!(
-                    "`{shown}` needs approval under the policy rule `{}` (rules.ask{}).",
-                    f.1,
-                    if f.0 == "regex" { "_regex" } else { "" }
-                ),
+                Reason::ConfigAsk {
+                    command: &shown,
+                    rule: &f.1,
+                    regex: f.0 == "regex",
+                }
+                .text(),
             ));
         }
         let inner = levels[levels.len() - 1];
@@ -308,14 +311,11 @@ impl Compiled {
         RuleMatch::Found(Finding::deny(
             Class::Allowlist,
             RuleId::ConfigAllowlist,
-            format!(
-                "`{what}` is not on the allow-list (allowlist_mode is on){}. Use an allowed command or ask the user to allow it.",
-                if listed.is_empty() {
-                    String::new()
-                } else {
-                    format!("; allowed: {}", listed.join(", "))
-                }
-            ),
+            Reason::NotOnAllowList {
+                program: &what,
+                allowed: &listed,
+            }
+            .text(),
         ))
     }
 

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use crate::command::{Class, Cmd, Effects, Finding, Origin, Redir, RedirKind, Source};
 use crate::command::{Follow, Io, Lang, Place, Stdin, Written};
 use crate::paths::{Cwd, UNKNOWN_HOME, normalize};
+use crate::reasons::Reason;
 use crate::unwrap::unwrap;
 use crate::words::{self, Env, Val, Vars, Word};
 use crate::{fallback, inline, parse};
@@ -141,21 +142,19 @@ impl Walker {
         }
     }
 
-    fn too_complex(&mut self, what: &str) {
+    fn too_complex(&mut self, what: &Reason<'_>) {
         self.gave_up = true;
         self.finding(Finding::ask(
             Class::Unresolved,
             RuleId::UnresolvedTooComplex,
-            format!(
-                "the command is {what} to analyse completely, so it needs approval. Split it into simpler commands."
-            ),
+            Reason::TooComplex { what }.text(),
         ));
     }
 
     /// Parses and walks a script (the whole line, or a string a shell will run).
     pub(crate) fn walk_script(&mut self, text: &str, io: &Io) {
         if self.script_depth >= MAX_SCRIPT_DEPTH {
-            self.too_complex("nested too deeply (shells inside shells)");
+            self.too_complex(&Reason::ShellsNestedTooDeeply);
             return;
         }
         let joined = parse::for_parser(text);
@@ -164,7 +163,7 @@ impl Walker {
             self.finding(Finding::ask(
                 Class::Unresolved,
                 RuleId::UnresolvedParse,
-                "the command could not be parsed, so it needs approval.",
+                Reason::Unparsable.text(),
             ));
             return;
         };
@@ -244,11 +243,11 @@ impl Walker {
     pub(crate) fn walk(&mut self, node: Node<'_>, src: &str, io: &Io) -> Option<String> {
         self.steps += 1;
         if self.steps > MAX_STEPS || self.out.cmds.len() > MAX_COMMANDS {
-            self.too_complex("too large");
+            self.too_complex(&Reason::TooLarge);
             return None;
         }
         if self.node_depth >= MAX_NODE_DEPTH {
-            self.too_complex("nested too deeply");
+            self.too_complex(&Reason::NestedTooDeeply);
             return None;
         }
         self.node_depth += 1;
@@ -336,7 +335,7 @@ impl Walker {
             | "string_content" | "heredoc_content" => {}
             _ => {
                 if self.node_depth >= MAX_NODE_DEPTH {
-                    self.too_complex("nested too deeply");
+                    self.too_complex(&Reason::NestedTooDeeply);
                     return;
                 }
                 self.node_depth += 1;
@@ -765,10 +764,7 @@ impl Walker {
             self.finding(Finding::ask(
                 Class::Unresolved,
                 RuleId::UnresolvedCommandName,
-                format!(
-                    "the program `{}` is a pattern that picks a file at run time, so it needs approval. Write the program name literally.",
-                    name.text()
-                ),
+                Reason::ProgramIsPattern { name: &name.text() }.text(),
             ));
             let probes: Vec<Follow> = glob_programs(&name.text())
                 .into_iter()
@@ -786,10 +782,7 @@ impl Walker {
             self.finding(Finding::ask(
                 Class::Unresolved,
                 RuleId::UnresolvedCommandName,
-                format!(
-                    "the program name `{}` is only known at run time, so it needs approval. Write the program name literally.",
-                    name.text()
-                ),
+                Reason::CommandNameUnknown { name: &name.text() }.text(),
             ));
         }
         let program = cmd.program();
@@ -1155,7 +1148,10 @@ impl Walker {
                             let list = words
                                 .collect::<Option<Vec<String>>>()
                                 .map_or(Val::Unknown, Val::List);
-                            (w.vars.insert("0".into(), zero), w.vars.insert("@".into(), list))
+                            (
+                                w.vars.insert("0".into(), zero),
+                                w.vars.insert("@".into(), list),
+                            )
                         });
                         if scoped {
                             w.walk_scoped(&script, &io);
@@ -1174,10 +1170,11 @@ impl Walker {
                     None => self.finding(Finding::ask(
                         Class::Unresolved,
                         RuleId::UnresolvedShellString,
-                        format!(
-                            "`{what}` runs a command string only known at run time (`{}`), so it needs approval. Write the command out literally.",
-                            word.text()
-                        ),
+                        Reason::ShellStringUnknown {
+                            program: &what,
+                            string: &word.text(),
+                        }
+                        .text(),
                     )),
                 },
                 Follow::File { word, lang } => self.run_file(&word, lang, cmd),
@@ -1216,7 +1213,7 @@ impl Walker {
 
     fn run_code(&mut self, text: &str, lang: crate::command::CodeLang, cmd: &Cmd) {
         if self.script_depth >= MAX_SCRIPT_DEPTH {
-            self.too_complex("nested too deeply (code inside code)");
+            self.too_complex(&Reason::CodeNestedTooDeeply);
             return;
         }
         self.script_depth += 1;
@@ -1241,10 +1238,11 @@ impl Walker {
             self.finding(Finding::ask(
                 Class::Unresolved,
                 RuleId::UnresolvedScriptPath,
-                format!(
-                    "`{}` runs the script `{text}`, whose path is only known at run time, so it needs approval. Write the script's path literally.",
-                    cmd.program().unwrap_or_default()
-                ),
+                Reason::ScriptPathUnknown {
+                    program: &cmd.program().unwrap_or_default(),
+                    script: &text,
+                }
+                .text(),
             ));
             return;
         } else {
@@ -1270,9 +1268,7 @@ impl Walker {
             (Some(Written::Unknown), _) => self.finding(Finding::ask(
                 Class::Unresolved,
                 RuleId::UnresolvedGeneratedScript,
-                format!(
-                    "`{text}` is a script generated at run time (written earlier in the same command, or a process substitution) and then run, so it needs approval. Write the script in one step, review it, then run it."
-                ),
+                Reason::GeneratedScript { script: &text }.text(),
             )),
             (None, _) => {}
         }
@@ -1318,7 +1314,7 @@ impl Walker {
             {
                 probes.push(Follow::string(
                     a.clone(),
-                    "an unknown program",
+                    &Reason::UnknownProgram.text(),
                     &Io::default(),
                 ));
                 continue;

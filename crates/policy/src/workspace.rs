@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::command::{Access, Class, Cmd, Finding, Origin};
 use crate::paths::{Links, UNKNOWN_HOME, normalize, physical};
+use crate::reasons::Reason;
 use crate::words::{Seg, Word};
 
 /// Paths one command may name before the check gives up and asks.
@@ -91,28 +92,14 @@ pub(crate) fn check_cwd(cwd: &Path, roots: &Roots) -> Option<Finding> {
     ) {
         return None;
     }
-    Some(outside_finding(
-        &cwd.display().to_string(),
-        roots,
-        false,
-        "the working directory ",
-    ))
+    Some(outside_finding(&Reason::WorkingDirectoryOutside {
+        dir: &cwd.display().to_string(),
+        roots: &roots.shown(),
+    }))
 }
 
-fn outside_finding(shown: &str, roots: &Roots, readable_only: bool, what: &str) -> Finding {
-    Finding::deny(
-        Class::Workspace,
-        RuleId::WorkspaceOutside,
-        format!(
-            "{what}`{shown}` is outside the workspace ({}){}; workspace_only allows only paths inside it. Use a path inside the workspace.",
-            roots.shown(),
-            if readable_only {
-                " and the extra readable roots are read-only"
-            } else {
-                ""
-            }
-        ),
-    )
+fn outside_finding(reason: &Reason<'_>) -> Finding {
+    Finding::deny(Class::Workspace, RuleId::WorkspaceOutside, reason.text())
 }
 
 /// Checks the paths of one command.
@@ -128,12 +115,10 @@ pub(crate) fn check(
     // Where it runs (after `cd`, `env -C`, `sudo -D`), followed through links.
     for dir in &cmd.cwd.options {
         if !inside(Path::new("/"), &dir.to_string_lossy(), &roots.read, links) {
-            return Some(outside_finding(
-                &dir.display().to_string(),
-                roots,
-                false,
-                "the command runs in ",
-            ));
+            return Some(outside_finding(&Reason::RunsOutside {
+                dir: &dir.display().to_string(),
+                roots: &roots.shown(),
+            }));
         }
     }
     let mut candidates: Vec<(Word, Access)> = cmd.effects.paths.clone();
@@ -170,10 +155,11 @@ pub(crate) fn check(
         return Some(Finding::ask(
             Class::Unresolved,
             RuleId::WorkspaceUnresolved,
-            format!(
-                "the command names more than {MAX_CANDIDATES} paths, too many to check against the workspace ({}); it needs approval. Split it.",
-                roots.shown()
-            ),
+            Reason::TooManyPaths {
+                max: MAX_CANDIDATES,
+                roots: &roots.shown(),
+            }
+            .text(),
         ));
     }
     for (word, access) in &candidates {
@@ -217,10 +203,11 @@ fn check_word(
             return Some(Finding::ask(
                 Class::Unresolved,
                 RuleId::WorkspaceUnresolved,
-                format!(
-                    "the path `{text}` is only known at run time, so whether it stays inside the workspace ({}) cannot be checked; it needs approval. Write the path literally.",
-                    roots.shown()
-                ),
+                Reason::PathUnknown {
+                    path: &text,
+                    roots: &roots.shown(),
+                }
+                .text(),
             ));
         }
         return None;
@@ -279,7 +266,11 @@ fn check_word(
         } else {
             path.display().to_string()
         };
-        return Some(outside_finding(&shown, roots, readable_only, ""));
+        return Some(outside_finding(&Reason::PathOutside {
+            path: &shown,
+            roots: &roots.shown(),
+            read_only: readable_only,
+        }));
     }
     None
 }

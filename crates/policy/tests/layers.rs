@@ -7,6 +7,7 @@ use std::path::Path;
 const LAYERS: &[&str] = &[
     "config",
     "rule",
+    "reasons",
     "parse",
     "fallback",
     "words",
