@@ -71,6 +71,9 @@ const APIS: &[(&str, Api)] = &[
     ("sh", Api::Run),
     ("RemoveAll", Api::DeleteTree),
     ("callCommand", Api::Run),
+    // A rename takes the file away from its path, as a deletion does there.
+    ("rename", Api::Delete),
+    ("renameSync", Api::Delete),
     ("callProcess", Api::Run),
     ("Remove", Api::Delete),
     ("rmSync", Api::DeleteMaybeTree),
@@ -391,6 +394,18 @@ fn powershell(code: &str, out: &mut Vec<Follow>) {
             }
         } else if matches!(cmdlet.as_str(), "stop-computer" | "restart-computer") {
             out.push(Follow::exec(vec![Word::lit("shutdown")]));
+        } else if matches!(cmdlet.as_str(), "stop-process" | "spps")
+            && !rest.iter().any(|w| !w.starts_with('-'))
+            && ["get-process", "gps", "ps "]
+                .iter()
+                .any(|g| code.to_ascii_lowercase().contains(g))
+        {
+            // `Get-Process | Stop-Process -Force`: every process the listing names.
+            out.push(Follow::exec(vec![
+                Word::lit("kill"),
+                Word::lit("-9"),
+                Word::lit("-1"),
+            ]));
         }
     }
 }

@@ -665,7 +665,7 @@ pub(crate) fn follow(cmd: &Cmd, io: &Io, known: &Known<'_>) -> Vec<Follow> {
                         && key.starts_with("scripts.")
                     {
                         out.push(Follow::script(value, "npm script"));
-                    } else if a.literal().is_none() && a.starts_with("scripts.") {
+                    } else if a.literal().is_none() && a.text().starts_with("scripts.") {
                         out.push(unresolved(
                             RuleId::UnresolvedGeneratedScript,
                             &Reason::NpmScriptUnknown,
