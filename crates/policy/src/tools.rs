@@ -1967,8 +1967,18 @@ pub(crate) const COMMAND_OPTIONS: &[&str] = &[
 ];
 
 /// The row for `program` (its name without directory).
+///
+/// Every check asks this several times per command: an index built once, not a scan of the
+/// table's hundreds of names.
 pub(crate) fn lookup(program: &str) -> Option<&'static Tool> {
-    TOOLS.iter().find(|t| t.names.contains(&program))
+    static BY_NAME: LazyLock<std::collections::HashMap<&'static str, &'static Tool>> =
+        LazyLock::new(|| {
+            TOOLS
+                .iter()
+                .flat_map(|t| t.names.iter().map(move |n| (*n, t)))
+                .collect()
+        });
+    BY_NAME.get(program).copied()
 }
 
 /// Option shapes of the programs the policy looks into.

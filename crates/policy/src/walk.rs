@@ -1319,11 +1319,14 @@ impl Walker {
                 ));
                 continue;
             }
+            // Only a word that names a program the policy has something to say about (or a
+            // path) starts a suffix worth walking: the guard denies nothing else.
             let plausible_program = !t.is_empty()
                 && !t.contains('=')
                 && t.chars().all(|c| {
                     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '+' | '[')
-                });
+                })
+                && (t.contains('/') || t.contains('[') || guarded_name(&t));
             if plausible_program {
                 probes.push(Follow::exec(args[i..].to_vec()));
             }
@@ -1881,6 +1884,14 @@ fn glob_programs(pattern: &str) -> Vec<String> {
             None => n,
         })
         .collect()
+}
+
+/// Whether a program name is one the tool table or the hardline guard knows (`mkfs.*`
+/// included).
+fn guarded_name(name: &str) -> bool {
+    crate::tools::lookup(name).is_some()
+        || name.starts_with("mkfs")
+        || crate::hardline::known_programs().any(|p| p == name)
 }
 
 /// Whether `path` is in a directory of the system's programs.
