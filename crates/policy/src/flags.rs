@@ -211,6 +211,12 @@ pub(crate) fn option_values<'a>(
 
 /// The values of these options: as the option parser read them (clusters like `-so FILE`
 /// included) and in the spellings it does not know (`of=FILE`, `-fprint FILE`), once each.
+/// The values of these options in their plain spellings (`--eval X`, `--eval=X`, `-EX`),
+/// without an option parser's view of the program.
+pub(crate) fn option_words_plain(args: &[Word], names: &[&str]) -> Vec<Word> {
+    option_values(args, names).collect()
+}
+
 pub(crate) fn option_words(args: &[Word], p: &Parsed, names: &[&str]) -> Vec<Word> {
     let mut found: Vec<Word> = p
         .values

@@ -6,7 +6,7 @@
 //! command runs; the walker applies it (`Walker::apply`), so this module never walks.
 
 use crate::command::{Class, Cmd, CodeLang, Finding, Follow, Io, Lang, Place, RedirKind, Stdin};
-use crate::flags::canonical_long;
+use crate::flags::{canonical_long, option_words_plain as option_words};
 use crate::reasons::Reason;
 use crate::tools::find_starts;
 
@@ -82,6 +82,10 @@ const GIT_HOOKS: &[&str] = &[
 
 /// Environment variables whose value a program runs as a shell command (git, ssh, sudo,
 /// man, an interactive shell).
+/// Prompt strings: bash expands the command substitutions in them each time it shows one
+/// (`PS4` on every traced command after `set -x`).
+const PROMPT_VARS: &[&str] = &["PS0", "PS1", "PS2", "PS4"];
+
 const EXEC_VARS: &[&str] = &[
     "GIT_SSH_COMMAND",
     "GIT_SSH",
@@ -758,6 +762,13 @@ pub(crate) fn exec_var(name: &str, value: &Word) -> Vec<Follow> {
                 value: &value.text(),
             },
         )];
+    }
+    // `PS4='$(CMD)'`: the substitution runs when the prompt is shown.
+    if PROMPT_VARS.contains(&name)
+        && let Some(text) = value.literal()
+        && (text.contains("$(") || text.contains('`'))
+    {
+        return vec![Follow::script(&format!(": {text}"), name)];
     }
     let start_file = START_FILE_VARS
         .iter()
@@ -1960,6 +1971,43 @@ fn command_strings(program: &str, args: &[Word], cmd: &Cmd, io: &Io, out: &mut V
         }
         "man" => out.extend(string_at(&["-P", "--pager"]).map(|w| here(w, "man -P"))),
         "rsync" => out.extend(string_at(&["-e", "--rsh"]).map(|w| here(w, "rsync -e"))),
+        // `gh alias set --shell NAME 'CMD'`: the alias runs CMD in a shell.
+        "gh" if args.first().is_some_and(|a| a.is("alias"))
+            && args.iter().any(|a| a.is("--shell") || a.is("-s")) =>
+        {
+            let operands: Vec<&Word> = args[1..].iter().filter(|a| !a.starts_with("-")).collect();
+            if let [_set, _name, expansion, ..] = operands.as_slice() {
+                out.push(here((*expansion).clone(), "gh alias --shell"));
+            }
+        }
+        // `rpm --eval '%(CMD)'`, `-E`: the macro `%(…)` runs CMD in a shell.
+        "rpm" | "rpmbuild" | "rpmspec" => {
+            for macro_text in option_words(args, &["--eval", "-E"]) {
+                let text = macro_text.text();
+                for shell in text.split("%(").skip(1) {
+                    out.push(Follow::script(
+                        shell.rsplit_once(')').map_or(shell, |(c, _)| c),
+                        "rpm %(…)",
+                    ));
+                }
+            }
+        }
+        // `cargo --config 'target.T.runner = "CMD"'`: cargo runs the built program under CMD.
+        "cargo" => {
+            for setting in option_words(args, &["--config"]) {
+                let text = setting.text();
+                if let Some((key, value)) = text.split_once('=')
+                    && [".runner", ".linker", "rustc-wrapper", "rustc_wrapper"]
+                        .iter()
+                        .any(|k| key.trim().ends_with(k))
+                {
+                    out.push(Follow::script(
+                        value.trim().trim_matches(['"', '\'']),
+                        "cargo --config",
+                    ));
+                }
+            }
+        }
         "sqlite3" | "psql" | "mysql" | "mariadb" | "duckdb" => {
             // `.shell CMD` / `.system CMD` (sqlite), `\! CMD` (psql, mysql), `system CMD` (mysql).
             let mut texts: Vec<String> = args.iter().filter_map(Word::literal).collect();

@@ -61,6 +61,8 @@ pub(crate) struct Walker {
     /// Where the last `cd` went, had it run: the items after it in an `&&` chain run only if it
     /// did, so there (see [`Walker::walk_list`]).
     cwd_if_ran: Option<Cwd>,
+    /// Names bound to programs by `hash -p PATH NAME` or `BASH_CMDS[NAME]=PATH`.
+    hashed: HashMap<String, String>,
     /// Copies of programs the line made (`cp /bin/rm ./clean`): copy → the program.
     program_copies: HashMap<PathBuf, PathBuf>,
     /// Variables declared with an attribute that changes what is assigned (`declare -i`,
@@ -105,6 +107,7 @@ impl Walker {
             conditional: 0,
             attributes: HashMap::new(),
             program_copies: HashMap::new(),
+            hashed: HashMap::new(),
             cwd_if_ran: None,
             probing: 0,
             script_depth: 0,
@@ -712,6 +715,12 @@ impl Walker {
         // `cp /bin/rm ./clean; ./clean -rf ~`, `ln -s /bin/rm x; ./x …`: a copy of or a link
         // to a program runs that program.
         let mut words = words;
+        // `hash -p /bin/rm ls`, `BASH_CMDS[ls]=/bin/rm`: the name runs that program.
+        if let Some(first) = words.first().and_then(Word::literal)
+            && let Some(program) = self.hashed.get(&first)
+        {
+            words[0] = Word::lit(program);
+        }
         if let Some(first) = words.first().and_then(Word::literal)
             && first.contains('/')
             && let Some(cwd) = self.cwd.exact()
@@ -826,6 +835,17 @@ impl Walker {
                     items.drain(..n.min(items.len()));
                 }
             }
+            Some("hash") => {
+                let args = cmd.args();
+                if let Some(at) = args.iter().position(|a| a.is("-p"))
+                    && let (Some(path), Some(name)) = (
+                        args.get(at + 1).and_then(Word::literal),
+                        args.get(at + 2).and_then(Word::literal),
+                    )
+                {
+                    self.hashed.insert(name, path);
+                }
+            }
             Some("read") => self.assign_read(&cmd, io),
             Some("mapfile" | "readarray") => self.assign_lines(&cmd, io),
             // `let p=3-2`: arithmetic assignments.
@@ -866,6 +886,36 @@ impl Walker {
             Some("ln") => self.record_link(&cmd),
             Some("mount") => self.record_bind_mount(&cmd),
             _ => {}
+        }
+        // `read 'a[$(CMD)]'`, `printf -v 'a[$(CMD)]'`, `unset 'a[$(CMD)]'`: bash evaluates the
+        // subscript of a variable name given to a builtin, substitutions and all.
+        if matches!(
+            program.as_deref(),
+            Some(
+                "read"
+                    | "printf"
+                    | "declare"
+                    | "typeset"
+                    | "local"
+                    | "unset"
+                    | "mapfile"
+                    | "readarray"
+                    | "export"
+                    | "test"
+                    | "["
+                    | "[["
+            )
+        ) {
+            for arg in cmd.args().iter().filter_map(Word::literal) {
+                if let Some((name, subscript)) = arg.split_once('[')
+                    && !name.is_empty()
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && (subscript.contains("$(") || subscript.contains('`'))
+                {
+                    let subscript = subscript.strip_suffix(']').unwrap_or(subscript);
+                    self.walk_scoped(&format!(": {subscript}"), io);
+                }
+            }
         }
         self.out.cmds.push(cmd.clone());
         self.record_writes(&cmd, io);
@@ -1672,6 +1722,13 @@ impl Walker {
         // `a[1]=x`, `a[2*3]=x` changes one element of the array `a`: known when the index
         // and the value are.
         let name = match name.split_once('[') {
+            Some(("BASH_CMDS", key)) => {
+                if let (true, Val::Str(path)) = (known, &resolved) {
+                    self.hashed
+                        .insert(key.trim_end_matches(']').to_owned(), path.clone());
+                }
+                return;
+            }
             Some((base, index)) => {
                 let index = index.trim_end_matches(']');
                 let env = Env {
