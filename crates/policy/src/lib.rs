@@ -50,9 +50,15 @@
 //! `unresolved.too-complex`, `unresolved.too-long`, `unresolved.parse`,
 //! `unresolved.analysis-failed`.
 //!
-//! The crate does no I/O except reading the file system's symbolic links (deletion targets
-//! and the workspace restriction) and `/etc/passwd` (for `~user`), never panics, and answers
-//! every input.
+//! The crate does no I/O except reading the file system's metadata — symbolic links (deletion
+//! targets and the workspace restriction), whether a path is a directory (where a copy or a
+//! link lands), a program directory's names (for a pattern in a program's path) — and
+//! `/etc/passwd` (for `~user`); it never panics, and answers every input.
+//!
+//! What the policy knows about programs is data, in the tool table (`tools.rs`); what a
+//! command does to files is computed once from it (`effects.rs`); every text it shows is in
+//! `reasons.rs`. docs/policy.md, "Adding what the policy knows", says where each kind of
+//! knowledge goes.
 //!
 //! # Example
 //!
