@@ -1564,13 +1564,13 @@ fn kill(args: &[Word]) -> Option<Finding> {
     None
 }
 
-/// Run-time process IDs that name the agent's own processes: the jobs the shell started (`$!`,
-/// `%1`, `$(jobs -p)`), the process listening on a port (`$(lsof -t -i:3000)`), a PID file in
+/// Run-time process IDs that name the agent's own processes: the shell itself (`$$`,
+/// `$BASHPID`), the jobs it started (`$!`, `%1`, `$(jobs -p)`), the process listening on a port (`$(lsof -t -i:3000)`), a PID file in
 /// the project or in /tmp (`$(cat server.pid)`), not a daemon's in /run.
 fn scoped_pid_source(text: &str) -> bool {
     static SCOPED: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(concat!(
-            r"^(?:\$!|%\S*|",
+            r"^(?:\$!|%\S*|\$\$|\$\{\$\}|\$BASHPID|\$\{BASHPID\}|",
             r#"\$\(\s*lsof\s+(?:-t\s+-i|-ti|-i\s*\S+\s+-t)\s*:?\S*\s*\)|"#,
             r"\$\(\s*jobs\s+-p\s*\)|",
             r#"\$\(\s*cat\s+(?:\./|/tmp/)?[\w.-]+(?:/[\w.-]+)*\.pid\s*\))$"#,

@@ -324,3 +324,29 @@ fn reasons_read_well_after_blocked() {
         assert!(v.reason.contains("hardline guard"), "{cmd}: {}", v.reason);
     }
 }
+
+#[test]
+fn run_time_process_ids_ask_unless_they_name_the_agents_own_processes() {
+    let p = Policy::permissive();
+    for own in [
+        "kill -KILL $$",
+        "kill $BASHPID",
+        "sleep 9 & kill $!",
+        "kill %1",
+        "kill $(jobs -p)",
+        "kill -9 $(lsof -t -i :3000)",
+        "kill -TERM \"$(cat server.pid)\"",
+    ] {
+        assert_eq!(check(&p, own).decision, Decision::Allow, "{own}");
+    }
+    for unknown in [
+        "kill -9 $(pgrep -f \"$PATTERN\")",
+        "kill $(cat /run/sshd.pid)",
+        "pgrep node | xargs kill",
+        "kill -9 $PID",
+    ] {
+        let v = check(&p, unknown);
+        assert_eq!(v.decision, Decision::Ask, "{unknown}");
+        assert_eq!(rule(&v), "unresolved.kill-pattern", "{unknown}");
+    }
+}
