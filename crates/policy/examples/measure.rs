@@ -8,10 +8,13 @@
 //! deny), or `ws-deny` / `ws-allow` (with `workspace_only` on, in a workspace fixture like the
 //! corpus tests').
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use agent_exec_policy::{Context, Decision, Policy, PolicyConfig};
+use agent_exec_policy::{Context, Decision, Policy};
+
+#[path = "../tests/fixture/mod.rs"]
+mod fixture;
 
 fn lines(path: &str) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -21,17 +24,6 @@ fn lines(path: &str) -> Vec<String> {
         .collect()
 }
 
-fn workspace() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().join("proj");
-    std::fs::create_dir_all(root.join("src")).expect("mkdir");
-    std::fs::write(root.join("src/main.rs"), "fn main() {}").expect("write");
-    std::os::unix::fs::symlink("/etc", root.join("etc-link")).expect("symlink");
-    std::os::unix::fs::symlink("/etc/hostname", root.join("host-link")).expect("symlink");
-    std::fs::create_dir_all(dir.path().join("sibling")).expect("mkdir");
-    (dir, root)
-}
-
 /// `part` of `whole` in percent (corpus sizes are far below f64's exact integers).
 #[expect(clippy::cast_precision_loss, reason = "counts of corpus lines")]
 fn percent(part: usize, whole: usize) -> f64 {
@@ -39,22 +31,17 @@ fn percent(part: usize, whole: usize) -> f64 {
 }
 
 fn main() {
-    let (_dir, root) = workspace();
+    let workspace = fixture::workspace();
+    let root = &workspace.root;
     let permissive = Policy::permissive();
-    let confined = Policy::new(PolicyConfig {
-        workspace_only: true,
-        workspace_roots: vec![root.clone()],
-        extra_readable_roots: vec![PathBuf::from("/usr/include")],
-        ..PolicyConfig::default()
-    })
-    .expect("valid config");
+    let confined = fixture::workspace_policy(root);
     let dev = Context {
         cwd: Path::new("/work/proj"),
         home: Some(Path::new("/home/dev")),
         env_keys: &[],
     };
     let in_workspace = Context {
-        cwd: &root,
+        cwd: root,
         home: Some(Path::new("/home/dev")),
         env_keys: &[],
     };

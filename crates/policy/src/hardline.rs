@@ -684,19 +684,24 @@ fn harmful_mode(mode: &str) -> bool {
     })
 }
 
-/// The absolute paths a word may name from the command's directory, lexically and through
-/// symbolic links; `None` when it is only known at run time.
-/// Where a word names a path from each possible working directory, links not followed.
-fn lexical_paths(cmd: &Cmd, word: &Word) -> Option<Vec<PathBuf>> {
+/// A static word's path text and the directories it is read from (`/`, or each possible
+/// working directory); `None` when it is only known at run time.
+fn path_bases(cmd: &Cmd, word: &Word) -> Option<(String, Vec<PathBuf>)> {
     if !word.is_static() {
         return None;
     }
     let text = word_path(word);
-    let bases: Vec<PathBuf> = if text.starts_with('/') {
+    let bases = if text.starts_with('/') {
         vec![PathBuf::from("/")]
     } else {
         cmd.cwd.options.clone()
     };
+    Some((text, bases))
+}
+
+/// Where a word names a path from each possible working directory, links not followed.
+fn lexical_paths(cmd: &Cmd, word: &Word) -> Option<Vec<PathBuf>> {
+    let (text, bases) = path_bases(cmd, word)?;
     Some(
         bases
             .iter()
@@ -705,16 +710,10 @@ fn lexical_paths(cmd: &Cmd, word: &Word) -> Option<Vec<PathBuf>> {
     )
 }
 
+/// The absolute paths a word may name from the command's directory, lexically and through
+/// symbolic links; `None` when it is only known at run time.
 fn target_paths(cmd: &Cmd, word: &Word, ctx: &Ctx<'_>) -> Option<Vec<PathBuf>> {
-    if !word.is_static() {
-        return None;
-    }
-    let text = word_path(word);
-    let bases: Vec<PathBuf> = if text.starts_with('/') {
-        vec![PathBuf::from("/")]
-    } else {
-        cmd.cwd.options.clone()
-    };
+    let (text, bases) = path_bases(cmd, word)?;
     let mut out = Vec::new();
     for base in bases {
         out.push(normalize(&base, Path::new(&text)));

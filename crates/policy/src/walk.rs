@@ -854,14 +854,8 @@ impl Walker {
                     if let Some((name, expr)) = arg.split_once('=')
                         && crate::unwrap::is_assignment(&arg).is_some()
                     {
-                        let env = Env {
-                            home: None,
-                            pwd: None,
-                            oldpwd: None,
-                            subs: &self.cmdsubs,
-                            vars: &self.vars,
-                        };
-                        let value = words::arithmetic(expr, &env).map(|v| v.to_string());
+                        let value =
+                            words::arithmetic(expr, &self.variables()).map(|v| v.to_string());
                         self.set_var(name.to_owned(), value);
                     }
                 }
@@ -1685,14 +1679,7 @@ impl Walker {
         let attribute = self.attributes.get(&name).copied();
         let resolved = match (attribute, resolved) {
             (Some('i'), Val::Str(expr)) => {
-                let env = Env {
-                    home: None,
-                    pwd: None,
-                    oldpwd: None,
-                    subs: &self.cmdsubs,
-                    vars: &self.vars,
-                };
-                let value = words::arithmetic(&expr, &env);
+                let value = words::arithmetic(&expr, &self.variables());
                 let old = match self.vars.get(&name) {
                     Some(Val::Str(s)) => s.parse::<i64>().ok(),
                     _ => None,
@@ -1731,14 +1718,8 @@ impl Walker {
             }
             Some((base, index)) => {
                 let index = index.trim_end_matches(']');
-                let env = Env {
-                    home: None,
-                    pwd: None,
-                    oldpwd: None,
-                    subs: &self.cmdsubs,
-                    vars: &self.vars,
-                };
-                let at = words::arithmetic(index, &env).and_then(|i| usize::try_from(i).ok());
+                let at = words::arithmetic(index, &self.variables())
+                    .and_then(|i| usize::try_from(i).ok());
                 let element = match (known, &resolved) {
                     (true, Val::Str(s)) => Some(s.clone()),
                     _ => None,
@@ -1765,6 +1746,17 @@ impl Walker {
         };
         self.vars
             .insert(name, if known { resolved } else { Val::Unknown });
+    }
+
+    /// What arithmetic needs to read: the variables and the known substitutions.
+    fn variables(&self) -> Env<'_> {
+        Env {
+            home: None,
+            pwd: None,
+            oldpwd: None,
+            subs: &self.cmdsubs,
+            vars: &self.vars,
+        }
     }
 
     /// Sets a variable to a value computed here (`None`: only known at run time).

@@ -660,10 +660,9 @@ enum Transform<'t> {
     Suffix(bool, &'t str),
     /// `/pat/rep` (first) or `//pat/rep` (all), with a literal pattern.
     Replace(bool, &'t str, &'t str),
-    /// `/#pat/rep`: a literal prefix replaced (an empty pattern prepends).
-    ReplacePrefix(&'t str, &'t str),
-    /// `/%pat/rep`: a literal suffix replaced (an empty pattern appends).
-    ReplaceSuffix(&'t str, &'t str),
+    /// `/#pat/rep` (`false`: a literal prefix replaced, an empty one prepends) or `/%pat/rep`
+    /// (`true`: a literal suffix, an empty one appends).
+    ReplaceAnchored(bool, &'t str, &'t str),
     /// `:offset` or `:offset:length`.
     Substring(i64, Option<i64>),
     Upper,
@@ -722,22 +721,14 @@ impl Transform<'_> {
                     value.replacen(pat, rep, 1)
                 }
             }
-            Transform::ReplacePrefix(pat, rep) => {
+            Transform::ReplaceAnchored(at_end, pat, rep) => {
                 if pat.contains(['*', '?', '[']) {
                     return None;
                 }
-                match value.strip_prefix(pat) {
-                    Some(rest) => format!("{rep}{rest}"),
-                    None => value.to_owned(),
-                }
-            }
-            Transform::ReplaceSuffix(pat, rep) => {
-                if pat.contains(['*', '?', '[']) {
-                    return None;
-                }
-                match value.strip_suffix(pat) {
-                    Some(rest) => format!("{rest}{rep}"),
-                    None => value.to_owned(),
+                match (at_end, value.strip_prefix(pat), value.strip_suffix(pat)) {
+                    (false, Some(rest), _) => format!("{rep}{rest}"),
+                    (true, _, Some(rest)) => format!("{rest}{rep}"),
+                    _ => value.to_owned(),
                 }
             }
             Transform::Substring(offset, length) => {
@@ -790,13 +781,11 @@ impl<'t> Transform<'t> {
         if rest.contains(['"', '\'', '\\', '$', '`']) {
             return None;
         }
-        if let Some(r) = rest.strip_prefix("/#") {
-            let (pat, rep) = r.split_once('/').unwrap_or((r, ""));
-            return Some(Transform::ReplacePrefix(pat, rep));
-        }
-        if let Some(r) = rest.strip_prefix("/%") {
-            let (pat, rep) = r.split_once('/').unwrap_or((r, ""));
-            return Some(Transform::ReplaceSuffix(pat, rep));
+        for (anchor, at_end) in [("/#", false), ("/%", true)] {
+            if let Some(r) = rest.strip_prefix(anchor) {
+                let (pat, rep) = r.split_once('/').unwrap_or((r, ""));
+                return Some(Transform::ReplaceAnchored(at_end, pat, rep));
+            }
         }
         if let Some(p) = rest.strip_prefix("##") {
             return Some(Transform::Prefix(true, p));

@@ -1,9 +1,12 @@
 //! Corpus tests: every line of each file under `tests/corpus/` must get the expected decision.
 //! Lines are commands; `#` starts a comment line; `⏎` stands for a newline inside a command.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use agent_exec_policy::{Context, Decision, Policy, PolicyConfig, Verdict};
+use agent_exec_policy::{Context, Decision, Policy, Verdict};
+
+mod fixture;
+use fixture::{workspace, workspace_policy};
 
 fn corpus(name: &str) -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -112,33 +115,6 @@ fn evasion_allow_corpus() {
 fn ask_corpus() {
     let policy = Policy::permissive();
     run("ask.txt", Decision::Ask, |c| policy.check(c, &dev_ctx()));
-}
-
-/// A workspace with a symlink pointing out of it.
-struct Workspace {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-fn workspace() -> Workspace {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().join("proj");
-    std::fs::create_dir_all(root.join("src")).expect("mkdir");
-    std::fs::write(root.join("src/main.rs"), "fn main() {}").expect("write");
-    std::os::unix::fs::symlink("/etc", root.join("etc-link")).expect("symlink");
-    std::os::unix::fs::symlink("/etc/hostname", root.join("host-link")).expect("symlink");
-    std::fs::create_dir_all(dir.path().join("sibling")).expect("mkdir");
-    Workspace { _dir: dir, root }
-}
-
-fn workspace_policy(root: &Path) -> Policy {
-    let config = PolicyConfig {
-        workspace_only: true,
-        workspace_roots: vec![root.to_path_buf()],
-        extra_readable_roots: vec![PathBuf::from("/usr/include")],
-        ..PolicyConfig::default()
-    };
-    Policy::new(config).expect("valid config")
 }
 
 /// Checks a corpus with workspace_only on, in the workspace fixture.
