@@ -249,6 +249,11 @@ pub(crate) struct ToolArgs {
     /// Which part of a long output is kept: smart (default), tail, head or both.
     #[arg(long)]
     pub(crate) direction: Option<String>,
+    /// How an output that fits the window is shown: compact (default: passing tests, progress
+    /// and repeated lines folded into counted markers, the raw output kept as an artifact) or
+    /// raw (as it is).
+    #[arg(long, value_name = "compact|raw")]
+    pub(crate) view: Option<String>,
     /// Artifact directory (default: $AGENT_EXEC_ARTIFACTS or the user's state dir).
     #[arg(long, value_name = "DIR")]
     pub(crate) artifacts: Option<PathBuf>,

@@ -9,6 +9,7 @@ use agent_exec_executor::jobs::JobLimits;
 use agent_exec_executor::{
     DrainLimits, Limits, NetworkMode, PreparedSettings, SandboxMode, SandboxSpec,
 };
+use agent_exec_protocol::ViewStyle;
 use agent_exec_remote::{Settings, Target, pattern_matches};
 use agent_exec_sink::{Direction, Retention, TerminalSize};
 
@@ -33,6 +34,10 @@ pub struct Config {
     /// small head and the salient lines (errors, failures, panics…) of the elided middle when
     /// there are any; exactly the tail otherwise.
     pub direction: Direction,
+    /// How an output that fits the window is shown. Default: [`ViewStyle::Compact`]: the
+    /// lines a model does not need (passing tests, progress, repeated compile steps) folded
+    /// into counted markers, the raw output kept as an artifact; a request's `view` wins.
+    pub view: ViewStyle,
     /// Artifact directory. Default: `$AGENT_EXEC_ARTIFACTS`, else the user's state dir
     /// (`~/.local/state/agent-exec/artifacts`).
     #[serde(skip)]
@@ -552,6 +557,7 @@ impl Default for Config {
             max_bytes: Config::DEFAULT_MAX_BYTES,
             max_lines: None,
             direction: Direction::Smart,
+            view: ViewStyle::Compact,
             artifacts_dir: agent_exec_sink::ArtifactStore::default_dir(),
             artifact_cap: 100 << 20,
             retention: Retention::default(),

@@ -48,11 +48,11 @@ mod validate;
 /// method's params and the method registry.
 pub use agent_exec_protocol::{
     ArtifactId, ArtifactRead, Content, DETAIL_STRING_BYTES, Decision, Details, Direction, Effect,
-    InvalidRequest, JobId, JobInput, JobKill, JobList, JobOutputRequest, JobSummary, LimitHit,
-    MAX_TIMEOUT_SECS, METHODS, Method, MethodInfo, Outcome, OutputMode, PolicyDetails, RawStreams,
-    Request, SandboxDetails, SessionClose, StreamBytes, StreamKind, Streams, TEXT_SLACK,
-    ToolResult, TruncatedBy, Truncation, cut_string, json_kind, parse_params, request_schema,
-    schema_for,
+    Folded, InvalidRequest, JobId, JobInput, JobKill, JobList, JobOutputRequest, JobSummary,
+    LimitHit, MAX_TIMEOUT_SECS, METHODS, Method, MethodInfo, Outcome, OutputMode, PolicyDetails,
+    RawStreams, Request, SandboxDetails, SessionClose, StreamBytes, StreamKind, Streams,
+    TEXT_SLACK, ToolResult, TruncatedBy, Truncation, ViewStyle, cut_string, json_kind,
+    parse_params, request_schema, schema_for,
 };
 /// Remote targets: the URI, the connection settings, the engines (contract §9).
 pub use agent_exec_remote::{Settings as RemoteSettings, Target as RemoteTarget};

@@ -10,7 +10,7 @@ use agent_exec_sink::{Direction, SinkConfig};
 
 use crate::config::{Config, SandboxOrigin};
 use crate::validate::{Invocation, Validated};
-use agent_exec_protocol::StreamKind;
+use agent_exec_protocol::{StreamKind, ViewStyle};
 
 /// Where a call runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +90,14 @@ impl Plan {
         };
         let mut sink = sink_config(config, lines);
         sink.separate_streams = validated.separate;
+        // The compact view folds what fits a smart window; lines the caller asked for (`head`,
+        // `tail`, a `| tail` in the command) are shown as they are.
+        if validated.view.unwrap_or(config.view) == ViewStyle::Compact
+            && head.is_none()
+            && tail.is_none()
+        {
+            sink.compact = Some(shown.clone());
+        }
         if validated.separate {
             // Two windows share the one budget: the answer stays as bounded as any other.
             sink.max_bytes = (sink.max_bytes / 2).max(1);

@@ -452,6 +452,8 @@ pub(crate) struct CallText<'a> {
     pub(crate) ending: Ending,
     pub(crate) timeout: Duration,
     pub(crate) view: &'a View,
+    /// What the compact view folded, and where the raw output is.
+    pub(crate) folded: Option<&'a agent_exec_protocol::Folded>,
     /// Why the program could not start (shown instead of output).
     pub(crate) spawn_error: Option<&'a SpawnError>,
     pub(crate) truncation: Option<&'a Truncation>,
@@ -489,6 +491,9 @@ pub(crate) fn view_text(view: &View) -> String {
                     },
                 );
             }
+            ViewPart::Folded { lines, what, .. } => {
+                push_marker(&mut text, &format!("[... {lines} {what} folded ...]"))
+            }
             ViewPart::Similar { line, count: n } => push_marker(
                 &mut text,
                 &format!(
@@ -520,7 +525,9 @@ fn omitted_summary(summary: &OmittedSummary, artifact: Option<&str>) -> Vec<Stri
         let templates: Vec<String> = summary
             .frequent
             .iter()
-            .map(|t| format!("{about}{}× {:?}", t.count, t.text))
+            // Quoted as it reads (a non-breaking space is a space, not `\u{a0}`), and counted as
+            // lines like the example: a template of a thousand file names is not one file.
+            .map(|t| format!("{about}{} like \"{}\"", count(t.count, "line"), t.text))
             .collect();
         lines.push(format!(
             "[Most frequent omitted lines: {}]",
@@ -572,6 +579,30 @@ fn omitted_summary(summary: &OmittedSummary, artifact: Option<&str>) -> Vec<Stri
         lines.push(format!("[In all, {what} {verb} not shown{at}{read}]"));
     }
     lines
+}
+
+/// What a compact view folded, and how to see it: `[Compact view: 297 of 340 lines folded (296
+/// lines of passing tests, …). Raw: artifact://ID — …]`.
+fn folded_notice(
+    folded: &agent_exec_protocol::Folded,
+    summary: &agent_exec_sink::FoldSummary,
+) -> String {
+    let groups: Vec<String> = summary
+        .groups
+        .iter()
+        .map(|(what, n)| format!("{n} {what}"))
+        .collect();
+    let raw = match &folded.artifact_id {
+        Some(id) => format!(
+            "Raw output: artifact://{id} (agent-exec artifact {id} --grep REGEX, or artifact_read), or run again with view: \"raw\""
+        ),
+        None => "Raw output could not be saved; run again with view: \"raw\" to see it".to_owned(),
+    };
+    format!(
+        "[Compact view: {} folded ({}). {raw}]",
+        count(folded.lines, "line"),
+        groups.join(", ")
+    )
 }
 
 /// `[Showing lines A-B of N (50.0KB limit). Full: artifact://ID]`, naming every range when
@@ -653,6 +684,9 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
             sections.extend(omitted_summary(summary, artifact));
         }
         sections.push(notice(t, p.max_bytes, p.max_lines, p.stopped_early));
+    }
+    if let (Some(folded), Some(summary)) = (p.folded, &p.view.folded) {
+        sections.push(folded_notice(folded, summary));
     }
     // `streams: "separate"`: stderr's own section, windowed as stdout is.
     if let Some((view, truncation)) = p.stderr {

@@ -372,10 +372,19 @@ impl Tool {
             }
             _ => None,
         };
+        let folded = view.folded.as_ref().map(|f| agent_exec_protocol::Folded {
+            lines: f.lines,
+            bytes: f.bytes,
+            artifact_id: capture
+                .artifact
+                .as_ref()
+                .map(|a| agent_exec_protocol::ArtifactId(a.id.clone())),
+        });
         let text = render::call_text(&CallText {
             ending,
             timeout: plan.timeout,
             view: &view,
+            folded: folded.as_ref(),
             spawn_error: exec.spawn_error.as_ref(),
             truncation: truncation.as_ref(),
             max_bytes: plan.sink.max_bytes,
@@ -407,6 +416,7 @@ impl Tool {
             stdout_bytes: capture.totals.stdout.bytes,
             stderr_bytes: capture.totals.stderr.bytes,
             truncation,
+            folded,
             stderr_truncation,
             job_id: None,
             session: plan.session().map(str::to_owned),

@@ -43,6 +43,8 @@ pub(crate) struct Validated {
     pub(crate) yield_after: Option<Duration>,
     /// stdout and stderr kept apart (`streams: "separate"`).
     pub(crate) separate: bool,
+    /// How the output is shown, when the request says (`view`).
+    pub(crate) view: Option<agent_exec_protocol::ViewStyle>,
     /// The sandbox mode of the call: the operator's, or the request's when stricter.
     pub(crate) sandbox: SandboxMode,
     /// Who set it.
@@ -155,6 +157,7 @@ pub(crate) fn validate(
         pty: request.pty,
         yield_after,
         separate,
+        view: request.view,
         sandbox,
         // A mode the request names is its own, even the operator's (it fails closed).
         sandbox_origin: if request.sandbox.is_none() {

@@ -29,10 +29,12 @@ pub use methods::{
     SessionClose,
 };
 pub use registry::{Effect, METHODS, Method, MethodInfo};
-pub use request::{InvalidRequest, MAX_TIMEOUT_SECS, Request, Streams, request_schema, schema_for};
+pub use request::{
+    InvalidRequest, MAX_TIMEOUT_SECS, Request, Streams, ViewStyle, request_schema, schema_for,
+};
 pub use result::{
-    ARTIFACT_MORE, ArtifactId, Content, DETAIL_STRING_BYTES, Details, JobId, JobSummary, LimitHit,
-    Outcome, PolicyDetails, RawStreams, SandboxDetails, StreamBytes, StreamKind, TEXT_SLACK,
-    ToolResult, Truncation, cut_string,
+    ARTIFACT_MORE, ArtifactId, Content, DETAIL_STRING_BYTES, Details, Folded, JobId, JobSummary,
+    LimitHit, Outcome, PolicyDetails, RawStreams, SandboxDetails, StreamBytes, StreamKind,
+    TEXT_SLACK, ToolResult, Truncation, cut_string,
 };
 pub use vocab::{Decision, Direction, SandboxMode, TruncatedBy};

@@ -92,6 +92,13 @@ pub struct Request {
     /// output in the order it was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<Streams>,
+    /// `raw`: the output as it is (within the window). Default `compact`: an output that fits
+    /// the window is shown with the lines a model does not need — passing tests, progress,
+    /// repeated compile steps — folded into counted markers, never an error, a warning, a
+    /// summary or the rows of a listing or diff; the raw output is then kept as an artifact
+    /// (`details.folded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<ViewStyle>,
     /// Start as a background job and return its `job_id` at once.
     #[serde(
         default,
@@ -140,6 +147,18 @@ pub enum Streams {
     Shared,
     /// A pipe each: counted, windowed and kept apart.
     Separate,
+}
+
+/// How the output of a call is shown (`view`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum ViewStyle {
+    /// The lines a model does not need folded into counted markers.
+    #[default]
+    Compact,
+    /// The output as it is.
+    Raw,
 }
 
 /// Building a request.
@@ -253,6 +272,13 @@ impl Request {
     #[must_use]
     pub fn separate_streams(mut self) -> Request {
         self.streams = Some(Streams::Separate);
+        self
+    }
+
+    /// The output as it is, nothing folded (see [`Request::view`]).
+    #[must_use]
+    pub fn raw_view(mut self) -> Request {
+        self.view = Some(ViewStyle::Raw);
         self
     }
 

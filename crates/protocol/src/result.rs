@@ -175,6 +175,17 @@ pub struct Truncation {
     pub artifact_capped: bool,
 }
 
+/// What the compact view folded (`view: "compact"`, the default).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Folded {
+    /// Lines folded into markers.
+    pub lines: u64,
+    /// Bytes of text folded.
+    pub bytes: u64,
+    /// The artifact with the raw output; null only if it could not be written.
+    pub artifact_id: Option<ArtifactId>,
+}
+
 /// The policy's verdict, when it decided something other than a silent allow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PolicyDetails {
@@ -217,6 +228,9 @@ pub struct Details {
     pub stderr_bytes: u64,
     /// What was cut (with `streams: "separate"`, of stdout).
     pub truncation: Option<Truncation>,
+    /// What the compact view folded of an output that fit. Absent when nothing was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folded: Option<Folded>,
     /// With `streams: "separate"`: what was cut of stderr. Absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_truncation: Option<Truncation>,
@@ -319,6 +333,7 @@ impl Details {
             stderr_bytes: 0,
             truncation: None,
             stderr_truncation: None,
+            folded: None,
             job_id: None,
             session: None,
             policy: None,

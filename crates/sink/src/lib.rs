@@ -20,8 +20,10 @@
 #![deny(missing_docs)]
 
 mod artifact;
+mod compact;
 mod lines;
 mod output_sink;
+mod outputs;
 mod salient;
 mod sanitize;
 mod tail_buffer;
@@ -38,7 +40,7 @@ pub use salient::{DEFAULT_ANCHORS, DEFAULT_PATTERNS, MATCH_CAP, SHOW_CAP, Salien
 pub use sanitize::{MAX_STRING_SEQUENCE, sanitize};
 pub use tail_buffer::TailBuffer;
 pub use terminal::{TerminalSize, TerminalSizeError};
-pub use window::{NumberedLine, OmittedSummary, Template, View, ViewPart};
+pub use window::{FoldSummary, NumberedLine, OmittedSummary, Template, View, ViewPart};
 
 /// Which output stream a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -46,6 +46,11 @@ pub struct SinkConfig {
     /// a screen (`terminal.rs`): the rows that scrolled off, then the last screen, trimmed.
     /// The raw stream is counted and spilled as always. Default: `None` (the sanitizer).
     pub terminal: Option<TerminalSize>,
+    /// The compact view (`compact.rs`): an output that fits a `smart` window is shown with
+    /// the lines a model does not need folded into counted markers, recognised from the
+    /// command given here and from its own lines; the raw stream is then kept as an artifact.
+    /// Default: `None`, the text as it is.
+    pub compact: Option<String>,
 }
 
 impl Default for SinkConfig {
@@ -62,6 +67,7 @@ impl Default for SinkConfig {
             stop_when_head_full: false,
             align_lines: false,
             terminal: None,
+            compact: None,
         }
     }
 }
@@ -417,7 +423,9 @@ impl OutputSink {
             Some(views) => views.clone(),
             None => self.views(),
         };
+        // A folded view keeps its raw stream as an artifact, as a truncated one does.
         let truncated = view.truncated
+            || view.folded.is_some()
             || stdout.as_ref().is_some_and(|v| v.truncated)
             || stderr.as_ref().is_some_and(|v| v.truncated);
         let mut warnings = self.warnings.clone();
@@ -499,8 +507,12 @@ impl Sink for OutputSink {
             self.sanitizers[i].finish(&mut out);
         }
         // The views are final now: computed once, for the spill decision and the capture.
-        let views = self.views();
+        let mut views = self.views();
+        if let Some(folded) = self.compact_view(&views.merged) {
+            views.merged = folded;
+        }
         let truncated = views.merged.truncated
+            || views.merged.folded.is_some()
             || views.stdout.as_ref().is_some_and(|v| v.truncated)
             || views.stderr.as_ref().is_some_and(|v| v.truncated);
         let own_truncated =
@@ -550,6 +562,21 @@ struct Views {
 }
 
 impl OutputSink {
+    /// The compact view of an output that fits, when one is asked for and saves enough.
+    fn compact_view(&self, merged: &View) -> Option<View> {
+        let command = self.config.compact.as_deref()?;
+        if merged.truncated
+            || self.config.direction != Direction::Smart
+            || self.stream_spills.is_some()
+            // Without a store the raw stream could not be kept: folding would lose it.
+            || self.store.is_none()
+        {
+            return None;
+        }
+        let salient = self.config.salient.compiled().ok();
+        crate::compact::fold(&merged.text(), command, salient.as_ref())
+    }
+
     fn views(&self) -> Views {
         let (stdout, stderr) = match &self.split {
             Some([o, e]) => (Some(o.view()), Some(e.view())),

@@ -82,6 +82,12 @@ pub const DEFAULT_PATTERNS: &[&str] = &[
     r"\bdefinitely lost: [1-9]",
     r"\b[A-Z][A-Za-z]*Sanitizer\b",
     r"\buninitialised value",
+    // Failures named without those words: a lint finding's cross, a deadlock, a data race,
+    // a thread dump's stacks.
+    r"✖|✘",
+    r"(?i)\bdeadlock",
+    r"(?i)\bdata race\b",
+    r"most recent call first",
 ];
 
 /// Substrings of which every match of [`DEFAULT_PATTERNS`] (in the casings that matter)
@@ -144,6 +150,15 @@ pub const DEFAULT_ANCHORS: &[&str] = &[
     "definitely lost",
     "Sanitizer",
     "uninitialised value",
+    "✖",
+    "✘",
+    "deadlock",
+    "Deadlock",
+    "DEADLOCK",
+    "data race",
+    "Data race",
+    "DATA RACE",
+    "most recent call first",
 ];
 
 /// What counts as salient and how much of the budget it may use.
@@ -260,6 +275,11 @@ impl Matcher {
                 .map(|m| m.start()),
             None => self.regex.find_at(haystack, at).map(|m| m.start()),
         }
+    }
+
+    /// Whether a line of at most [`MATCH_CAP`] bytes is salient.
+    pub(crate) fn is_salient(&self, line: &[u8]) -> bool {
+        self.find_short(line).is_some()
     }
 
     /// Whether a line of at most [`MATCH_CAP`] bytes is salient, and where.
@@ -420,7 +440,7 @@ fn strength(line: &[u8]) -> u8 {
 
 /// Whether a line continues the diagnostic block above it: indented (after a `==PID==` prefix
 /// that memory checkers print), or led by a marker compilers and test runners use.
-fn is_continuation(line: &[u8]) -> bool {
+pub(crate) fn is_continuation(line: &[u8]) -> bool {
     let mut l = line;
     if l.starts_with(b"==")
         && let Some(end) = memchr::memmem::find(&l[2..], b"==")
@@ -473,6 +493,9 @@ struct Entry {
     strength: u8,
     /// Lines above (display-capped), oldest first.
     before: Vec<Vec<u8>>,
+    /// The header that owns an indented salient line, when above its context lines: the file
+    /// name a stylish linter prints once above that file's findings (its line number, text).
+    header: Option<(u64, Vec<u8>)>,
     /// The line as shown (a window of a long line, marked).
     line: Vec<u8>,
     /// Continuation lines below.
@@ -571,6 +594,41 @@ pub(crate) struct SalientTracker {
     untracked: TemplateStat,
     total: u64,
     first_line: Option<u64>,
+    /// The last line not indented, of those seen so far — unless a blank line or the end of an
+    /// indented run followed it: the header of the indented lines below it.
+    header: Option<(u64, Vec<u8>)>,
+}
+
+/// What the lines above a position say of its header.
+enum HeaderAbove {
+    /// The header: its line number and text.
+    Header((u64, Vec<u8>)),
+    /// None: a blank line comes first.
+    None,
+    /// Only indented lines up to the region's start: the header is above it, if any.
+    Above,
+}
+
+/// The header of the line starting at `ls` of `region` (numbered `line_no`), looking up
+/// through the lines above it in `region`.
+fn find_header(region: &[u8], ls: usize, line_no: u64) -> HeaderAbove {
+    let mut end = ls;
+    let mut n = line_no;
+    while end > 0 {
+        let start = memchr::memrchr(b'\n', &region[..end - 1]).map_or(0, |i| i + 1);
+        let line = &region[start..end - 1];
+        n -= 1;
+        match line.first() {
+            None => return HeaderAbove::None,
+            Some(b) if !b.is_ascii_whitespace() => {
+                return HeaderAbove::Header((n, cap(line, SHOW_CAP)));
+            }
+            Some(_) if line.iter().all(u8::is_ascii_whitespace) => return HeaderAbove::None,
+            Some(_) => {}
+        }
+        end = start;
+    }
+    HeaderAbove::Above
 }
 
 /// `bytes` cut to at most `limit` bytes on a character boundary, marked ` [...]` when cut.
@@ -638,6 +696,7 @@ impl SalientTracker {
             },
             total: 0,
             first_line: None,
+            header: None,
         }
     }
 
@@ -731,7 +790,9 @@ impl SalientTracker {
         } else {
             Vec::new()
         };
-        self.on_line(&held, line_no, end_pos, line_start, shown, before);
+        let header = self.header.clone();
+        self.on_line(&held, line_no, end_pos, line_start, shown, before, header);
+        self.note_header(&held, line_no);
         self.remember(cap(&held, SHOW_CAP));
         let last_nl = memchr::memrchr(b'\n', bytes).expect("there is a newline");
         if last_nl > first_nl {
@@ -796,12 +857,13 @@ impl SalientTracker {
                 _ => None,
             };
             let line = &region[next..le];
-            let (shown, before) = match &found {
+            let (shown, before, header) = match &found {
                 Some(f) => (
                     Some(shown_line(f, line.len() as u64)),
                     self.lines_above(region, next),
+                    self.header_above(region, next, current),
                 ),
-                None => (None, Vec::new()),
+                None => (None, Vec::new(), None),
             };
             self.on_line(
                 line,
@@ -810,8 +872,16 @@ impl SalientTracker {
                 pos + next as u64,
                 shown,
                 before,
+                header,
             );
             at = le + 1;
+        }
+        // The header of what follows, for a match in the next chunk.
+        let last_line = line_no + memchr::memchr_iter(b'\n', region).count() as u64 - 1;
+        match find_header(region, region.len(), last_line + 1) {
+            HeaderAbove::Header(header) => self.header = Some(header),
+            HeaderAbove::None => self.header = None,
+            HeaderAbove::Above => {}
         }
         // The last two lines, for a match at the start of the next chunk.
         let body = &region[..region.len() - 1];
@@ -821,6 +891,28 @@ impl SalientTracker {
             self.remember(cap(&body[prev_start..last_start - 1], SHOW_CAP));
         }
         self.remember(cap(&body[last_start..], SHOW_CAP));
+    }
+
+    /// The header of the line starting at `ls` of `region` (numbered `line_no`): the nearest
+    /// line above that is not indented, with only indented lines between.
+    fn header_above(&self, region: &[u8], ls: usize, line_no: u64) -> Option<(u64, Vec<u8>)> {
+        match find_header(region, ls, line_no) {
+            HeaderAbove::Header(header) => Some(header),
+            HeaderAbove::None => None,
+            HeaderAbove::Above => self.header.clone(),
+        }
+    }
+
+    /// A completed line that is not indented heads the lines below it; a blank one ends that.
+    fn note_header(&mut self, line: &[u8], line_no: u64) {
+        match line.first() {
+            None => self.header = None,
+            Some(b) if !b.is_ascii_whitespace() => {
+                self.header = Some((line_no, cap(line, SHOW_CAP)));
+            }
+            Some(_) if line.iter().all(u8::is_ascii_whitespace) => self.header = None,
+            Some(_) => {}
+        }
     }
 
     /// Up to two lines above the line starting at `ls` of `region`, oldest first (from the
@@ -854,6 +946,7 @@ impl SalientTracker {
         start_pos: u64,
         shown: Option<Vec<u8>>,
         before: Vec<Vec<u8>>,
+        header: Option<(u64, Vec<u8>)>,
     ) {
         // What decides a line's role is its first MATCH_CAP bytes, the part always held.
         let line = &line[..line.len().min(MATCH_CAP)];
@@ -872,6 +965,9 @@ impl SalientTracker {
         };
         let mut before = before;
         before.drain(..before.len() - keep_above.min(before.len()));
+        // An indented line's header, when its context lines above do not reach it.
+        let indented = line.first().is_some_and(|b| *b == b' ' || *b == b'\t');
+        let header = header.filter(|(n, _)| indented && *n + (before.len() as u64) < line_no);
         let known_by = known_by(line, &shown);
         let entry = Entry {
             line_no,
@@ -880,6 +976,7 @@ impl SalientTracker {
             exact: template::exact_key(known_by),
             strength: strength(known_by),
             before,
+            header,
             line: shown,
             after: Vec::new(),
         };
@@ -1097,6 +1194,11 @@ impl SalientTracker {
                 continue;
             }
             let mut add: Vec<(u64, Vec<u8>)> = Vec::new();
+            if let Some((n, header)) = &e.header
+                && *n > head_last
+            {
+                add.push((*n, text_of(*n, header)));
+            }
             let top = e.line_no - e.before.len() as u64;
             for (i, l) in e.before.iter().enumerate() {
                 let n = top + i as u64;

@@ -117,7 +117,11 @@ impl<'a> Iterator for Tokens<'a> {
                 .unwrap_or(rest.len());
             let word = &rest[..end];
             self.word_start = false;
-            if is_hex_id(word) {
+            // An address: `0x7ffe1c2a`.
+            let address = word.len() > 2
+                && (word.starts_with(b"0x") || word.starts_with(b"0X"))
+                && word[2..].iter().all(u8::is_ascii_hexdigit);
+            if address || is_hex_id(word) {
                 self.rest = &rest[end..];
                 return Some(Token::Id);
             }
@@ -170,11 +174,100 @@ pub(crate) struct FileSummary {
     pub(crate) rare: Vec<(u64, String)>,
 }
 
-/// At most this many lines are named as standing out; more singletons mean a varied output,
-/// where none stands out.
-const RARE_LINES: usize = 5;
-/// Omitted lines per line that stands out, at least.
-const RARE_RATIO: u64 = 40;
+/// At most this many lines are named as standing out.
+const RARE_LINES: usize = 8;
+/// Omitted lines per line of a kind of its own, at least: more such lines mean a varied
+/// output, where none stands out.
+const RARE_RATIO: usize = 20;
+
+/// The omitted lines that stand out, with their line numbers: each the only line of its kind,
+/// in an output made of a few kinds repeated. A line's kind is its shape: numbers, ids and
+/// paths out, and each word this output uses rarely (a name, a value) taken out too — so
+/// `dangling blob <ID>` is one kind of 2,600 lines and `missing blob <ID>` a kind of one. Of
+/// several, those with the most rare words (the most that is unlike the rest) come first;
+/// named in line order.
+fn rare_lines(omitted: &[(u64, Vec<u8>)]) -> Vec<(u64, String)> {
+    use std::collections::HashMap;
+    if omitted.len() < RARE_RATIO {
+        return Vec::new();
+    }
+    // In how many lines each word occurs (a word: a run of letters, any case).
+    let mut lines_with: HashMap<u64, u32> = HashMap::new();
+    let mut seen: Vec<u64> = Vec::new();
+    for (_, line) in omitted {
+        seen.clear();
+        for token in Tokens::new(line) {
+            if let Token::Text(t) = token
+                && t.first().is_some_and(u8::is_ascii_alphabetic)
+            {
+                seen.push(word_key(t));
+            }
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        for w in &seen {
+            *lines_with.entry(*w).or_default() += 1;
+        }
+    }
+    let common = u32::try_from(omitted.len() / 1000)
+        .unwrap_or(u32::MAX)
+        .max(2);
+    // Each line's shape, and how many rare words it holds.
+    let mut shapes: HashMap<u64, (u32, usize)> = HashMap::new();
+    let mut of_line: Vec<(u64, u32)> = Vec::with_capacity(omitted.len());
+    for (i, (_, line)) in omitted.iter().enumerate() {
+        let mut h = Fnv::default();
+        let mut rare_words = 0u32;
+        for token in Tokens::new(line) {
+            match token {
+                Token::Number | Token::Id => h.write(b"\x01"),
+                Token::Path => h.write(b"\x02"),
+                Token::Text(t) if t.first().is_some_and(u8::is_ascii_alphabetic) => {
+                    if lines_with.get(&word_key(t)).copied().unwrap_or(0) >= common {
+                        h.write(t);
+                    } else {
+                        rare_words += 1;
+                        h.write(b"\x03");
+                    }
+                }
+                Token::Text(t) => h.write(t),
+            }
+        }
+        shapes.entry(h.0).or_insert((0, i)).0 += 1;
+        of_line.push((h.0, rare_words));
+    }
+    let mut alone: Vec<(u32, usize)> = shapes
+        .values()
+        .filter(|(count, _)| *count == 1)
+        .map(|&(_, i)| (of_line[i].1, i))
+        .collect();
+    if alone.is_empty() || alone.len() * RARE_RATIO > omitted.len() {
+        return Vec::new();
+    }
+    alone.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut rare: Vec<(u64, String)> = alone
+        .into_iter()
+        .take(RARE_LINES)
+        .map(|(_, i)| {
+            let (number, line) = &omitted[i];
+            (
+                *number,
+                String::from_utf8_lossy(&crate::salient::cap(line, crate::SHOW_CAP)).into_owned(),
+            )
+        })
+        .collect();
+    rare.sort_unstable();
+    rare
+}
+
+/// A word, the same in any case.
+fn word_key(word: &[u8]) -> u64 {
+    let mut h = Fnv::default();
+    for b in word {
+        h.write(&[b.to_ascii_lowercase()]);
+    }
+    h.0
+}
 
 /// What the artifact at `path` holds in its lines that are not in `shown` (sorted, inclusive
 /// line ranges): the `top` most frequent templates and the lines that stand out. Memory stays
@@ -202,7 +295,7 @@ pub(crate) fn summarize_file(
             let mut previous = lines.next_line()?.filter(|_| offset == 0);
             while let Some(line) = lines.next_line()? {
                 if let Some(p) = previous.take() {
-                    table.add(&p.bytes, 0);
+                    table.add(&p.bytes);
                 }
                 previous = Some(line);
             }
@@ -212,7 +305,9 @@ pub(crate) fn summarize_file(
         for t in table.counts.values_mut() {
             t.count = (t.count as f64 * scale).round() as u64;
         }
-    } else {
+    }
+    let mut omitted: Vec<(u64, Vec<u8>)> = Vec::new();
+    if !estimated {
         let mut lines =
             crate::BoundedLines::new(BufReader::with_capacity(1 << 16, file), MATCH_CAP);
         let mut number = 0u64;
@@ -225,32 +320,13 @@ pub(crate) fn summarize_file(
             if range < shown.len() && shown[range][0] <= number {
                 continue;
             }
-            table.add(&line.bytes, number);
+            if let Some(clean) = table.add(&line.bytes) {
+                omitted.push((number, clean));
+            }
         }
     }
-    let counted = table.counted;
+    let rare = rare_lines(&omitted);
     let mut templates: Vec<Counted> = table.counts.into_values().collect();
-    let singletons = templates.iter().filter(|t| t.count == 1).count();
-    // "Made of few kinds": the three most frequent templates hold most of the lines.
-    let mut counts: Vec<u64> = templates.iter().map(|t| t.count).collect();
-    counts.sort_unstable_by(|a, b| b.cmp(a));
-    let few_kinds = counts.iter().take(3).sum::<u64>() * 10 >= counted * 8;
-    let rare = if !estimated
-        && few_kinds
-        && singletons > 0
-        && singletons <= RARE_LINES
-        && counted >= RARE_RATIO * singletons as u64
-    {
-        let mut rare: Vec<(u64, String)> = templates
-            .iter()
-            .filter(|t| t.count == 1)
-            .map(|t| (t.first_line, t.example.clone()))
-            .collect();
-        rare.sort_unstable();
-        rare
-    } else {
-        Vec::new()
-    };
     templates.retain(|t| t.count >= 2);
     templates.sort_by(|a, b| b.count.cmp(&a.count).then(a.order.cmp(&b.order)));
     let frequent = templates
@@ -268,11 +344,10 @@ pub(crate) fn summarize_file(
     })
 }
 
-/// One template's count, and its first line (cut to [`SHOW_TEMPLATE`] bytes).
+/// One template's count, and its first line (cut to [`SHOW_TEMPLATE`] bytes) as its example.
 struct Counted {
     count: u64,
     order: u64,
-    first_line: u64,
     example: String,
 }
 
@@ -285,7 +360,8 @@ struct Table {
 }
 
 impl Table {
-    fn add(&mut self, raw: &[u8], line_no: u64) {
+    /// Counts a line by its template; returns the line as counted (cleaned), when it has words.
+    fn add(&mut self, raw: &[u8]) -> Option<Vec<u8>> {
         // Raw artifact bytes: a line with escapes or controls is cleaned first (most are not).
         let clean;
         let line = if raw.iter().any(|&b| b >= 0x7f || (b < 0x20 && b != b'\t')) {
@@ -301,7 +377,7 @@ impl Table {
             .count()
             < 3
         {
-            return;
+            return None;
         }
         let key = key(line);
         self.counted += 1;
@@ -317,13 +393,13 @@ impl Table {
                     Counted {
                         count: 1,
                         order,
-                        first_line: line_no,
                         example,
                     },
                 );
             }
             None => {}
         }
+        Some(line.to_vec())
     }
 }
 

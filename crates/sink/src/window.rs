@@ -48,6 +48,32 @@ pub struct View {
     pub salient_lines: u64,
     /// What a truncated `smart` view left out, summarised.
     pub omitted: Option<OmittedSummary>,
+    /// What the compact view folded (an output that fits, shown with the lines a model does
+    /// not need folded into counted markers); `None`: nothing was.
+    pub folded: Option<FoldSummary>,
+}
+
+/// What a compact view folded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FoldSummary {
+    /// Lines folded.
+    pub lines: u64,
+    /// Bytes of text folded.
+    pub bytes: u64,
+    /// Lines folded by what they were (`lines of passing tests`, `progress lines`, …), in the order
+    /// first met.
+    pub groups: Vec<(String, u64)>,
+}
+
+impl FoldSummary {
+    pub(crate) fn add(&mut self, what: &str, lines: u64, bytes: u64) {
+        self.lines += lines;
+        self.bytes += bytes;
+        match self.groups.iter_mut().find(|(w, _)| w == what) {
+            Some((_, n)) => *n += lines,
+            None => self.groups.push((what.to_owned(), lines)),
+        }
+    }
 }
 
 /// What a truncated view left out, in a few lines: so a model knows what it did not see, and
@@ -73,7 +99,7 @@ pub struct OmittedSummary {
 pub struct NumberedLine {
     /// The raw line number (1-based).
     pub line: u64,
-    /// The line (cut to 160 bytes, marked).
+    /// The line (cut to `SHOW_CAP` bytes, marked).
     pub text: String,
 }
 
@@ -112,6 +138,15 @@ pub enum ViewPart {
         line: u64,
         /// How many more lines like it there are.
         count: u64,
+    },
+    /// Lines of one kind a model does not need, folded (the compact view).
+    Folded {
+        /// The raw line number of the first line folded.
+        first_line: u64,
+        /// How many lines.
+        lines: u64,
+        /// What they are: `lines of passing tests`, `progress lines`, `compile-step lines`.
+        what: String,
     },
 }
 
@@ -435,6 +470,7 @@ impl Window {
             output_lines,
             salient_lines: 0,
             omitted: None,
+            folded: None,
         }
     }
 
@@ -668,6 +704,7 @@ impl Window {
             output_lines,
             salient_lines,
             omitted: None,
+            folded: None,
         }
     }
 }

@@ -1,0 +1,317 @@
+//! The compact view: an output that fits the window, with the lines a model does not need
+//! folded into counted markers (contract §3, "The compact view").
+//!
+//! The output is recognised by what it is — from the command (`outputs::PROGRAMS`) and from
+//! its own lines (how many a folding rule knows) — and only reports and logs are folded:
+//! a listing, a file, a diff, search hits or a table the model asked for are shown whole.
+//! Folded are
+//! - runs of lines of one folding group (`outputs::FOLDS`: passing tests, progress lines,
+//!   compile steps), into `[... N lines of GROUP folded ...]`;
+//! - runs of lines that differ only in numbers, ids and paths ([`crate::template`]), into their
+//!   first line and `[... N more lines like line L omitted ...]`.
+//!
+//! Never folded: a salient line (the window's patterns: errors, failures, warnings…) with the
+//! block around it, a summary or verdict (`outputs::KEEP`), the last lines of the output, a
+//! line too long to judge. A view that would save little is not made: the raw text is shown.
+
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexSet};
+
+use crate::outputs::{FOLDS, KEEP, Kind, PASS_THROUGH, PROGRAMS, RUNNERS};
+use crate::salient::{MATCH_CAP, Matcher};
+use crate::template;
+use crate::window::{FoldSummary, View, ViewPart};
+
+/// Consecutive lines of one group folded, at least.
+const GROUP_RUN: usize = 3;
+/// Consecutive lines of one template folded into the first of them, at least.
+const TEMPLATE_RUN: usize = 6;
+/// Lines above and below a kept line that stay with it: its header, its frames.
+const CONTEXT_ABOVE: usize = 1;
+const BLOCK_BELOW: usize = 16;
+/// The last lines of an output stay: the last line of a build says how it ended.
+const LAST_LINES: usize = 2;
+/// A compact view is made when it saves at least this many bytes and this share of them: a
+/// marker and the notice cost a few dozen tokens.
+const MIN_SAVED_BYTES: usize = 1024;
+const MIN_SAVED_SHARE: f64 = 0.15;
+/// Outputs smaller than this are shown as they are, without looking.
+const MIN_BYTES: usize = 2048;
+/// Share of an unknown command's lines a folding rule must know for its output to be taken
+/// for a report and its repeated templates folded.
+const EVIDENCE_SHARE: f64 = 0.2;
+
+struct Rules {
+    folds: RegexSet,
+    /// The group of each pattern of `folds`, as an index into [`FOLDS`].
+    group_of: Vec<usize>,
+    keep: RegexSet,
+    separators: Regex,
+    /// `2>&1`, `&>`: an `&` that does not separate commands.
+    redirections: Regex,
+}
+
+static RULES: LazyLock<Rules> = LazyLock::new(|| {
+    let mut patterns = Vec::new();
+    let mut group_of = Vec::new();
+    for (group, (_, rules)) in FOLDS.iter().enumerate() {
+        for rule in *rules {
+            patterns.push(*rule);
+            group_of.push(group);
+        }
+    }
+    Rules {
+        folds: RegexSet::new(&patterns).expect("the folding rules compile"),
+        group_of,
+        keep: RegexSet::new(KEEP).expect("the keep rules compile"),
+        separators: Regex::new(r"\|\||&&|[|;&\n]").expect("a valid pattern"),
+        redirections: Regex::new(r"\d*[<>]&\d*-?|&>>?").expect("a valid pattern"),
+    }
+});
+
+/// What the command's output is, from its words (the last stage of a pipeline that is not a
+/// pass-through; the last command of a list).
+pub(crate) fn kind_of_command(command: &str) -> Kind {
+    let command = RULES.redirections.replace_all(command, " ");
+    let stages: Vec<&str> = RULES.separators.split(&command).collect();
+    for stage in stages.iter().rev() {
+        let words: Vec<&str> = stage
+            .split_whitespace()
+            .skip_while(|w| is_assignment(w) || w.starts_with(['<', '>', '2', '(']))
+            .collect();
+        let mut i = 0;
+        while i < words.len() && (RUNNERS.contains(&base(words[i])) || words[i].starts_with('-')) {
+            i += 1;
+        }
+        let Some(&program) = words.get(i) else {
+            continue;
+        };
+        let mut program = base(program);
+        let mut rest = &words[i + 1..];
+        // `python -m pytest` is pytest.
+        if program.starts_with("python")
+            && let Some(m) = rest.iter().position(|w| *w == "-m")
+            && let Some(module) = rest.get(m + 1)
+        {
+            program = module;
+            rest = &rest[m + 2..];
+        }
+        // `tee FILE` passes its input on; `cat FILE` shows a file, `cat` alone passes it on.
+        if program == "tee"
+            || PASS_THROUGH.contains(&program) && rest.iter().all(|w| w.starts_with('-'))
+        {
+            continue;
+        }
+        let sub = rest.iter().find(|w| !w.starts_with('-'));
+        let known = |name: &str| {
+            PROGRAMS
+                .iter()
+                .find(|(names, _)| names.contains(&name))
+                .map(|(_, kind)| *kind)
+        };
+        let with_sub = sub.and_then(|s| known(&format!("{program} {s}")));
+        return with_sub.or_else(|| known(program)).unwrap_or(Kind::Unknown);
+    }
+    Kind::Unknown
+}
+
+fn base(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// What each line is to the folding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Shown whatever else it matches.
+    Kept,
+    /// Of a folding group (an index into [`FOLDS`]).
+    Group(usize),
+    /// Neither: folded only in a run of its template.
+    Other,
+}
+
+/// The compact view of `text` (the whole sanitized output, a view that fits), or `None` when
+/// it would not save enough to be worth a marker.
+pub(crate) fn fold(text: &str, command: &str, salient: Option<&Matcher>) -> Option<View> {
+    if text.len() < MIN_BYTES {
+        return None;
+    }
+    let kind = kind_of_command(command);
+    if !kind.folds() {
+        return None;
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let roles = roles(&lines, salient);
+    let known = roles.iter().filter(|r| matches!(r, Role::Group(_))).count();
+    // Repeated templates are folded in what is known to be a report or a log.
+    let templates = kind != Kind::Unknown || known as f64 >= lines.len() as f64 * EVIDENCE_SHARE;
+    let keys: Vec<u64> = lines
+        .iter()
+        .map(|l| template::key(l.trim_end_matches('\n').as_bytes()))
+        .collect();
+    let mut parts: Vec<ViewPart> = Vec::new();
+    let mut summary = FoldSummary::default();
+    let mut shown = String::new();
+    let mut shown_from = 1u64;
+    let mut i = 0;
+    while i < lines.len() {
+        let run_end = |same: &dyn Fn(usize) -> bool| {
+            let mut j = i;
+            while j < lines.len() && same(j) {
+                j += 1;
+            }
+            j
+        };
+        let end = match roles[i] {
+            Role::Group(g) => run_end(&|j| roles[j] == Role::Group(g)),
+            _ => i + 1,
+        };
+        if let Role::Group(g) = roles[i]
+            && end - i >= GROUP_RUN
+        {
+            flush(&mut parts, &mut shown, shown_from);
+            let bytes: usize = lines[i..end].iter().map(|l| l.len()).sum();
+            parts.push(ViewPart::Folded {
+                first_line: i as u64 + 1,
+                lines: (end - i) as u64,
+                what: FOLDS[g].0.to_owned(),
+            });
+            summary.add(FOLDS[g].0, (end - i) as u64, bytes as u64);
+            i = end;
+            shown_from = i as u64 + 1;
+            continue;
+        }
+        let same_end = run_end(&|j| roles[j] != Role::Kept && keys[j] == keys[i]);
+        if templates && roles[i] != Role::Kept && same_end - i >= TEMPLATE_RUN {
+            shown.push_str(lines[i]);
+            flush(&mut parts, &mut shown, shown_from);
+            let more = (same_end - i - 1) as u64;
+            parts.push(ViewPart::Similar {
+                line: i as u64 + 1,
+                count: more,
+            });
+            let bytes: usize = lines[i + 1..same_end].iter().map(|l| l.len()).sum();
+            summary.add("lines like a line shown", more, bytes as u64);
+            i = same_end;
+            shown_from = i as u64 + 1;
+            continue;
+        }
+        shown.push_str(lines[i]);
+        i += 1;
+    }
+    flush(&mut parts, &mut shown, shown_from);
+    let saved = summary.bytes as usize;
+    if saved < MIN_SAVED_BYTES || (saved as f64) < text.len() as f64 * MIN_SAVED_SHARE {
+        return None;
+    }
+    Some(view_of(parts, summary))
+}
+
+/// The role of every line: kept (salient, a summary, their blocks, the last lines), of a
+/// folding group, or other.
+fn roles(lines: &[&str], salient: Option<&Matcher>) -> Vec<Role> {
+    let rules = &*RULES;
+    let mut roles = vec![Role::Other; lines.len()];
+    let mut kept = vec![false; lines.len()];
+    for (n, line) in lines.iter().enumerate() {
+        let line = line.trim_end_matches('\n');
+        let bytes = line.as_bytes();
+        let keep = bytes.len() > MATCH_CAP
+            || rules.keep.is_match(line)
+            || salient.is_some_and(|m| m.is_salient(bytes));
+        if keep {
+            kept[n] = true;
+            for above in kept[n.saturating_sub(CONTEXT_ABOVE)..n].iter_mut() {
+                *above = true;
+            }
+            // Its block: the continuation lines below (frames, notes, an assertion's diff).
+            for (below, line) in lines.iter().enumerate().skip(n + 1).take(BLOCK_BELOW) {
+                if !crate::salient::is_continuation(line.trim_end_matches('\n').as_bytes()) {
+                    break;
+                }
+                kept[below] = true;
+            }
+            continue;
+        }
+        if let Some(rule) = rules.folds.matches(line).iter().next() {
+            roles[n] = Role::Group(rules.group_of[rule]);
+        }
+    }
+    let last = lines.len().saturating_sub(LAST_LINES);
+    for (n, role) in roles.iter_mut().enumerate() {
+        if kept[n] || n >= last {
+            *role = Role::Kept;
+        }
+    }
+    roles
+}
+
+fn flush(parts: &mut Vec<ViewPart>, shown: &mut String, first_line: u64) {
+    if !shown.is_empty() {
+        parts.push(ViewPart::Shown {
+            first_line,
+            text: std::mem::take(shown),
+        });
+    }
+}
+
+fn view_of(parts: Vec<ViewPart>, folded: FoldSummary) -> View {
+    let mut shown_ranges: Vec<[u64; 2]> = Vec::new();
+    let (mut output_bytes, mut output_lines) = (0u64, 0u64);
+    for part in &parts {
+        if let ViewPart::Shown { first_line, text } = part {
+            let lines = text.lines().count() as u64;
+            output_bytes += text.len() as u64;
+            output_lines += lines;
+            let last = first_line + lines.max(1) - 1;
+            match shown_ranges.last_mut() {
+                Some(r) if r[1] + 1 >= *first_line => r[1] = last,
+                _ => shown_ranges.push([*first_line, last]),
+            }
+        }
+    }
+    View {
+        parts,
+        truncated: false,
+        truncated_by: None,
+        shown_ranges,
+        output_bytes,
+        output_lines,
+        salient_lines: 0,
+        omitted: None,
+        folded: Some(folded),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_known_by_their_program_and_subcommand() {
+        let cases = [
+            ("cargo test --workspace", Kind::Tests),
+            ("cd crates/core && cargo test 2>&1 | tee log", Kind::Tests),
+            ("RUST_LOG=debug cargo build --release", Kind::Build),
+            ("python3 -m pytest -q tests/", Kind::Tests),
+            ("sudo apt-get install -y tree", Kind::Install),
+            ("/usr/bin/ls -la", Kind::Listing),
+            ("git status --short", Kind::VersionControl),
+            ("find . -name '*.rs' | head -50", Kind::Listing),
+            ("cargo test | grep FAILED", Kind::Search),
+            ("ps aux", Kind::Table),
+            ("./run_tests.sh", Kind::Unknown),
+            ("npx jest --ci", Kind::Tests),
+        ];
+        for (command, kind) in cases {
+            assert_eq!(kind_of_command(command), kind, "{command}");
+        }
+    }
+}

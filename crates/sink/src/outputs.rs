@@ -1,0 +1,295 @@
+//! What the compact view knows of everyday outputs, as data: which programs print which kind
+//! of output, the lines of each kind a model does not need (passing tests, progress, repeated
+//! compile steps), and the lines it always needs (summaries and verdicts). The mechanism that
+//! reads these tables is `compact.rs`; a new tool's output is a row here.
+
+/// What an output is, as far as folding goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A test runner's report.
+    Tests,
+    /// A build or compiler log.
+    Build,
+    /// A package manager's install or download.
+    Install,
+    /// A service's or a script's log.
+    Log,
+    /// A listing of files (`ls`, `find`, `tree`, `du`).
+    Listing,
+    /// A file's content, or part of it (`cat`, `head`, `sed -n`).
+    Content,
+    /// Version-control output (`git status`, `diff`, `log`, `show`).
+    VersionControl,
+    /// Search results (`grep`, `rg`).
+    Search,
+    /// Tabular state (`ps`, `env`, `df`, `docker ps`).
+    Table,
+    /// Not known from the command.
+    Unknown,
+}
+
+impl Kind {
+    /// Whether lines of this kind may be folded: reports and logs may; what the model asked to
+    /// read (a listing, a file, a diff, search hits, a table of state) never is.
+    pub(crate) fn folds(self) -> bool {
+        matches!(
+            self,
+            Kind::Tests | Kind::Build | Kind::Install | Kind::Log | Kind::Unknown
+        )
+    }
+}
+
+/// Programs by the kind of output they print: `program` or `program subcommand` (the first
+/// word after the program that is not an option).
+pub(crate) const PROGRAMS: &[(&[&str], Kind)] = &[
+    (
+        &[
+            "cargo test",
+            "cargo nextest",
+            "pytest",
+            "py.test",
+            "go test",
+            "npm test",
+            "npm t",
+            "yarn test",
+            "pnpm test",
+            "jest",
+            "vitest",
+            "mocha",
+            "tox",
+            "nox",
+            "ctest",
+            "rspec",
+            "phpunit",
+            "unittest",
+            "bun test",
+            "deno test",
+            "mvn test",
+            "gradle test",
+            "make test",
+            "make check",
+        ],
+        Kind::Tests,
+    ),
+    (
+        &[
+            "cargo build",
+            "cargo check",
+            "cargo clippy",
+            "cargo run",
+            "cargo doc",
+            "make",
+            "cmake",
+            "ninja",
+            "gcc",
+            "g++",
+            "cc",
+            "clang",
+            "clang++",
+            "rustc",
+            "tsc",
+            "go build",
+            "go vet",
+            "mvn",
+            "gradle",
+            "npm run",
+            "yarn build",
+            "docker build",
+            "podman build",
+            "javac",
+            "meson",
+        ],
+        Kind::Build,
+    ),
+    (
+        &[
+            "pip",
+            "pip3",
+            "uv",
+            "poetry",
+            "npm install",
+            "npm i",
+            "npm ci",
+            "npm update",
+            "yarn",
+            "pnpm",
+            "bun install",
+            "apt",
+            "apt-get",
+            "dnf",
+            "yum",
+            "apk",
+            "brew",
+            "cargo install",
+            "cargo fetch",
+            "cargo update",
+            "go get",
+            "go mod",
+            "gem",
+            "bundle",
+            "conda",
+        ],
+        Kind::Install,
+    ),
+    (
+        &["journalctl", "docker logs", "kubectl logs", "podman logs"],
+        Kind::Log,
+    ),
+    (
+        &[
+            "ls",
+            "find",
+            "tree",
+            "du",
+            "fd",
+            "fdfind",
+            "locate",
+            "exa",
+            "eza",
+            "git ls-files",
+            "git ls-tree",
+        ],
+        Kind::Listing,
+    ),
+    (
+        &[
+            "cat", "head", "tail", "less", "more", "bat", "batcat", "sed", "awk", "nl", "tac",
+            "jq", "yq", "xxd", "od", "hexdump", "sqlite3", "psql", "mysql",
+        ],
+        Kind::Content,
+    ),
+    (&["git", "diff", "hg", "svn", "patch"], Kind::VersionControl),
+    (
+        &["grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"],
+        Kind::Search,
+    ),
+    (
+        &[
+            "ps",
+            "env",
+            "printenv",
+            "df",
+            "free",
+            "top",
+            "lsof",
+            "ss",
+            "netstat",
+            "ip",
+            "mount",
+            "lsblk",
+            "docker ps",
+            "docker images",
+            "podman ps",
+            "kubectl get",
+            "kubectl describe",
+            "systemctl",
+            "crontab",
+            "id",
+        ],
+        Kind::Table,
+    ),
+];
+
+/// Words that run the command after them: a command's program is the word after these.
+pub(crate) const RUNNERS: &[&str] = &[
+    "sudo", "time", "env", "nice", "nohup", "exec", "command", "npx", "pnpx", "bunx", "timeout",
+    "stdbuf", "ionice", "xargs", "watch",
+];
+
+/// A stage after a pipe that passes the output on as it is: the stage before it decides.
+pub(crate) const PASS_THROUGH: &[&str] = &["head", "tail", "cat", "less", "more"];
+
+/// Lines a model does not need, by what they are: each folded into a counted marker where a
+/// few of the same group follow each other. A line that is salient (an error, a failure, a
+/// warning) or a summary is never folded, whatever it matches.
+pub(crate) const FOLDS: &[(&str, &[&str])] = &[
+    (
+        "lines of passing tests",
+        &[
+            // libtest, unittest -v: `test a::b ... ok`, `test_x (m.C.test_x) ... ok`.
+            r"^\S.* \.\.\. ok$",
+            // pytest -v: `tests/test_a.py::test_b PASSED   [ 12%]`.
+            r"^\S+::\S.* PASSED\b",
+            // pytest's progress: dots (a line holding an F or an E is not one).
+            r"^(\S+\.py )?[.sxX]+ *(\[ *\d+%\])?$",
+            // go test -v.
+            r"^=== (RUN|PAUSE|CONT|NAME)\s",
+            r"^\s*--- PASS: ",
+            r"^ok\s+\S+\s+(\(cached\)|[\d.]+s)",
+            r"^PASS$",
+            // TAP, node --test: `ok 3 - name`, its YAML block and subtest headers.
+            r"^\s*ok \d+ - ",
+            r"^\s*# Subtest: ",
+            r"^\s+(---|\.\.\.)$",
+            r"^\s+duration_ms: [\d.]+$",
+            r"^\s+type: '?(test|suite)'?$",
+            // Spec reporters (jest, mocha, vitest, node): a check mark.
+            r"^\s*[✓✔√] ",
+            r"^\s*PASS ",
+            // googletest.
+            r"^\[ +(RUN|OK) +\] ",
+        ],
+    ),
+    (
+        "progress lines",
+        &[
+            // cargo: `   Compiling serde v1.0.200`, `  Downloaded libc v0.2.150`.
+            r"^\s*(Compiling|Checking|Documenting|Fresh|Downloaded|Downloading|Locking|Adding|Packaging|Verifying|Archiving|Updating|Unpacking) \S+ v\d",
+            r"^\s*(Updating|Downloading) (crates\.io index|\d+ crates?)",
+            // pip.
+            r"^Requirement already satisfied: ",
+            r"^Collecting ",
+            r"^Processing ",
+            r"^\s+Downloading \S",
+            r"^\s+Using cached ",
+            r"^\s+(Preparing|Getting|Installing) (metadata|requirements|build dependencies|backend dependencies)",
+            r"^\s+(Building|Created) wheel for ",
+            r"^\s+Stored in directory: ",
+            r"^Building wheels for collected packages",
+            r"^\s+(Attempting uninstall|Found existing installation|Uninstalling|Successfully uninstalled) ",
+            r"^\s*[━╸╺─]{4,}",
+            r"^\s*(Obtaining|Looking in indexes|Link requires|Skipping link) ",
+            // npm's verbose lines.
+            r"^npm (http|timing|verbose|sill|info) ",
+            // apt, dpkg.
+            r"^(Get|Hit|Ign):\d+ ",
+            r"^(Selecting previously unselected package|Preparing to unpack|Unpacking|Setting up|Processing triggers for) ",
+            r"^\(Reading database \.\.\. ",
+            // go, maven, gradle, docker.
+            r"^go: (downloading|finding|extracting) ",
+            r"^(\[INFO\] )?Download(ing|ed) from ",
+            r"^> Task :\S+( (UP-TO-DATE|NO-SOURCE|FROM-CACHE|SKIPPED))?$",
+            r"^#\d+ (\[internal\]|DONE|CACHED|sha256:|resolve |transferring )",
+            r"^ ---> ",
+        ],
+    ),
+    (
+        "compile-step lines",
+        &[
+            r"^(\S*/)?(gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(-\d+)? .*-c ",
+            r"^\s*(CC|CXX|LD|AR|AS|GEN|CCLD|CXXLD|HOSTCC|INSTALL|RANLIB|MOC|UIC)\s+\S+$",
+            r"^\[ *\d+%\] (Building|Linking|Built target|Scanning)",
+            r"^\[\d+/\d+\] ",
+            r"^make(\[\d+\])?: (Entering|Leaving) directory ",
+            r"^make(\[\d+\])?: Nothing to be done",
+        ],
+    ),
+];
+
+/// Summaries and verdicts: never folded, though a folding rule matches them.
+pub(crate) const KEEP: &[&str] = &[
+    r"^test result: ",
+    r"^running \d+ tests?$",
+    r"\b\d+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b",
+    r"^=+ .* =+$",
+    r"^(Tests?|Test Suites|Snapshots|Time):\s",
+    r"^# (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) \d",
+    r"^\s*not ok \d+",
+    r"^(Ran \d+ tests?|OK\b|FAILED \()",
+    r"^\s*Finished ",
+    r"^Successfully (installed|built) ",
+    r"^(added|removed|changed|up to date|found) ",
+    r"^\d+ (upgraded|newly installed)",
+    r"(?i)\bwarn(ing)?\b",
+    r"(?i)\bdeprecat",
+];

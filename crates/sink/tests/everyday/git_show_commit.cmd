@@ -1,0 +1,1 @@
+git show --stat --patch d4bd337
