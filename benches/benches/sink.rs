@@ -77,5 +77,42 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// The capture of a 48 KB output that fits (a test report), raw and compact: what the compact
+/// view adds to a call's end. It runs once, at the end; pushing is the same either way.
+fn compact(c: &mut Criterion) {
+    let mut report = String::from("running 1200 tests\n");
+    for i in 0..1200 {
+        report.push_str(&format!("test tests::case_{i} ... ok\n"));
+    }
+    report.push_str("test result: ok. 1200 passed; 0 failed\n");
+    let report = &report.as_bytes()[..report.len().min(48 << 10)];
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(agent_exec_sink::ArtifactStore::open(dir.path()).unwrap());
+    let mut group = c.benchmark_group("capture_fits_48k");
+    for (name, compact) in [("raw", None), ("compact", Some("cargo test".to_owned()))] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut sink = OutputSink::new(
+                    SinkConfig {
+                        direction: Direction::Smart,
+                        compact: compact.clone(),
+                        ..SinkConfig::default()
+                    },
+                    Some(store.clone()),
+                );
+                for chunk in report.chunks(64 << 10) {
+                    sink.push(Stream::Stdout, black_box(chunk)).unwrap();
+                }
+                let c = sink.finish_capture();
+                if let Some(a) = c.artifact {
+                    let _ = std::fs::remove_file(a.path);
+                }
+                black_box(c.view.output_bytes)
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, compact);
 criterion_main!(benches);

@@ -492,7 +492,7 @@ pub(crate) fn view_text(view: &View) -> String {
                 );
             }
             ViewPart::Folded { lines, what, .. } => {
-                push_marker(&mut text, &format!("[... {lines} {what} folded ...]"))
+                push_marker(&mut text, &format!("[... {lines} {what} folded ...]"));
             }
             ViewPart::Similar { line, count: n } => push_marker(
                 &mut text,

@@ -218,3 +218,57 @@ fn texts_of_pty_calls() {
     tool.shutdown();
     insta::assert_snapshot!(texts.join("\n\n"));
 }
+
+/// A test runner's report: 240 passing tests around one failure, as `cargo test` prints it.
+const TEST_REPORT: &str = r#"echo 'running 241 tests'
+for i in $(seq 1 120); do echo "test tests::case_$i ... ok"; done
+echo 'test tests::totals ... FAILED'
+for i in $(seq 121 240); do echo "test tests::case_$i ... ok"; done
+printf '\nfailures:\n\n---- tests::totals stdout ----\n'
+echo "thread 'tests::totals' panicked at src/lib.rs:42:9:"
+echo 'assertion `left == right` failed'
+printf '  left: 1205\n right: 1250\n\n'
+echo 'test result: FAILED. 240 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out'
+exit 101"#;
+
+#[test]
+fn texts_of_compact_views() {
+    let (_dir, tool) = tool_with(|_| {});
+    let compact = tool.execute(&Request::shell(TEST_REPORT), &CancelToken::new());
+    insta::assert_snapshot!(masked(&tool, compact.text()));
+    // What was folded is in the details, with the artifact that holds the raw output.
+    let raw_output = std::process::Command::new("bash")
+        .args(["-c", TEST_REPORT])
+        .output()
+        .expect("bash runs")
+        .stdout;
+    let folded = compact
+        .details
+        .folded
+        .clone()
+        .expect("passing tests are folded");
+    assert_eq!(folded.lines, 239, "{folded:?}");
+    let id = folded.artifact_id.expect("the raw output is kept");
+    let read = tool.artifact_read(&agent_exec_core::ArtifactRead::new(id.0.clone()));
+    assert!(read.text().contains("test tests::case_77 ... ok"));
+    let (_, mut stored) = tool
+        .artifacts()
+        .expect("a store")
+        .open_artifact(&id.0)
+        .expect("the artifact exists");
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut stored, &mut bytes).expect("readable");
+    assert_eq!(bytes, raw_output);
+    // `view: "raw"`: the output as it is, nothing folded, no artifact.
+    let raw = tool.execute(&Request::shell(TEST_REPORT).raw_view(), &CancelToken::new());
+    let expected = format!(
+        "{}\n\nCommand exited with code 101",
+        String::from_utf8_lossy(&raw_output).trim_end()
+    );
+    assert_eq!(raw.text(), expected);
+    assert!(raw.details.folded.is_none());
+    assert!(raw.details.truncation.is_none());
+    // Lines asked for are shown as they are, compact or not.
+    let tail = tool.execute(&Request::shell(TEST_REPORT).tail(300), &CancelToken::new());
+    assert_eq!(tail.text(), expected);
+}

@@ -16,7 +16,8 @@
 
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexSet};
+// Byte regexes with ASCII semantics: Unicode word boundaries would leave the lazy DFA.
+use regex::bytes::{Regex, RegexBuilder};
 
 use crate::outputs::{FOLDS, KEEP, Kind, PASS_THROUGH, PROGRAMS, RUNNERS};
 use crate::salient::{MATCH_CAP, Matcher};
@@ -42,32 +43,32 @@ const MIN_BYTES: usize = 2048;
 /// for a report and its repeated templates folded.
 const EVIDENCE_SHARE: f64 = 0.2;
 
+/// The rules compiled: each as one regex of alternatives (a set that reports every match it
+/// finds costs several times more on every line).
 struct Rules {
-    folds: RegexSet,
-    /// The group of each pattern of `folds`, as an index into [`FOLDS`].
-    group_of: Vec<usize>,
-    keep: RegexSet,
-    separators: Regex,
+    /// Each folding group's rules, in [`FOLDS`] order: a line is tried against the group of the
+    /// line above it first (a report's lines come in runs).
+    groups: Vec<Regex>,
+    keep: Regex,
+    separators: regex::Regex,
     /// `2>&1`, `&>`: an `&` that does not separate commands.
-    redirections: Regex,
+    redirections: regex::Regex,
 }
 
-static RULES: LazyLock<Rules> = LazyLock::new(|| {
-    let mut patterns = Vec::new();
-    let mut group_of = Vec::new();
-    for (group, (_, rules)) in FOLDS.iter().enumerate() {
-        for rule in *rules {
-            patterns.push(*rule);
-            group_of.push(group);
-        }
-    }
-    Rules {
-        folds: RegexSet::new(&patterns).expect("the folding rules compile"),
-        group_of,
-        keep: RegexSet::new(KEEP).expect("the keep rules compile"),
-        separators: Regex::new(r"\|\||&&|[|;&\n]").expect("a valid pattern"),
-        redirections: Regex::new(r"\d*[<>]&\d*-?|&>>?").expect("a valid pattern"),
-    }
+/// One regex matching where any of `rules` does.
+fn any_of(rules: &[&str]) -> Regex {
+    let any: Vec<String> = rules.iter().map(|r| format!("(?:{r})")).collect();
+    RegexBuilder::new(&any.join("|"))
+        .unicode(false)
+        .build()
+        .expect("the folding rules compile")
+}
+
+static RULES: LazyLock<Rules> = LazyLock::new(|| Rules {
+    groups: FOLDS.iter().map(|(_, rules)| any_of(rules)).collect(),
+    keep: any_of(KEEP),
+    separators: regex::Regex::new(r"\|\||&&|[|;&\n]").expect("a valid pattern"),
+    redirections: regex::Regex::new(r"\d*[<>]&\d*-?|&>>?").expect("a valid pattern"),
 });
 
 /// What the command's output is, from its words (the last stage of a pipeline that is not a
@@ -152,9 +153,14 @@ pub(crate) fn fold(text: &str, command: &str, salient: Option<&Matcher>) -> Opti
     let known = roles.iter().filter(|r| matches!(r, Role::Group(_))).count();
     // Repeated templates are folded in what is known to be a report or a log.
     let templates = kind != Kind::Unknown || known as f64 >= lines.len() as f64 * EVIDENCE_SHARE;
+    // Templates, for the lines a run of them may fold (others never meet one).
     let keys: Vec<u64> = lines
         .iter()
-        .map(|l| template::key(l.trim_end_matches('\n').as_bytes()))
+        .zip(&roles)
+        .map(|(l, role)| match role {
+            Role::Other if templates => template::key(l.trim_end_matches('\n').as_bytes()),
+            _ => 0,
+        })
         .collect();
     let mut parts: Vec<ViewPart> = Vec::new();
     let mut summary = FoldSummary::default();
@@ -224,11 +230,11 @@ fn roles(lines: &[&str], salient: Option<&Matcher>) -> Vec<Role> {
         let line = line.trim_end_matches('\n');
         let bytes = line.as_bytes();
         let keep = bytes.len() > MATCH_CAP
-            || rules.keep.is_match(line)
+            || rules.keep.is_match(bytes)
             || salient.is_some_and(|m| m.is_salient(bytes));
         if keep {
             kept[n] = true;
-            for above in kept[n.saturating_sub(CONTEXT_ABOVE)..n].iter_mut() {
+            for above in &mut kept[n.saturating_sub(CONTEXT_ABOVE)..n] {
                 *above = true;
             }
             // Its block: the continuation lines below (frames, notes, an assertion's diff).
@@ -240,9 +246,14 @@ fn roles(lines: &[&str], salient: Option<&Matcher>) -> Vec<Role> {
             }
             continue;
         }
-        if let Some(rule) = rules.folds.matches(line).iter().next() {
-            roles[n] = Role::Group(rules.group_of[rule]);
-        }
+        let previous = n.checked_sub(1).and_then(|p| match roles[p] {
+            Role::Group(g) => Some(g),
+            _ => None,
+        });
+        let group = previous
+            .filter(|&g| rules.groups[g].is_match(bytes))
+            .or_else(|| rules.groups.iter().position(|g| g.is_match(bytes)));
+        roles[n] = group.map_or(Role::Other, Role::Group);
     }
     let last = lines.len().saturating_sub(LAST_LINES);
     for (n, role) in roles.iter_mut().enumerate() {
@@ -251,6 +262,86 @@ fn roles(lines: &[&str], salient: Option<&Matcher>) -> Vec<Role> {
         }
     }
     roles
+}
+
+/// Runs of entries of one directory shorter than this are never folded: a marker says no less.
+const DIRECTORY_RUN: usize = 3;
+/// A listing folded by directory must show at least this share of its lines; past it, the
+/// window's head and tail say as much.
+const LISTING_SHOWN_SHARE: f64 = 0.2;
+
+/// A listing too long for the window (`text`, the whole output), folded by directory: the
+/// largest runs of entries of one directory become `[... 812 entries in ./src/gen/ folded ...]`
+/// until the rest fits `max_bytes`; every path shown stays whole. `None` when the command is
+/// not a listing, its lines are not paths, or too little would be left.
+pub(crate) fn fold_listing(text: &str, command: &str, max_bytes: usize) -> Option<View> {
+    if kind_of_command(command) != Kind::Listing {
+        return None;
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // Runs of consecutive lines whose path has the same directory: (start, end, directory).
+    let mut runs: Vec<(usize, usize, Option<&str>)> = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let dir = line
+            .trim_end()
+            .rsplit(char::is_whitespace)
+            .next()
+            .and_then(|path| path.rfind('/').map(|i| &path[..=i]));
+        match runs.last_mut() {
+            Some((_, end, d)) if *d == dir && dir.is_some() => *end = n + 1,
+            _ => runs.push((n, n + 1, dir)),
+        }
+    }
+    let bytes_of = |&(start, end, _): &(usize, usize, Option<&str>)| -> usize {
+        lines[start..end].iter().map(|l| l.len()).sum()
+    };
+    let mut order: Vec<usize> = (0..runs.len())
+        .filter(|&r| runs[r].2.is_some() && runs[r].1 - runs[r].0 >= DIRECTORY_RUN)
+        .collect();
+    order.sort_by_key(|&r| std::cmp::Reverse(bytes_of(&runs[r])));
+    let mut total = text.len();
+    let mut folded = vec![false; runs.len()];
+    for r in order {
+        if total <= max_bytes {
+            break;
+        }
+        folded[r] = true;
+        // A marker line costs about this much.
+        total = total.saturating_sub(bytes_of(&runs[r])) + 64;
+    }
+    let folded_lines: usize = (0..runs.len())
+        .filter(|&r| folded[r])
+        .map(|r| runs[r].1 - runs[r].0)
+        .sum();
+    let shown_lines = lines.len() - folded_lines;
+    if total > max_bytes || (shown_lines as f64) < lines.len() as f64 * LISTING_SHOWN_SHARE {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let mut summary = FoldSummary::default();
+    let mut shown = String::new();
+    let mut shown_from = 1u64;
+    for (r, &(start, end, dir)) in runs.iter().enumerate() {
+        if !folded[r] {
+            lines[start..end].iter().for_each(|l| shown.push_str(l));
+            continue;
+        }
+        flush(&mut parts, &mut shown, shown_from);
+        let dir = dir.unwrap_or_default();
+        parts.push(ViewPart::Folded {
+            first_line: start as u64 + 1,
+            lines: (end - start) as u64,
+            what: format!("entries in {dir}"),
+        });
+        let bytes = bytes_of(&runs[r]) as u64;
+        summary.add("entries of directories folded", (end - start) as u64, bytes);
+        shown_from = end as u64 + 1;
+    }
+    flush(&mut parts, &mut shown, shown_from);
+    let mut view = view_of(parts, summary);
+    view.truncated = true;
+    view.truncated_by = Some(crate::TruncatedBy::Bytes);
+    Some(view)
 }
 
 fn flush(parts: &mut Vec<ViewPart>, shown: &mut String, first_line: u64) {

@@ -270,6 +270,9 @@ const SUMMARY_TEMPLATES: usize = 3;
 /// What a pipe holds before its writer blocks: how far a producer gets past a `| head`.
 const PIPE_BUFFER: u64 = 64 * 1024;
 
+/// A listing longer than this is not read back to be folded by directory: the window shows it.
+const LISTING_READ: u64 = 4 << 20;
+
 /// Sends sanitized text to the merged window and, when split, to the stream's own window.
 struct Fanout<'a> {
     merged: &'a mut Window,
@@ -525,6 +528,14 @@ impl Sink for OutputSink {
                 end_spill(spill, truncated, store, cap, &mut self.warnings);
             }
         }
+        // A listing too long for the window is folded by directory instead, read back from
+        // the artifact: every path it shows stays whole.
+        if let Some(listing) = self.listing_view() {
+            if let Some(views) = &mut self.final_views {
+                views.merged = listing;
+            }
+            return Ok(());
+        }
         // The frequent templates of what a smart view left out are read back from the
         // artifact: the window keeps no middle, and templating every line as it streams would
         // cost the ingest path several times over. An unreadable artifact leaves them out.
@@ -575,6 +586,26 @@ impl OutputSink {
         }
         let salient = self.config.salient.compiled().ok();
         crate::compact::fold(&merged.text(), command, salient.as_ref())
+    }
+
+    /// The view of a listing too long for the window, folded by directory (compact only).
+    fn listing_view(&self) -> Option<View> {
+        let command = self.config.compact.as_deref()?;
+        let truncated = self.final_views.as_ref()?.merged.truncated;
+        let Spill::Writing(w) = &self.spill else {
+            return None;
+        };
+        if !truncated
+            || w.capped
+            || self.config.direction != Direction::Smart
+            || self.config.max_lines.is_some()
+            || self.config.terminal.is_some()
+            || self.totals.merged.bytes > LISTING_READ
+        {
+            return None;
+        }
+        let raw = std::fs::read(&w.path).ok()?;
+        crate::compact::fold_listing(&crate::sanitize(&raw), command, self.config.max_bytes)
     }
 
     fn views(&self) -> Views {

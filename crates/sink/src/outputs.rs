@@ -199,6 +199,9 @@ pub(crate) const RUNNERS: &[&str] = &[
 /// A stage after a pipe that passes the output on as it is: the stage before it decides.
 pub(crate) const PASS_THROUGH: &[&str] = &["head", "tail", "cat", "less", "more"];
 
+/// Rules are byte regexes with ASCII semantics (`\b`, `\s`, `(?i)` over ASCII); a character
+/// beyond ASCII is written as a literal or an alternation of literals, never in a class.
+///
 /// Lines a model does not need, by what they are: each folded into a counted marker where a
 /// few of the same group follow each other. A line that is salient (an error, a failure, a
 /// warning) or a summary is never folded, whatever it matches.
@@ -224,7 +227,7 @@ pub(crate) const FOLDS: &[(&str, &[&str])] = &[
             r"^\s+duration_ms: [\d.]+$",
             r"^\s+type: '?(test|suite)'?$",
             // Spec reporters (jest, mocha, vitest, node): a check mark.
-            r"^\s*[✓✔√] ",
+            r"^\s*(?:✓|✔|√) ",
             r"^\s*PASS ",
             // googletest.
             r"^\[ +(RUN|OK) +\] ",
@@ -247,7 +250,7 @@ pub(crate) const FOLDS: &[(&str, &[&str])] = &[
             r"^\s+Stored in directory: ",
             r"^Building wheels for collected packages",
             r"^\s+(Attempting uninstall|Found existing installation|Uninstalling|Successfully uninstalled) ",
-            r"^\s*[━╸╺─]{4,}",
+            r"^\s*(?:━|╸|╺|─){4,}",
             r"^\s*(Obtaining|Looking in indexes|Link requires|Skipping link) ",
             // npm's verbose lines.
             r"^npm (http|timing|verbose|sill|info) ",

@@ -599,6 +599,15 @@ pub(crate) struct SalientTracker {
     header: Option<(u64, Vec<u8>)>,
 }
 
+/// What a salient line keeps of the lines above it.
+#[derive(Debug, Default)]
+struct Above {
+    /// Up to two lines right above it, oldest first.
+    lines: Vec<Vec<u8>>,
+    /// The header of the indented lines it is among (its line number, text).
+    header: Option<(u64, Vec<u8>)>,
+}
+
 /// What the lines above a position say of its header.
 enum HeaderAbove {
     /// The header: its line number and text.
@@ -790,8 +799,11 @@ impl SalientTracker {
         } else {
             Vec::new()
         };
-        let header = self.header.clone();
-        self.on_line(&held, line_no, end_pos, line_start, shown, before, header);
+        let above = Above {
+            lines: before,
+            header: self.header.clone(),
+        };
+        self.on_line(&held, line_no, end_pos, line_start, shown, above);
         self.note_header(&held, line_no);
         self.remember(cap(&held, SHOW_CAP));
         let last_nl = memchr::memrchr(b'\n', bytes).expect("there is a newline");
@@ -857,13 +869,15 @@ impl SalientTracker {
                 _ => None,
             };
             let line = &region[next..le];
-            let (shown, before, header) = match &found {
+            let (shown, above) = match &found {
                 Some(f) => (
                     Some(shown_line(f, line.len() as u64)),
-                    self.lines_above(region, next),
-                    self.header_above(region, next, current),
+                    Above {
+                        lines: self.lines_above(region, next),
+                        header: self.header_above(region, next, current),
+                    },
                 ),
-                None => (None, Vec::new(), None),
+                None => (None, Above::default()),
             };
             self.on_line(
                 line,
@@ -871,8 +885,7 @@ impl SalientTracker {
                 pos + le as u64 + 1,
                 pos + next as u64,
                 shown,
-                before,
-                header,
+                above,
             );
             at = le + 1;
         }
@@ -945,9 +958,12 @@ impl SalientTracker {
         end_pos: u64,
         start_pos: u64,
         shown: Option<Vec<u8>>,
-        before: Vec<Vec<u8>>,
-        header: Option<(u64, Vec<u8>)>,
+        above: Above,
     ) {
+        let Above {
+            lines: before,
+            header,
+        } = above;
         // What decides a line's role is its first MATCH_CAP bytes, the part always held.
         let line = &line[..line.len().min(MATCH_CAP)];
         if self.open.is_some() {

@@ -203,6 +203,57 @@ fn small_outputs_and_raw_requests_are_shown_as_they_are() {
     assert!(raw.artifact.is_none());
 }
 
+#[test]
+fn a_listing_too_long_for_the_window_is_folded_by_directory_with_every_path_whole() {
+    // `find`: a few big generated directories and many small ones, 2.4 times the budget.
+    let mut listing = String::new();
+    for d in 0..60 {
+        let files = if d % 20 == 7 { 700 } else { 12 };
+        for f in 0..files {
+            listing.push_str(&format!("./apps/web/src/area_{d:02}/module_{f:03}.ts\n"));
+        }
+    }
+    listing.push_str("./apps/web/src/features/payments/api/refund.ts\n");
+    listing.push_str("./README.md\n");
+    assert!(listing.len() > 2 * 51_200);
+    let shown = capture(listing.as_bytes(), Some("find . -name '*.ts'"), 65_536);
+    let view = &shown.view;
+    assert!(view.truncated);
+    assert!(view.output_bytes <= 51_200, "{}", view.output_bytes);
+    let raw: Vec<&str> = listing.lines().collect();
+    for part in &view.parts {
+        if let ViewPart::Shown { first_line, text } = part {
+            for (k, line) in text.lines().enumerate() {
+                assert_eq!(raw[*first_line as usize - 1 + k], line);
+            }
+        }
+    }
+    let text = view.text();
+    assert!(text.contains("./apps/web/src/features/payments/api/refund.ts\n"));
+    assert!(text.contains("./apps/web/src/area_08/module_011.ts\n"));
+    let folded: Vec<&str> = view
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            ViewPart::Folded { what, .. } => Some(what.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        folded,
+        [
+            "entries in ./apps/web/src/area_07/",
+            "entries in ./apps/web/src/area_27/",
+            "entries in ./apps/web/src/area_47/"
+        ]
+    );
+    assert_eq!(view.output_lines + folded_lines(view), raw.len() as u64);
+    assert_eq!(shown.artifact.as_deref(), Some(listing.as_bytes()));
+    // The same listing from a program that is not a listing: the window as before.
+    let window = capture(listing.as_bytes(), Some("./gen.sh"), 65_536);
+    assert!(window.view.folded.is_none());
+}
+
 /// Lines of an everyday report: passing tests, progress, salient lines, summaries, other text.
 fn report_line() -> impl Strategy<Value = String> {
     prop_oneof![

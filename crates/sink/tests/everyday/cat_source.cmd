@@ -1,0 +1,1 @@
+cat inventory/http_sync.py
