@@ -5,6 +5,8 @@
 //! command in the same state (`NAME.rtk`, recorded by `make_everyday.sh`). Run with
 //! `cargo xtask corpus`.
 //!
+//! `EVERYDAY_SHOW=NAME` prints one case's text instead.
+//!
 //! agent-exec's text is drawn here with the markers and notices `agent-exec-core` writes
 //! (`render.rs`), so that the count is of what a model reads.
 
@@ -163,6 +165,13 @@ fn kept(text: &str, needles: &[String]) -> usize {
 fn main() {
     let tokens = |t: &str| bpe_openai::o200k_base().count(t);
     let cases = cases();
+    // `EVERYDAY_SHOW=NAME` prints that case's text as a model reads it, and nothing else.
+    if let Ok(name) = std::env::var("EVERYDAY_SHOW") {
+        for case in cases.iter().filter(|c| c.name == name) {
+            println!("{}", agent_exec_text(&case.raw, &case.command));
+        }
+        return;
+    }
     println!("o200k_base tokens a model reads, and needed lines kept (whole lines)\n");
     println!("| command | raw | agent-exec | rtk | needed | agent-exec kept | rtk kept |");
     println!("|---|---:|---:|---:|---:|---:|---:|");

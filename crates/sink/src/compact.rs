@@ -65,7 +65,7 @@ fn any_of(rules: &[&str]) -> Regex {
 }
 
 static RULES: LazyLock<Rules> = LazyLock::new(|| Rules {
-    groups: FOLDS.iter().map(|(_, rules)| any_of(rules)).collect(),
+    groups: FOLDS.iter().map(|(_, _, rules)| any_of(rules)).collect(),
     keep: any_of(KEEP),
     separators: regex::Regex::new(r"\|\||&&|[|;&\n]").expect("a valid pattern"),
     redirections: regex::Regex::new(r"\d*[<>]&\d*-?|&>>?").expect("a valid pattern"),
@@ -149,16 +149,20 @@ pub(crate) fn fold(text: &str, command: &str, salient: Option<&Matcher>) -> Opti
         return None;
     }
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let roles = roles(&lines, salient);
+    let roles = roles(&lines, kind, salient);
     let known = roles.iter().filter(|r| matches!(r, Role::Group(_))).count();
     // Repeated templates are folded in what is known to be a report or a log.
-    let templates = kind != Kind::Unknown || known as f64 >= lines.len() as f64 * EVIDENCE_SHARE;
+    let templates = kind.folds_templates()
+        || kind == Kind::Unknown && known as f64 >= lines.len() as f64 * EVIDENCE_SHARE;
     // Templates, for the lines a run of them may fold (others never meet one).
     let keys: Vec<u64> = lines
         .iter()
         .zip(&roles)
         .map(|(l, role)| match role {
-            Role::Other if templates => template::key(l.trim_end_matches('\n').as_bytes()),
+            // A line without words (blank, a rule) is never a template's example.
+            Role::Other if templates && l.bytes().any(|b| b.is_ascii_alphanumeric()) => {
+                template::key(l.trim_end_matches('\n').as_bytes())
+            }
             _ => 0,
         })
         .collect();
@@ -194,8 +198,8 @@ pub(crate) fn fold(text: &str, command: &str, salient: Option<&Matcher>) -> Opti
             shown_from = i as u64 + 1;
             continue;
         }
-        let same_end = run_end(&|j| roles[j] != Role::Kept && keys[j] == keys[i]);
-        if templates && roles[i] != Role::Kept && same_end - i >= TEMPLATE_RUN {
+        let same_end = run_end(&|j| roles[j] == Role::Other && keys[j] == keys[i]);
+        if templates && roles[i] == Role::Other && keys[i] != 0 && same_end - i >= TEMPLATE_RUN {
             shown.push_str(lines[i]);
             flush(&mut parts, &mut shown, shown_from);
             let more = (same_end - i - 1) as u64;
@@ -222,28 +226,25 @@ pub(crate) fn fold(text: &str, command: &str, salient: Option<&Matcher>) -> Opti
 
 /// The role of every line: kept (salient, a summary, their blocks, the last lines), of a
 /// folding group, or other.
-fn roles(lines: &[&str], salient: Option<&Matcher>) -> Vec<Role> {
+fn roles(lines: &[&str], kind: Kind, salient: Option<&Matcher>) -> Vec<Role> {
     let rules = &*RULES;
+    // The groups that fold in this kind of output.
+    let applies: Vec<bool> = FOLDS
+        .iter()
+        .map(|(_, kinds, _)| kinds.contains(&kind))
+        .collect();
+    let lines: Vec<&[u8]> = lines
+        .iter()
+        .map(|l| l.trim_end_matches('\n').as_bytes())
+        .collect();
     let mut roles = vec![Role::Other; lines.len()];
-    let mut kept = vec![false; lines.len()];
-    for (n, line) in lines.iter().enumerate() {
-        let line = line.trim_end_matches('\n');
-        let bytes = line.as_bytes();
-        let keep = bytes.len() > MATCH_CAP
+    let mut keeps = Vec::new();
+    for (n, bytes) in lines.iter().enumerate() {
+        if bytes.len() > MATCH_CAP
             || rules.keep.is_match(bytes)
-            || salient.is_some_and(|m| m.is_salient(bytes));
-        if keep {
-            kept[n] = true;
-            for above in &mut kept[n.saturating_sub(CONTEXT_ABOVE)..n] {
-                *above = true;
-            }
-            // Its block: the continuation lines below (frames, notes, an assertion's diff).
-            for (below, line) in lines.iter().enumerate().skip(n + 1).take(BLOCK_BELOW) {
-                if !crate::salient::is_continuation(line.trim_end_matches('\n').as_bytes()) {
-                    break;
-                }
-                kept[below] = true;
-            }
+            || salient.is_some_and(|m| m.is_salient(bytes))
+        {
+            keeps.push(n);
             continue;
         }
         let previous = n.checked_sub(1).and_then(|p| match roles[p] {
@@ -252,8 +253,25 @@ fn roles(lines: &[&str], salient: Option<&Matcher>) -> Vec<Role> {
         });
         let group = previous
             .filter(|&g| rules.groups[g].is_match(bytes))
-            .or_else(|| rules.groups.iter().position(|g| g.is_match(bytes)));
+            .or_else(|| (0..FOLDS.len()).find(|&g| applies[g] && rules.groups[g].is_match(bytes)));
         roles[n] = group.map_or(Role::Other, Role::Group);
+    }
+    let mut kept = vec![false; lines.len()];
+    for n in keeps {
+        kept[n] = true;
+        for above in &mut kept[n.saturating_sub(CONTEXT_ABOVE)..n] {
+            *above = true;
+        }
+        // Its block: the continuation lines below (frames, notes, an assertion's diff) — up to
+        // a sibling: a line of a folding group no deeper than it (the next test's report).
+        let indent = indentation(lines[n]);
+        for (below, line) in lines.iter().enumerate().skip(n + 1).take(BLOCK_BELOW) {
+            let sibling = indentation(line) <= indent && matches!(roles[below], Role::Group(_));
+            if sibling || !crate::salient::is_continuation(line) {
+                break;
+            }
+            kept[below] = true;
+        }
     }
     let last = lines.len().saturating_sub(LAST_LINES);
     for (n, role) in roles.iter_mut().enumerate() {
@@ -270,48 +288,87 @@ const DIRECTORY_RUN: usize = 3;
 /// window's head and tail say as much.
 const LISTING_SHOWN_SHARE: f64 = 0.2;
 
-/// A listing too long for the window (`text`, the whole output), folded by directory: the
-/// largest runs of entries of one directory become `[... 812 entries in ./src/gen/ folded ...]`
-/// until the rest fits `max_bytes`; every path shown stays whole. `None` when the command is
-/// not a listing, its lines are not paths, or too little would be left.
-pub(crate) fn fold_listing(text: &str, command: &str, max_bytes: usize) -> Option<View> {
-    if kind_of_command(command) != Kind::Listing {
-        return None;
-    }
+/// An output the model asked to read that is too long for the window (`text`, the whole of
+/// it), folded so that the rest fits `max_bytes` — the largest runs first, every line shown
+/// whole, a salient line never:
+/// - a listing by directory: `[... 812 entries in ./src/gen/ folded ...]`;
+/// - a table of state (`ps`, `docker ps`) by template: the first row of a run of rows alike
+///   but for numbers, ids and paths, then `[... 449 more lines like line 12 omitted ...]`.
+///
+/// `None` for other outputs, when it cannot fit, or when too little would be left.
+pub(crate) fn fold_to_fit(
+    text: &str,
+    command: &str,
+    max_bytes: usize,
+    salient: Option<&Matcher>,
+) -> Option<View> {
+    let kind = kind_of_command(command);
+    let (min_run, by_directory) = match kind {
+        Kind::Listing => (DIRECTORY_RUN, true),
+        Kind::Table => (TEMPLATE_RUN, false),
+        _ => return None,
+    };
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    // Runs of consecutive lines whose path has the same directory: (start, end, directory).
-    let mut runs: Vec<(usize, usize, Option<&str>)> = Vec::new();
+    // The directory of the path a line ends with, as a range of the line.
+    let directory = |line: &str| -> Option<std::ops::Range<usize>> {
+        let trimmed = line.trim_end();
+        let path = trimmed.rsplit(char::is_whitespace).next()?;
+        let start = trimmed.len() - path.len();
+        path.rfind('/').map(|i| start..start + i + 1)
+    };
+    // Runs of consecutive lines of one key (their directory, or their template); a salient
+    // line, or one with no key, is a run of its own that is never folded.
+    let key_of = |line: &str| -> Option<u64> {
+        let bytes = line.trim_end_matches('\n').as_bytes();
+        if salient.is_some_and(|m| bytes.len() <= MATCH_CAP && m.is_salient(bytes)) {
+            return None;
+        }
+        if by_directory {
+            directory(line).map(|dir| template::exact_key(&line.as_bytes()[dir]))
+        } else {
+            Some(template::key(bytes))
+        }
+    };
+    let mut runs: Vec<Run> = Vec::new();
     for (n, line) in lines.iter().enumerate() {
-        let dir = line
-            .trim_end()
-            .rsplit(char::is_whitespace)
-            .next()
-            .and_then(|path| path.rfind('/').map(|i| &path[..=i]));
+        let key = key_of(line);
         match runs.last_mut() {
-            Some((_, end, d)) if *d == dir && dir.is_some() => *end = n + 1,
-            _ => runs.push((n, n + 1, dir)),
+            Some(run) if key.is_some() && run.key == key => run.end = n + 1,
+            _ => runs.push(Run {
+                start: n,
+                end: n + 1,
+                key,
+                bytes: 0,
+                folded: false,
+            }),
         }
     }
-    let bytes_of = |&(start, end, _): &(usize, usize, Option<&str>)| -> usize {
-        lines[start..end].iter().map(|l| l.len()).sum()
-    };
+    for run in &mut runs {
+        run.bytes = lines[run.start..run.end].iter().map(|l| l.len()).sum();
+    }
     let mut order: Vec<usize> = (0..runs.len())
-        .filter(|&r| runs[r].2.is_some() && runs[r].1 - runs[r].0 >= DIRECTORY_RUN)
+        .filter(|&r| runs[r].key.is_some() && runs[r].end - runs[r].start >= min_run)
         .collect();
-    order.sort_by_key(|&r| std::cmp::Reverse(bytes_of(&runs[r])));
+    order.sort_by_key(|&r| std::cmp::Reverse(runs[r].bytes));
     let mut total = text.len();
-    let mut folded = vec![false; runs.len()];
     for r in order {
         if total <= max_bytes {
             break;
         }
-        folded[r] = true;
-        // A marker line costs about this much.
-        total = total.saturating_sub(bytes_of(&runs[r])) + 64;
+        let run = &mut runs[r];
+        run.folded = true;
+        // What stays of it: a marker line, and the first line of a run of one template.
+        let first = if by_directory {
+            0
+        } else {
+            lines[run.start].len()
+        };
+        total = total.saturating_sub(run.bytes) + first + 64;
     }
-    let folded_lines: usize = (0..runs.len())
-        .filter(|&r| folded[r])
-        .map(|r| runs[r].1 - runs[r].0)
+    let folded_lines: usize = runs
+        .iter()
+        .filter(|r| r.folded)
+        .map(|r| r.end - r.start - usize::from(!by_directory))
         .sum();
     let shown_lines = lines.len() - folded_lines;
     if total > max_bytes || (shown_lines as f64) < lines.len() as f64 * LISTING_SHOWN_SHARE {
@@ -321,27 +378,58 @@ pub(crate) fn fold_listing(text: &str, command: &str, max_bytes: usize) -> Optio
     let mut summary = FoldSummary::default();
     let mut shown = String::new();
     let mut shown_from = 1u64;
-    for (r, &(start, end, dir)) in runs.iter().enumerate() {
-        if !folded[r] {
-            lines[start..end].iter().for_each(|l| shown.push_str(l));
+    for run in &runs {
+        if !run.folded {
+            lines[run.start..run.end]
+                .iter()
+                .for_each(|l| shown.push_str(l));
             continue;
         }
-        flush(&mut parts, &mut shown, shown_from);
-        let dir = dir.unwrap_or_default();
-        parts.push(ViewPart::Folded {
-            first_line: start as u64 + 1,
-            lines: (end - start) as u64,
-            what: format!("entries in {dir}"),
-        });
-        let bytes = bytes_of(&runs[r]) as u64;
-        summary.add("entries of directories folded", (end - start) as u64, bytes);
-        shown_from = end as u64 + 1;
+        if by_directory {
+            flush(&mut parts, &mut shown, shown_from);
+            let line = lines[run.start];
+            let dir = directory(line).map_or("", |dir| &line[dir]);
+            let count = (run.end - run.start) as u64;
+            parts.push(ViewPart::Folded {
+                first_line: run.start as u64 + 1,
+                lines: count,
+                what: format!("entries in {dir}"),
+            });
+            summary.add("entries of directories", count, run.bytes as u64);
+        } else {
+            shown.push_str(lines[run.start]);
+            flush(&mut parts, &mut shown, shown_from);
+            let count = (run.end - run.start - 1) as u64;
+            parts.push(ViewPart::Similar {
+                line: run.start as u64 + 1,
+                count,
+            });
+            let first = lines[run.start].len() as u64;
+            summary.add("lines like a line shown", count, run.bytes as u64 - first);
+        }
+        shown_from = run.end as u64 + 1;
     }
     flush(&mut parts, &mut shown, shown_from);
     let mut view = view_of(parts, summary);
     view.truncated = true;
     view.truncated_by = Some(crate::TruncatedBy::Bytes);
     Some(view)
+}
+
+/// A run of lines of one key, for [`fold_to_fit`].
+struct Run {
+    start: usize,
+    end: usize,
+    key: Option<u64>,
+    bytes: usize,
+    folded: bool,
+}
+
+/// Leading spaces and tabs.
+fn indentation(line: &[u8]) -> usize {
+    line.iter()
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count()
 }
 
 fn flush(parts: &mut Vec<ViewPart>, shown: &mut String, first_line: u64) {

@@ -528,8 +528,8 @@ impl Sink for OutputSink {
                 end_spill(spill, truncated, store, cap, &mut self.warnings);
             }
         }
-        // A listing too long for the window is folded by directory instead, read back from
-        // the artifact: every path it shows stays whole.
+        // A listing or a table too long for the window is folded to fit instead, read back
+        // from the artifact: every line it shows stays whole.
         if let Some(listing) = self.listing_view() {
             if let Some(views) = &mut self.final_views {
                 views.merged = listing;
@@ -588,7 +588,7 @@ impl OutputSink {
         crate::compact::fold(&merged.text(), command, salient.as_ref())
     }
 
-    /// The view of a listing too long for the window, folded by directory (compact only).
+    /// The view of a listing or a table too long for the window, folded to fit (compact only).
     fn listing_view(&self) -> Option<View> {
         let command = self.config.compact.as_deref()?;
         let truncated = self.final_views.as_ref()?.merged.truncated;
@@ -605,7 +605,13 @@ impl OutputSink {
             return None;
         }
         let raw = std::fs::read(&w.path).ok()?;
-        crate::compact::fold_listing(&crate::sanitize(&raw), command, self.config.max_bytes)
+        let salient = self.config.salient.compiled().ok();
+        crate::compact::fold_to_fit(
+            &crate::sanitize(&raw),
+            command,
+            self.config.max_bytes,
+            salient.as_ref(),
+        )
     }
 
     fn views(&self) -> Views {

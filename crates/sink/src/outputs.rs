@@ -29,15 +29,41 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    /// Whether lines of this kind may be folded: reports and logs may; what the model asked to
-    /// read (a listing, a file, a diff, search hits, a table of state) never is.
+    /// Whether lines of this kind may be folded: reports and logs may, and version control's
+    /// hints and transfer progress; what the model asked to read (a listing, a file, search
+    /// hits, a table of state) never is.
     pub(crate) fn folds(self) -> bool {
-        matches!(
+        !matches!(
             self,
-            Kind::Tests | Kind::Build | Kind::Install | Kind::Log | Kind::Unknown
+            Kind::Listing | Kind::Content | Kind::Search | Kind::Table
         )
     }
+
+    /// Whether runs of lines alike but for numbers, ids and paths fold: in a report or a log
+    /// (in an output not known by name, only when its lines show it is one).
+    pub(crate) fn folds_templates(self) -> bool {
+        matches!(self, Kind::Tests | Kind::Build | Kind::Install | Kind::Log)
+    }
 }
+
+/// The kinds whose lines are reports or logs: every folding group applies to them.
+const REPORTS: &[Kind] = &[
+    Kind::Tests,
+    Kind::Build,
+    Kind::Install,
+    Kind::Log,
+    Kind::Unknown,
+];
+
+/// Reports, logs and version control (`git clone`, `git pull`, `git status`).
+const WITH_VERSION_CONTROL: &[Kind] = &[
+    Kind::Tests,
+    Kind::Build,
+    Kind::Install,
+    Kind::Log,
+    Kind::Unknown,
+    Kind::VersionControl,
+];
 
 /// Programs by the kind of output they print: `program` or `program subcommand` (the first
 /// word after the program that is not an option).
@@ -205,9 +231,13 @@ pub(crate) const PASS_THROUGH: &[&str] = &["head", "tail", "cat", "less", "more"
 /// Lines a model does not need, by what they are: each folded into a counted marker where a
 /// few of the same group follow each other. A line that is salient (an error, a failure, a
 /// warning) or a summary is never folded, whatever it matches.
-pub(crate) const FOLDS: &[(&str, &[&str])] = &[
+/// Each group: what its lines are, the kinds of output it folds in, its rules. Version
+/// control's diffs and logs are the model's to read: only git's own hints and transfer
+/// progress fold there, by rules no line of a diff (led by ` `, `+` or `-`) can match.
+pub(crate) const FOLDS: &[(&str, &[Kind], &[&str])] = &[
     (
         "lines of passing tests",
+        REPORTS,
         &[
             // libtest, unittest -v: `test a::b ... ok`, `test_x (m.C.test_x) ... ok`.
             r"^\S.* \.\.\. ok$",
@@ -235,6 +265,7 @@ pub(crate) const FOLDS: &[(&str, &[&str])] = &[
     ),
     (
         "progress lines",
+        REPORTS,
         &[
             // cargo: `   Compiling serde v1.0.200`, `  Downloaded libc v0.2.150`.
             r"^\s*(Compiling|Checking|Documenting|Fresh|Downloaded|Downloading|Locking|Adding|Packaging|Verifying|Archiving|Updating|Unpacking) \S+ v\d",
@@ -267,7 +298,24 @@ pub(crate) const FOLDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "transfer progress lines",
+        WITH_VERSION_CONTROL,
+        &[
+            r"^(remote: )?(Enumerating|Counting|Compressing|Receiving|Resolving|Writing|Total|Unpacking|Updating files|Checking out files|Filtering content)\b.*(done|\d+%)",
+        ],
+    ),
+    (
+        "hint lines",
+        WITH_VERSION_CONTROL,
+        &[
+            // git status: `  (use "git add <file>..." to update what will be committed)`.
+            r#"^\s+\(use "git [^)]*\)$"#,
+            r"^hint: ",
+        ],
+    ),
+    (
         "compile-step lines",
+        REPORTS,
         &[
             r"^(\S*/)?(gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(-\d+)? .*-c ",
             r"^\s*(CC|CXX|LD|AR|AS|GEN|CCLD|CXXLD|HOSTCC|INSTALL|RANLIB|MOC|UIC)\s+\S+$",

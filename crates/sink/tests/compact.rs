@@ -175,6 +175,43 @@ fn what_the_model_asked_to_read_is_never_folded() {
 }
 
 #[test]
+fn version_control_folds_only_its_hints_and_progress_never_a_diff() {
+    // A diff of a test file and a log: lines that would fold in a report stay.
+    let mut diff =
+        String::from("diff --git a/t.tap b/t.tap\n--- a/t.tap\n+++ b/t.tap\n@@ -1,400 +1,400 @@\n");
+    for i in 0..400 {
+        diff.push_str(&format!(" ok {i} - case {i}\n+test t::case_{i} ... ok\n"));
+    }
+    for command in ["git diff", "git log -p", "git show HEAD"] {
+        let shown = capture(diff.as_bytes(), Some(command), 4096);
+        assert!(shown.view.folded.is_none(), "{command}");
+        assert_eq!(shown.view.text(), diff, "{command}");
+    }
+    // `git status` with its hints: the hints fold, every file stays.
+    let mut status = String::from("On branch main\nChanges not staged for commit:\n");
+    for i in 0..30 {
+        status.push_str("  (use \"git add <file>...\" to update what will be committed)\n");
+        status.push_str(
+            "  (use \"git restore <file>...\" to discard changes in working directory)\n",
+        );
+        status.push_str("  (use \"git rm --cached <file>...\" to unstage)\n");
+        status.push_str(&format!("\tmodified:   src/module_{i}.rs\n\n"));
+    }
+    status.push_str("no changes added to commit (use \"git add\" and/or \"git commit -a\")\n");
+    let shown = capture(status.as_bytes(), Some("git status"), 4096);
+    let text = shown.view.text();
+    for i in 0..30 {
+        assert!(
+            text.contains(&format!("\tmodified:   src/module_{i}.rs\n")),
+            "{text}"
+        );
+    }
+    assert!(!text.contains("(use \"git restore"), "{text}");
+    assert!(text.contains("no changes added to commit"));
+    assert_eq!(shown.view.folded.as_ref().map(|f| f.lines), Some(90));
+}
+
+#[test]
 fn an_unknown_program_folds_what_its_lines_show_to_be_a_report() {
     // `./run_tests.sh`: known only by its lines.
     let out = cargo_test(200, &[7]);
