@@ -350,21 +350,21 @@ fn main() -> ExitCode {
         Some("corpus") => {
             // The window on the log corpora, then the compact view on everyday commands
             // (tokens and needed lines, beside rtk).
-            let example = |name: &'static str| {
+            let example = |package: &'static str, name: &'static str| {
                 vec![
                     "run",
                     "--release",
                     "-q",
                     "-p",
-                    "agent-exec-sink",
+                    package,
                     "--example",
                     name,
                     "--",
                 ]
             };
-            let mut window = example("corpus_table");
+            let mut window = example("agent-exec-sink", "corpus_table");
             window.extend(args[1..].iter().map(String::as_str));
-            cargo(&window) && cargo(&example("everyday_table"))
+            cargo(&window) && cargo(&example("agent-exec-core", "everyday_table"))
         }
         Some("fuzz") => {
             let target = args.get(1).map_or("sink", String::as_str);

@@ -176,11 +176,7 @@ pub(crate) fn build_tool(
         config.direction = d.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     }
     if let Some(v) = &args.view {
-        config.view = match v.as_str() {
-            "compact" => agent_exec_core::ViewStyle::Compact,
-            "raw" => agent_exec_core::ViewStyle::Raw,
-            other => anyhow::bail!("unknown view {other:?}: use compact or raw"),
-        };
+        config.view = v.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     }
     let policy = policy_from(file.policy, &args.policy, &config.workdir)?;
     Ok(Tool::new_with_policy(config, Arc::new(policy)))

@@ -605,6 +605,9 @@ fn folded_notice(
     )
 }
 
+/// Ranges a notice names, at most.
+const NOTICE_RANGES: usize = 8;
+
 /// `[Showing lines A-B of N (50.0KB limit). Full: artifact://ID]`, naming every range when
 /// more than one is shown.
 fn notice(
@@ -618,11 +621,18 @@ fn notice(
     let shown = if t.shown_ranges.is_empty() {
         format!("Showing no lines of {}{plus}", t.total_lines)
     } else {
-        let ranges: Vec<String> = t
-            .shown_ranges
-            .iter()
-            .map(|[a, b]| format!("{a}-{b}"))
-            .collect();
+        // Every range, up to a few; past that (a listing folded by directory shows hundreds),
+        // the first and the last ones and how many: the notice stays a line.
+        let all = &t.shown_ranges;
+        let named: Vec<&[u64; 2]> = if all.len() > NOTICE_RANGES {
+            all[..4].iter().chain(&all[all.len() - 3..]).collect()
+        } else {
+            all.iter().collect()
+        };
+        let mut ranges: Vec<String> = named.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+        if all.len() > NOTICE_RANGES {
+            ranges.insert(4, format!("… ({} ranges in all) …", all.len()));
+        }
         format!(
             "Showing lines {} of {}{plus}",
             ranges.join(", "),

@@ -272,3 +272,35 @@ fn texts_of_compact_views() {
     let tail = tool.execute(&Request::shell(TEST_REPORT).tail(300), &CancelToken::new());
     assert_eq!(tail.text(), expected);
 }
+
+/// A listing too long for the window, folded by directory: every path shown whole, the folded
+/// directories counted, the notice one line however many ranges are shown.
+#[test]
+fn a_long_listing_is_folded_by_directory() {
+    let (_dir, tool) = tool_with(|_| {});
+    // 90 directories: 60 of 6 files, 30 of 150 (about twice the window in all).
+    let tree = tempfile::tempdir().expect("a temporary directory");
+    for d in 10..100 {
+        let dir = tree.path().join(format!("area_{d}"));
+        std::fs::create_dir(&dir).expect("a directory");
+        for f in 1..=(if d % 3 == 0 { 150 } else { 6 }) {
+            std::fs::write(dir.join(format!("module_{f}.ts")), "").expect("a file");
+        }
+    }
+    let result = tool.execute(
+        &Request::shell("find . -name '*.ts'").cwd(tree.path().display().to_string()),
+        &CancelToken::new(),
+    );
+    let text = result.text();
+    assert!(text.contains("./area_10/module_6.ts\n"), "{text}");
+    assert!(text.contains("[... 150 entries in ./area_"), "{text}");
+    assert!(text.contains(" ranges in all) …"), "{text}");
+    let notice = text
+        .lines()
+        .find(|l| l.starts_with("[Showing lines"))
+        .expect("a notice");
+    assert!(notice.len() < 300, "{notice}");
+    let truncation = result.details.truncation.as_ref().expect("cut to fit");
+    assert!(truncation.output_bytes <= 51_200);
+    assert!(result.details.folded.is_some());
+}

@@ -132,6 +132,31 @@ pub fn apply_head_tail(text: &str, head: Option<usize>, tail: Option<usize>) -> 
     out
 }
 
+/// The simple commands of a command line, in order and at any depth — a list's, a pipeline's
+/// stages, a subshell's — each as its text (keywords such as `then` and `do` left at their
+/// start): split at every separator and parenthesis outside quotes, substitutions and heredoc
+/// bodies. Not a parser: enough to tell which program each runs.
+///
+/// ```
+/// assert_eq!(
+///     agent_exec_normalize::simple_commands(r#"(cd x && grep -E "a|b" f) 2>&1 | tee log"#),
+///     ["cd x", r#"grep -E "a|b" f"#, "2>&1", "tee log"]
+/// );
+/// ```
+pub fn simple_commands(command: &str) -> Vec<&str> {
+    let mut commands = Vec::new();
+    let mut from = 0;
+    let breaks = scan(command).breaks;
+    for (at, len) in breaks.into_iter().chain([(command.len(), 0)]) {
+        let part = command[from..at].trim();
+        if !part.is_empty() {
+            commands.push(part);
+        }
+        from = at + len;
+    }
+    commands
+}
+
 /// Whether the first pipeline stage prints a diff: `git diff|show|whatchanged`,
 /// `git log … -p`, or `diff …`.
 pub fn is_diff_command(command: &str) -> bool {

@@ -7,7 +7,7 @@
 //! the command is a list, and to say "not clean" (or "a list") when unsure.
 
 /// What the scan found.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Scan {
     /// Byte index of the last top-level, unquoted single `|`.
     pub(crate) last_pipe: Option<usize>,
@@ -19,6 +19,9 @@ pub(crate) struct Scan {
     /// command: the command is a list of pipelines, not one. Errs towards `true` (a compound
     /// command it does not recognize, a keyword it cannot place), never towards `false`.
     pub(crate) is_list: bool,
+    /// Where one simple command ends and another may start, at any depth, outside quotes,
+    /// substitutions and heredoc bodies: each separator and parenthesis, as (start, length).
+    pub(crate) breaks: Vec<(usize, usize)>,
 }
 
 /// How a word at the start of a word changes the compound-command depth.
@@ -151,12 +154,14 @@ pub(crate) fn scan(command: &str) -> Scan {
                 continue;
             }
             b'(' => {
+                out.breaks.push((i, 1));
                 depth += 1;
                 compound_at_paren.push(compound);
                 i += 1;
                 command_start = true;
             }
             b')' => {
+                out.breaks.push((i, 1));
                 depth = depth.saturating_sub(1);
                 if let Some(at) = compound_at_paren.pop() {
                     compound = at;
@@ -172,6 +177,7 @@ pub(crate) fn scan(command: &str) -> Scan {
             }
             b'<' if b.get(i + 1) == Some(&b'<') => i += 3,
             b'\n' => {
+                out.breaks.push((i, 1));
                 if depth == 0 {
                     sep(&mut out, i);
                 }
@@ -200,17 +206,22 @@ pub(crate) fn scan(command: &str) -> Scan {
                     list(&mut out, depth, compound);
                 }
                 command_start = !clobber;
-                i += if matches!(next, Some(b'|' | b'&')) {
+                let len = if matches!(next, Some(b'|' | b'&')) {
                     2
                 } else {
                     1
                 };
+                if !clobber {
+                    out.breaks.push((i, len));
+                }
+                i += len;
                 word_start = true;
                 continue;
             }
             b';' | b'&' => {
                 let redirection = c == b'&' && i > 0 && matches!(b[i - 1], b'>' | b'<');
                 if !redirection {
+                    out.breaks.push((i, 1));
                     if depth == 0 {
                         sep(&mut out, i);
                     }

@@ -161,6 +161,17 @@ pub enum ViewStyle {
     Raw,
 }
 
+impl std::str::FromStr for ViewStyle {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "compact" => Ok(ViewStyle::Compact),
+            "raw" => Ok(ViewStyle::Raw),
+            other => Err(format!("unknown view {other:?}: use compact or raw")),
+        }
+    }
+}
+
 /// Building a request.
 impl Request {
     /// A shell command line (`bash -o pipefail -c COMMAND`).

@@ -19,7 +19,10 @@ use std::sync::LazyLock;
 // Byte regexes with ASCII semantics: Unicode word boundaries would leave the lazy DFA.
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::outputs::{FOLDS, KEEP, Kind, PASS_THROUGH, PROGRAMS, RUNNERS};
+use crate::outputs::{
+    BULKY_DIRECTORIES, FOLDS, KEEP, KEYWORDS, Kind, OPTIONS, PASS_THROUGH, PROGRAMS,
+    RUN_SUBCOMMANDS, RUNNERS,
+};
 use crate::salient::{MATCH_CAP, Matcher};
 use crate::template;
 use crate::window::{FoldSummary, View, ViewPart};
@@ -50,9 +53,6 @@ struct Rules {
     /// line above it first (a report's lines come in runs).
     groups: Vec<Regex>,
     keep: Regex,
-    separators: regex::Regex,
-    /// `2>&1`, `&>`: an `&` that does not separate commands.
-    redirections: regex::Regex,
 }
 
 /// One regex matching where any of `rules` does.
@@ -67,54 +67,116 @@ fn any_of(rules: &[&str]) -> Regex {
 static RULES: LazyLock<Rules> = LazyLock::new(|| Rules {
     groups: FOLDS.iter().map(|(_, _, rules)| any_of(rules)).collect(),
     keep: any_of(KEEP),
-    separators: regex::Regex::new(r"\|\||&&|[|;&\n]").expect("a valid pattern"),
-    redirections: regex::Regex::new(r"\d*[<>]&\d*-?|&>>?").expect("a valid pattern"),
 });
 
-/// What the command's output is, from its words (the last stage of a pipeline that is not a
-/// pass-through; the last command of a list).
+/// What the command's output is, from its words: the last simple command (of a list, of a
+/// pipeline, in a subshell) that is not a pass-through (`| tee log`, `| head`), its runners and
+/// their options skipped (`sudo -u u`, `timeout 60`, `uv run`), its program and subcommand
+/// looked up in [`PROGRAMS`].
 pub(crate) fn kind_of_command(command: &str) -> Kind {
-    let command = RULES.redirections.replace_all(command, " ");
-    let stages: Vec<&str> = RULES.separators.split(&command).collect();
-    for stage in stages.iter().rev() {
-        let words: Vec<&str> = stage
+    for stage in agent_exec_normalize::simple_commands(command).iter().rev() {
+        let words: Vec<String> = stage
             .split_whitespace()
-            .skip_while(|w| is_assignment(w) || w.starts_with(['<', '>', '2', '(']))
+            .map(|w| w.replace(['\'', '"'], ""))
             .collect();
-        let mut i = 0;
-        while i < words.len() && (RUNNERS.contains(&base(words[i])) || words[i].starts_with('-')) {
-            i += 1;
-        }
-        let Some(&program) = words.get(i) else {
+        let Some((program, rest)) = program_of(&words) else {
             continue;
         };
-        let mut program = base(program);
-        let mut rest = &words[i + 1..];
-        // `python -m pytest` is pytest.
-        if program.starts_with("python")
-            && let Some(m) = rest.iter().position(|w| *w == "-m")
-            && let Some(module) = rest.get(m + 1)
-        {
-            program = module;
-            rest = &rest[m + 2..];
-        }
         // `tee FILE` passes its input on; `cat FILE` shows a file, `cat` alone passes it on.
         if program == "tee"
             || PASS_THROUGH.contains(&program) && rest.iter().all(|w| w.starts_with('-'))
         {
             continue;
         }
-        let sub = rest.iter().find(|w| !w.starts_with('-'));
         let known = |name: &str| {
             PROGRAMS
                 .iter()
                 .find(|(names, _)| names.contains(&name))
                 .map(|(_, kind)| *kind)
         };
-        let with_sub = sub.and_then(|s| known(&format!("{program} {s}")));
+        let with_sub = subcommand(program, rest).and_then(|s| known(&format!("{program} {s}")));
         return with_sub.or_else(|| known(program)).unwrap_or(Kind::Unknown);
     }
     Kind::Unknown
+}
+
+/// The program a simple command runs and the words after it: past assignments, redirections,
+/// keywords, runners with their options (`timeout`'s duration too) and run subcommands
+/// (`uv run X` runs X); `python -m X` runs X. `None` for a command with no program (`fi`).
+fn program_of(words: &[String]) -> Option<(&str, &[String])> {
+    let mut i = 0;
+    loop {
+        while words.get(i).is_some_and(|w| {
+            is_assignment(w)
+                || w.starts_with(['<', '>'])
+                || KEYWORDS.contains(&w.as_str())
+                || w.bytes().next().is_some_and(|b| b.is_ascii_digit()) && w.contains('>')
+        }) {
+            i += 1;
+        }
+        let word = base(words.get(i)?);
+        let rest = &words[i + 1..];
+        if RUNNERS.contains(&word) {
+            let skip = options_end(word, rest);
+            // `timeout 60 make`: its duration.
+            let skip = skip
+                + usize::from(
+                    word == "timeout"
+                        && rest
+                            .get(skip)
+                            .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit())),
+                );
+            let after = &rest[skip.min(rest.len())..];
+            let next = after.iter().position(|w| !is_assignment(w));
+            match next {
+                Some(n) => {
+                    i += 1 + skip + n;
+                    continue;
+                }
+                // A runner alone is the program (`env`, `time`).
+                None => return Some((word, rest)),
+            }
+        }
+        if let Some(sub) = subcommand(word, rest)
+            && RUN_SUBCOMMANDS.contains(&format!("{word} {sub}").as_str())
+        {
+            let at = rest.iter().position(|w| w == sub).unwrap_or(0);
+            i += 2 + at;
+            continue;
+        }
+        // `python -m pytest` is pytest.
+        if word.starts_with("python")
+            && let Some(m) = rest.iter().position(|w| w == "-m")
+            && let Some(module) = rest.get(m + 1)
+        {
+            return Some((base(module), &rest[m + 2..]));
+        }
+        return Some((word, rest));
+    }
+}
+
+/// How many of `rest` are `program`'s options (and their values) before its first operand.
+fn options_end(program: &str, rest: &[String]) -> usize {
+    let takes_value = OPTIONS
+        .iter()
+        .find(|(p, _)| *p == program)
+        .map_or(&[][..], |(_, o)| *o);
+    let mut i = 0;
+    while let Some(w) = rest.get(i) {
+        if !w.starts_with('-') || w == "-" {
+            break;
+        }
+        i += 1 + usize::from(takes_value.contains(&w.as_str()));
+        if w == "--" {
+            break;
+        }
+    }
+    i
+}
+
+/// A program's subcommand: its first word that is not an option or an option's value.
+fn subcommand<'a>(program: &str, rest: &'a [String]) -> Option<&'a str> {
+    rest.get(options_end(program, rest)).map(String::as_str)
 }
 
 fn base(word: &str) -> &str {
@@ -198,8 +260,13 @@ pub(crate) fn fold(text: &str, command: &str, salient: Option<&Matcher>) -> Opti
             shown_from = i as u64 + 1;
             continue;
         }
-        let same_end = run_end(&|j| roles[j] == Role::Other && keys[j] == keys[i]);
-        if templates && roles[i] == Role::Other && keys[i] != 0 && same_end - i >= TEMPLATE_RUN {
+        let foldable = templates && roles[i] == Role::Other && keys[i] != 0;
+        let same_end = if foldable {
+            run_end(&|j| roles[j] == Role::Other && keys[j] == keys[i])
+        } else {
+            i + 1
+        };
+        if same_end - i >= TEMPLATE_RUN {
             shown.push_str(lines[i]);
             flush(&mut parts, &mut shown, shown_from);
             let more = (same_end - i - 1) as u64;
@@ -300,7 +367,7 @@ pub(crate) fn fold_to_fit(
     text: &str,
     command: &str,
     max_bytes: usize,
-    salient: Option<&Matcher>,
+    salient: &Matcher,
 ) -> Option<View> {
     let kind = kind_of_command(command);
     let (min_run, by_directory) = match kind {
@@ -320,7 +387,8 @@ pub(crate) fn fold_to_fit(
     // line, or one with no key, is a run of its own that is never folded.
     let key_of = |line: &str| -> Option<u64> {
         let bytes = line.trim_end_matches('\n').as_bytes();
-        if salient.is_some_and(|m| bytes.len() <= MATCH_CAP && m.is_salient(bytes)) {
+        // A line too long to judge is never folded, as a salient one.
+        if bytes.len() > MATCH_CAP || salient.is_salient(bytes) {
             return None;
         }
         if by_directory {
@@ -349,7 +417,19 @@ pub(crate) fn fold_to_fit(
     let mut order: Vec<usize> = (0..runs.len())
         .filter(|&r| runs[r].key.is_some() && runs[r].end - runs[r].start >= min_run)
         .collect();
-    order.sort_by_key(|&r| std::cmp::Reverse(runs[r].bytes));
+    // Bulky directories first (dependencies, build output, fixtures), then the largest runs.
+    let bulky = |run: &Run| {
+        by_directory
+            && directory(lines[run.start]).is_some_and(|dir| {
+                lines[run.start][dir]
+                    .split('/')
+                    .any(|part| BULKY_DIRECTORIES.contains(&part))
+            })
+    };
+    order.sort_by_key(|&r| {
+        let run = &runs[r];
+        std::cmp::Reverse((bulky(run), run.end - run.start, run.bytes))
+    });
     let mut total = text.len();
     for r in order {
         if total <= max_bytes {
@@ -357,13 +437,20 @@ pub(crate) fn fold_to_fit(
         }
         let run = &mut runs[r];
         run.folded = true;
-        // What stays of it: a marker line, and the first line of a run of one template.
-        let first = if by_directory {
-            0
+        // What stays of it: a marker line (as core draws it, with room for its numbers), and
+        // the first line of a run of one template.
+        let count = (run.end - run.start).to_string().len();
+        let stays = if by_directory {
+            let dir = directory(lines[run.start]).map_or(0, |d| d.len());
+            "[...  entries in  folded ...]\n".len() + dir + count
         } else {
+            let line = (run.end + 1).to_string().len();
             lines[run.start].len()
+                + "[...  more lines like line  omitted ...]\n".len()
+                + count
+                + line
         };
-        total = total.saturating_sub(run.bytes) + first + 64;
+        total = total.saturating_sub(run.bytes) + stays;
     }
     let folded_lines: usize = runs
         .iter()
@@ -488,6 +575,35 @@ mod tests {
             ("ps aux", Kind::Table),
             ("./run_tests.sh", Kind::Unknown),
             ("npx jest --ci", Kind::Tests),
+            // Quotes hold separators; subshells and lists are looked through.
+            ("grep -E \"PASSED|FAILED\" pytest.log", Kind::Search),
+            ("awk '{print $1; print $2}' test.log", Kind::Content),
+            ("sed -n '/Compiling/p;/error/p' build.log", Kind::Content),
+            ("(cd x && ls)", Kind::Listing),
+            ("if true; then cargo test; fi", Kind::Tests),
+            // Runners, their options and durations; run subcommands.
+            ("timeout 60 cat build.log", Kind::Content),
+            ("sudo -u app cat /var/log/x", Kind::Content),
+            ("env A=1 B=2 cat x", Kind::Content),
+            ("nice -n 5 make -j8", Kind::Build),
+            ("watch -n 1 ls", Kind::Listing),
+            ("env", Kind::Table),
+            ("uv run pytest -q", Kind::Tests),
+            ("uv run python bench.py", Kind::Unknown),
+            ("poetry run python -m pytest", Kind::Tests),
+            ("cargo run --release", Kind::Unknown),
+            ("npm run dev", Kind::Unknown),
+            // Options before a subcommand.
+            ("git -C repo status", Kind::VersionControl),
+            ("git -C repo ls-files", Kind::Listing),
+            ("git --no-pager diff HEAD~1", Kind::Content),
+            ("git log --oneline -n 50", Kind::Content),
+            ("make -C build test", Kind::Tests),
+            // Install only when installing.
+            ("pip install -r requirements.txt", Kind::Install),
+            ("go mod graph", Kind::Unknown),
+            ("apt list --installed", Kind::Unknown),
+            ("yarn", Kind::Unknown),
         ];
         for (command, kind) in cases {
             assert_eq!(kind_of_command(command), kind, "{command}");

@@ -511,8 +511,9 @@ impl Sink for OutputSink {
         }
         // The views are final now: computed once, for the spill decision and the capture.
         let mut views = self.views();
+        let mut unfolded = None;
         if let Some(folded) = self.compact_view(&views.merged) {
-            views.merged = folded;
+            unfolded = Some(std::mem::replace(&mut views.merged, folded));
         }
         let truncated = views.merged.truncated
             || views.merged.folded.is_some()
@@ -526,6 +527,18 @@ impl Sink for OutputSink {
         if let Some(spills) = &mut self.stream_spills {
             for (spill, truncated) in spills.iter_mut().zip(own_truncated) {
                 end_spill(spill, truncated, store, cap, &mut self.warnings);
+            }
+        }
+        // A folded view whose raw stream could not be kept whole would lose the lines it
+        // folds: the output fits, so it is shown as it is instead.
+        if let (Some(unfolded), Some(views)) = (unfolded, &mut self.final_views) {
+            let kept = matches!(&self.spill, Spill::Writing(w) if !w.capped && w.error.is_none());
+            if !kept {
+                views.merged = unfolded;
+                if let Spill::Writing(w) = &self.spill {
+                    let _ = std::fs::remove_file(&w.path);
+                }
+                self.spill = Spill::Off;
             }
         }
         // A listing or a table too long for the window is folded to fit instead, read back
@@ -581,11 +594,15 @@ impl OutputSink {
             || self.stream_spills.is_some()
             // Without a store the raw stream could not be kept: folding would lose it.
             || self.store.is_none()
+            // A terminal's rows are not the artifact's lines: the markers' numbers would not
+            // match.
+            || self.config.terminal.is_some()
         {
             return None;
         }
-        let salient = self.config.salient.compiled().ok();
-        crate::compact::fold(&merged.text(), command, salient.as_ref())
+        // Patterns that do not compile find nothing salient: nothing is folded either.
+        let salient = self.config.salient.compiled().ok()?;
+        crate::compact::fold(&merged.text(), command, Some(&salient))
     }
 
     /// The view of a listing or a table too long for the window, folded to fit (compact only).
@@ -605,12 +622,12 @@ impl OutputSink {
             return None;
         }
         let raw = std::fs::read(&w.path).ok()?;
-        let salient = self.config.salient.compiled().ok();
+        let salient = self.config.salient.compiled().ok()?;
         crate::compact::fold_to_fit(
             &crate::sanitize(&raw),
             command,
             self.config.max_bytes,
-            salient.as_ref(),
+            &salient,
         )
     }
 

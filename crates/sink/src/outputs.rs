@@ -66,12 +66,15 @@ const WITH_VERSION_CONTROL: &[Kind] = &[
 ];
 
 /// Programs by the kind of output they print: `program` or `program subcommand` (the first
-/// word after the program that is not an option).
+/// word after the program that is neither an option nor an option's value, [`OPTIONS`]).
+/// `program subcommand` wins over `program`; a program with no row is not known by name (its
+/// lines tell).
 pub(crate) const PROGRAMS: &[(&[&str], Kind)] = &[
     (
         &[
             "cargo test",
             "cargo nextest",
+            "cargo t",
             "pytest",
             "py.test",
             "go test",
@@ -79,6 +82,8 @@ pub(crate) const PROGRAMS: &[(&[&str], Kind)] = &[
             "npm t",
             "yarn test",
             "pnpm test",
+            "bun test",
+            "deno test",
             "jest",
             "vitest",
             "mocha",
@@ -88,21 +93,21 @@ pub(crate) const PROGRAMS: &[(&[&str], Kind)] = &[
             "rspec",
             "phpunit",
             "unittest",
-            "bun test",
-            "deno test",
             "mvn test",
             "gradle test",
             "make test",
             "make check",
+            "dotnet test",
         ],
         Kind::Tests,
     ),
     (
         &[
             "cargo build",
+            "cargo b",
             "cargo check",
+            "cargo c",
             "cargo clippy",
-            "cargo run",
             "cargo doc",
             "make",
             "cmake",
@@ -116,44 +121,59 @@ pub(crate) const PROGRAMS: &[(&[&str], Kind)] = &[
             "tsc",
             "go build",
             "go vet",
+            "go install",
             "mvn",
             "gradle",
-            "npm run",
-            "yarn build",
             "docker build",
             "podman build",
             "javac",
             "meson",
+            "dotnet build",
         ],
         Kind::Build,
     ),
     (
         &[
-            "pip",
-            "pip3",
-            "uv",
-            "poetry",
+            "pip install",
+            "pip3 install",
+            "pip download",
+            "pip uninstall",
+            "uv sync",
+            "uv add",
+            "uv pip",
+            "poetry install",
+            "poetry add",
+            "poetry update",
             "npm install",
             "npm i",
             "npm ci",
             "npm update",
-            "yarn",
-            "pnpm",
+            "npm uninstall",
+            "yarn install",
+            "yarn add",
+            "pnpm install",
+            "pnpm i",
+            "pnpm add",
             "bun install",
-            "apt",
-            "apt-get",
-            "dnf",
-            "yum",
-            "apk",
-            "brew",
+            "bun add",
+            "apt install",
+            "apt-get install",
+            "apt update",
+            "apt-get update",
+            "apt upgrade",
+            "apt-get upgrade",
+            "dnf install",
+            "yum install",
+            "apk add",
+            "brew install",
             "cargo install",
             "cargo fetch",
             "cargo update",
             "go get",
-            "go mod",
-            "gem",
-            "bundle",
-            "conda",
+            "gem install",
+            "bundle install",
+            "conda install",
+            "conda create",
         ],
         Kind::Install,
     ),
@@ -179,12 +199,38 @@ pub(crate) const PROGRAMS: &[(&[&str], Kind)] = &[
     ),
     (
         &[
-            "cat", "head", "tail", "less", "more", "bat", "batcat", "sed", "awk", "nl", "tac",
-            "jq", "yq", "xxd", "od", "hexdump", "sqlite3", "psql", "mysql",
+            "cat",
+            "head",
+            "tail",
+            "less",
+            "more",
+            "bat",
+            "batcat",
+            "sed",
+            "awk",
+            "nl",
+            "tac",
+            "jq",
+            "yq",
+            "xxd",
+            "od",
+            "hexdump",
+            "sqlite3",
+            "psql",
+            "mysql",
+            "diff",
+            "git diff",
+            "git show",
+            "git log",
+            "git whatchanged",
+            "git blame",
+            "git format-patch",
+            "git reflog",
+            "git shortlog",
         ],
         Kind::Content,
     ),
-    (&["git", "diff", "hg", "svn", "patch"], Kind::VersionControl),
+    (&["git", "hg", "svn", "patch"], Kind::VersionControl),
     (
         &["grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"],
         Kind::Search,
@@ -216,14 +262,116 @@ pub(crate) const PROGRAMS: &[(&[&str], Kind)] = &[
     ),
 ];
 
-/// Words that run the command after them: a command's program is the word after these.
-pub(crate) const RUNNERS: &[&str] = &[
-    "sudo", "time", "env", "nice", "nohup", "exec", "command", "npx", "pnpx", "bunx", "timeout",
-    "stdbuf", "ionice", "xargs", "watch",
+/// Options that take a value, of programs whose subcommand comes after their options
+/// (`git -C dir status`, `make -C dir test`), and of runners.
+pub(crate) const OPTIONS: &[(&str, &[&str])] = &[
+    (
+        "git",
+        &["-C", "-c", "--git-dir", "--work-tree", "--namespace"],
+    ),
+    (
+        "make",
+        &[
+            "-C",
+            "-f",
+            "-j",
+            "-l",
+            "-o",
+            "-W",
+            "-I",
+            "--directory",
+            "--file",
+        ],
+    ),
+    (
+        "cargo",
+        &["-C", "--manifest-path", "--config", "-Z", "-p", "--package"],
+    ),
+    ("go", &["-C"]),
+    ("npm", &["--prefix", "-w", "--workspace"]),
+    ("docker", &["-H", "--context", "-c", "--host"]),
+    (
+        "kubectl",
+        &["-n", "--namespace", "--context", "-l", "--kubeconfig"],
+    ),
+    (
+        "sudo",
+        &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
+    ),
+    ("doas", &["-u"]),
+    ("env", &["-u", "-C", "-S"]),
+    ("nice", &["-n"]),
+    ("ionice", &["-c", "-n", "-p"]),
+    ("timeout", &["-s", "-k", "--signal", "--kill-after"]),
+    ("time", &["-f", "-o"]),
+    ("exec", &["-a"]),
+    ("stdbuf", &["-i", "-o", "-e"]),
+    ("xargs", &["-n", "-I", "-d", "-L", "-P", "-s", "-E", "-a"]),
+    ("watch", &["-n"]),
+    ("npx", &["-p", "--package"]),
 ];
 
-/// A stage after a pipe that passes the output on as it is: the stage before it decides.
-pub(crate) const PASS_THROUGH: &[&str] = &["head", "tail", "cat", "less", "more"];
+/// Words that run the command after them (after their options, and a duration for
+/// `timeout`): the command's program is the word after. Alone, a runner is the program
+/// (`env` prints the environment).
+pub(crate) const RUNNERS: &[&str] = &[
+    "sudo", "doas", "time", "env", "nice", "nohup", "exec", "command", "npx", "pnpx", "bunx",
+    "timeout", "stdbuf", "ionice", "xargs", "watch", "unbuffer",
+];
+
+/// Subcommands that run the command after them: `uv run pytest` is pytest; `cargo run`,
+/// `npm run` and `go run` print their program's output, known by its lines.
+pub(crate) const RUN_SUBCOMMANDS: &[&str] = &[
+    "uv run",
+    "poetry run",
+    "pipenv run",
+    "pdm run",
+    "hatch run",
+    "rye run",
+    "pnpm exec",
+    "pnpm dlx",
+    "yarn dlx",
+    "yarn exec",
+    "npm exec",
+    "bundle exec",
+];
+
+/// Shell keywords a simple command may start with (the command is after them) or be (`fi`:
+/// none).
+pub(crate) const KEYWORDS: &[&str] = &[
+    "!", "{", "}", "then", "do", "done", "else", "elif", "if", "fi", "while", "until", "time",
+    "esac",
+];
+
+/// Directories whose entries a listing's reader seldom wants one by one — dependencies, build
+/// output, caches, test fixtures: a listing too long for the window folds them first.
+pub(crate) const BULKY_DIRECTORIES: &[&str] = &[
+    "node_modules",
+    "vendor",
+    "dist",
+    "build",
+    "target",
+    ".git",
+    "__pycache__",
+    ".venv",
+    "venv",
+    "site-packages",
+    "coverage",
+    ".next",
+    ".cache",
+    "generated",
+    "__generated__",
+    "__snapshots__",
+    "__tests__",
+    "__mocks__",
+    "__fixtures__",
+    "fixtures",
+    "testdata",
+];
+
+/// A stage after a pipe that passes the output on as it is: the stage before it decides
+/// (`cat FILE`, though, shows a file).
+pub(crate) const PASS_THROUGH: &[&str] = &["tee", "head", "tail", "cat", "less", "more"];
 
 /// Rules are byte regexes with ASCII semantics (`\b`, `\s`, `(?i)` over ASCII); a character
 /// beyond ASCII is written as a literal or an alternation of literals, never in a class.
@@ -273,7 +421,7 @@ pub(crate) const FOLDS: &[(&str, &[Kind], &[&str])] = &[
             // pip.
             r"^Requirement already satisfied: ",
             r"^Collecting ",
-            r"^Processing ",
+            r"^Processing \.{0,2}/",
             r"^\s+Downloading \S",
             r"^\s+Using cached ",
             r"^\s+(Preparing|Getting|Installing) (metadata|requirements|build dependencies|backend dependencies)",
@@ -320,7 +468,7 @@ pub(crate) const FOLDS: &[(&str, &[Kind], &[&str])] = &[
             r"^(\S*/)?(gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(-\d+)? .*-c ",
             r"^\s*(CC|CXX|LD|AR|AS|GEN|CCLD|CXXLD|HOSTCC|INSTALL|RANLIB|MOC|UIC)\s+\S+$",
             r"^\[ *\d+%\] (Building|Linking|Built target|Scanning)",
-            r"^\[\d+/\d+\] ",
+            r"^\[\d+/\d+\] (Building|Linking|Compiling|Generating|Running|Installing|Scanning|Copying) ",
             r"^make(\[\d+\])?: (Entering|Leaving) directory ",
             r"^make(\[\d+\])?: Nothing to be done",
         ],
@@ -341,6 +489,9 @@ pub(crate) const KEEP: &[&str] = &[
     r"^Successfully (installed|built) ",
     r"^(added|removed|changed|up to date|found) ",
     r"^\d+ (upgraded|newly installed)",
-    r"(?i)\bwarn(ing)?\b",
+    r"(?i)\bwarn(ing)?s?\b",
+    // A failed test's mark (jest, vitest), and the list of failures a runner ends with.
+    r"^\s*(?:✕|×|✗) ",
+    r"^failures:$",
     r"(?i)\bdeprecat",
 ];

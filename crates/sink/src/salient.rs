@@ -84,7 +84,7 @@ pub const DEFAULT_PATTERNS: &[&str] = &[
     r"\buninitialised value",
     // Failures named without those words: a lint finding's cross, a deadlock, a data race,
     // a thread dump's stacks.
-    r"✖|✘",
+    r"✖|✘|✕",
     r"(?i)\bdeadlock",
     r"(?i)\bdata race\b",
     r"most recent call first",
@@ -152,6 +152,7 @@ pub const DEFAULT_ANCHORS: &[&str] = &[
     "uninitialised value",
     "✖",
     "✘",
+    "✕",
     "deadlock",
     "Deadlock",
     "DEADLOCK",
@@ -609,6 +610,7 @@ struct Above {
 }
 
 /// What the lines above a position say of its header.
+#[derive(Debug, Clone)]
 enum HeaderAbove {
     /// The header: its line number and text.
     Header((u64, Vec<u8>)),
@@ -620,20 +622,37 @@ enum HeaderAbove {
 
 /// The header of the line starting at `ls` of `region` (numbered `line_no`), looking up
 /// through the lines above it in `region`.
-fn find_header(region: &[u8], ls: usize, line_no: u64) -> HeaderAbove {
+///
+/// `known` is the answer for an earlier line of the region (where it starts, and its answer):
+/// the walk stops there, so the salient lines of one region cost one walk in all, not one
+/// each — a flood of indented errors would otherwise make it quadratic.
+fn find_header(
+    region: &[u8],
+    ls: usize,
+    line_no: u64,
+    known: Option<&(usize, HeaderAbove)>,
+) -> HeaderAbove {
     let mut end = ls;
     let mut n = line_no;
     while end > 0 {
         let start = memchr::memrchr(b'\n', &region[..end - 1]).map_or(0, |i| i + 1);
+        // As the line is judged when it completes a chunk's partial line: by its first bytes.
         let line = &region[start..end - 1];
+        let judged = &line[..line.len().min(MATCH_CAP)];
         n -= 1;
-        match line.first() {
+        match judged.first() {
             None => return HeaderAbove::None,
             Some(b) if !b.is_ascii_whitespace() => {
                 return HeaderAbove::Header((n, cap(line, SHOW_CAP)));
             }
-            Some(_) if line.iter().all(u8::is_ascii_whitespace) => return HeaderAbove::None,
+            Some(_) if judged.iter().all(u8::is_ascii_whitespace) => return HeaderAbove::None,
             Some(_) => {}
+        }
+        // An indented line whose own answer is known: it is the answer for what is below it.
+        if let Some((at, answer)) = known
+            && *at == start
+        {
+            return answer.clone();
         }
         end = start;
     }
@@ -847,6 +866,8 @@ impl SalientTracker {
             }
         }
         let mut hits = hits.into_iter().peekable();
+        // The header answer of the last salient line met, where the next one's walk may stop.
+        let mut last_header: Option<(usize, HeaderAbove)> = None;
         let mut at = 0usize;
         let mut counted_to = 0usize;
         let mut current = line_no;
@@ -870,13 +891,15 @@ impl SalientTracker {
             };
             let line = &region[next..le];
             let (shown, above) = match &found {
-                Some(f) => (
-                    Some(shown_line(f, line.len() as u64)),
-                    Above {
+                Some(f) => {
+                    let header = find_header(region, next, current, last_header.as_ref());
+                    let above = Above {
                         lines: self.lines_above(region, next),
-                        header: self.header_above(region, next, current),
-                    },
-                ),
+                        header: self.header_above(&header),
+                    };
+                    last_header = Some((next, header));
+                    (Some(shown_line(f, line.len() as u64)), above)
+                }
                 None => (None, Above::default()),
             };
             self.on_line(
@@ -891,7 +914,7 @@ impl SalientTracker {
         }
         // The header of what follows, for a match in the next chunk.
         let last_line = line_no + memchr::memchr_iter(b'\n', region).count() as u64 - 1;
-        match find_header(region, region.len(), last_line + 1) {
+        match find_header(region, region.len(), last_line + 1, None) {
             HeaderAbove::Header(header) => self.header = Some(header),
             HeaderAbove::None => self.header = None,
             HeaderAbove::Above => {}
@@ -908,9 +931,9 @@ impl SalientTracker {
 
     /// The header of the line starting at `ls` of `region` (numbered `line_no`): the nearest
     /// line above that is not indented, with only indented lines between.
-    fn header_above(&self, region: &[u8], ls: usize, line_no: u64) -> Option<(u64, Vec<u8>)> {
-        match find_header(region, ls, line_no) {
-            HeaderAbove::Header(header) => Some(header),
+    fn header_above(&self, found: &HeaderAbove) -> Option<(u64, Vec<u8>)> {
+        match found {
+            HeaderAbove::Header(header) => Some(header.clone()),
             HeaderAbove::None => None,
             HeaderAbove::Above => self.header.clone(),
         }

@@ -186,7 +186,9 @@ const RARE_RATIO: usize = 20;
 /// `dangling blob <ID>` is one kind of 2,600 lines and `missing blob <ID>` a kind of one. Of
 /// several, those with the most rare words (the most that is unlike the rest) come first;
 /// named in line order.
-fn rare_lines(omitted: &[(u64, Vec<u8>)]) -> Vec<(u64, String)> {
+fn rare_lines(omitted: &Omitted) -> Vec<(u64, String)> {
+    let text = &omitted.text;
+    let omitted = &omitted.lines;
     use std::collections::HashMap;
     if omitted.len() < RARE_RATIO {
         return Vec::new();
@@ -194,7 +196,8 @@ fn rare_lines(omitted: &[(u64, Vec<u8>)]) -> Vec<(u64, String)> {
     // In how many lines each word occurs (a word: a run of letters, any case).
     let mut lines_with: HashMap<u64, u32> = HashMap::new();
     let mut seen: Vec<u64> = Vec::new();
-    for (_, line) in omitted {
+    for (_, range) in omitted {
+        let line = &text[range.clone()];
         seen.clear();
         for token in Tokens::new(line) {
             if let Token::Text(t) = token
@@ -215,7 +218,8 @@ fn rare_lines(omitted: &[(u64, Vec<u8>)]) -> Vec<(u64, String)> {
     // Each line's shape, and how many rare words it holds.
     let mut shapes: HashMap<u64, (u32, usize)> = HashMap::new();
     let mut of_line: Vec<(u64, u32)> = Vec::with_capacity(omitted.len());
-    for (i, (_, line)) in omitted.iter().enumerate() {
+    for (i, (_, range)) in omitted.iter().enumerate() {
+        let line = &text[range.clone()];
         let mut h = Fnv::default();
         let mut rare_words = 0u32;
         for token in Tokens::new(line) {
@@ -249,7 +253,8 @@ fn rare_lines(omitted: &[(u64, Vec<u8>)]) -> Vec<(u64, String)> {
         .into_iter()
         .take(RARE_LINES)
         .map(|(_, i)| {
-            let (number, line) = &omitted[i];
+            let (number, range) = &omitted[i];
+            let line = &text[range.clone()];
             (
                 *number,
                 String::from_utf8_lossy(&crate::salient::cap(line, crate::SHOW_CAP)).into_owned(),
@@ -258,6 +263,14 @@ fn rare_lines(omitted: &[(u64, Vec<u8>)]) -> Vec<(u64, String)> {
         .collect();
     rare.sort_unstable();
     rare
+}
+
+/// The omitted lines an artifact's summary reads: their text in one buffer (a line each would
+/// be an allocation each, a million for 4 MiB of short lines), with their numbers and ranges.
+#[derive(Default)]
+struct Omitted {
+    text: Vec<u8>,
+    lines: Vec<(u64, std::ops::Range<usize>)>,
 }
 
 /// A word, the same in any case.
@@ -295,7 +308,7 @@ pub(crate) fn summarize_file(
             let mut previous = lines.next_line()?.filter(|_| offset == 0);
             while let Some(line) = lines.next_line()? {
                 if let Some(p) = previous.take() {
-                    table.add(&p.bytes);
+                    table.add(&p.bytes, None);
                 }
                 previous = Some(line);
             }
@@ -306,7 +319,7 @@ pub(crate) fn summarize_file(
             t.count = (t.count as f64 * scale).round() as u64;
         }
     }
-    let mut omitted: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut omitted = Omitted::default();
     if !estimated {
         let mut lines =
             crate::BoundedLines::new(BufReader::with_capacity(1 << 16, file), MATCH_CAP);
@@ -320,8 +333,9 @@ pub(crate) fn summarize_file(
             if range < shown.len() && shown[range][0] <= number {
                 continue;
             }
-            if let Some(clean) = table.add(&line.bytes) {
-                omitted.push((number, clean));
+            let start = omitted.text.len();
+            if table.add(&line.bytes, Some(&mut omitted.text)) {
+                omitted.lines.push((number, start..omitted.text.len()));
             }
         }
     }
@@ -360,8 +374,8 @@ struct Table {
 }
 
 impl Table {
-    /// Counts a line by its template; returns the line as counted (cleaned), when it has words.
-    fn add(&mut self, raw: &[u8]) -> Option<Vec<u8>> {
+    /// Counts a line by its template, when it has words (then appends it, cleaned, to `keep`).
+    fn add(&mut self, raw: &[u8], keep: Option<&mut Vec<u8>>) -> bool {
         // Raw artifact bytes: a line with escapes or controls is cleaned first (most are not).
         let clean;
         let line = if raw.iter().any(|&b| b >= 0x7f || (b < 0x20 && b != b'\t')) {
@@ -377,7 +391,7 @@ impl Table {
             .count()
             < 3
         {
-            return None;
+            return false;
         }
         let key = key(line);
         self.counted += 1;
@@ -399,7 +413,10 @@ impl Table {
             }
             None => {}
         }
-        Some(line.to_vec())
+        if let Some(keep) = keep {
+            keep.extend_from_slice(line);
+        }
+        true
     }
 }
 

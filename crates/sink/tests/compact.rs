@@ -175,6 +175,66 @@ fn what_the_model_asked_to_read_is_never_folded() {
 }
 
 #[test]
+fn nothing_is_folded_when_the_raw_output_cannot_be_kept_or_nothing_can_be_judged() {
+    let report = cargo_test(300, &[9]);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Arc::new(ArtifactStore::open(dir.path()).expect("an artifact store"));
+    let sink_with = |config: SinkConfig| {
+        let mut sink = OutputSink::new(config, Some(store.clone()));
+        sink.push(Stream::Stdout, report.as_bytes())
+            .expect("infallible");
+        sink.finish_capture()
+    };
+    let compact = || SinkConfig {
+        direction: Direction::Smart,
+        compact: Some("cargo test".to_owned()),
+        ..SinkConfig::default()
+    };
+    // The artifact stops at its cap: the folded lines could not be read back.
+    let capped = sink_with(SinkConfig {
+        artifact_cap: 100,
+        ..compact()
+    });
+    assert!(capped.view.folded.is_none());
+    assert_eq!(capped.view.text(), report);
+    assert!(capped.artifact.is_none());
+    // Salient patterns that do not compile find no error: nothing may be folded past one.
+    let mut config = compact();
+    config.salient.patterns = vec!["(".to_owned()];
+    let blind = sink_with(config);
+    assert!(blind.view.folded.is_none());
+    assert_eq!(blind.view.text(), report);
+    // No file is left behind by either.
+    assert_eq!(std::fs::read_dir(dir.path()).expect("readable").count(), 0);
+}
+
+#[test]
+fn failed_tests_of_spec_reporters_and_failure_lists_are_kept() {
+    let mut out = String::from("PASS src/a.test.js\n");
+    for i in 0..200 {
+        out.push_str(&format!("  ✓ adds {i} + {i} ({i} ms)\n"));
+    }
+    for i in 0..8 {
+        out.push_str(&format!("  ✕ divides {i} by zero ({i} ms)\n"));
+    }
+    out.push_str("\nfailures:\n");
+    for i in 0..8 {
+        out.push_str(&format!("    tests::case_{i}\n"));
+    }
+    out.push_str("\nTests: 8 failed, 200 passed, 208 total\n");
+    let shown = capture(out.as_bytes(), Some("npx jest"), 4096);
+    let text = shown.view.text();
+    for i in 0..8 {
+        assert!(
+            text.contains(&format!("  ✕ divides {i} by zero ({i} ms)\n")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("    tests::case_{i}\n")), "{text}");
+    }
+    assert!(shown.view.folded.is_some());
+}
+
+#[test]
 fn version_control_folds_only_its_hints_and_progress_never_a_diff() {
     // A diff of a test file and a log: lines that would fold in a report stay.
     let mut diff =
