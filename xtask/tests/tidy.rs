@@ -60,7 +60,11 @@ fn crates_depend_only_on_the_layers_below() {
         // The wire types and the contract's words, which every layer speaks; the shell quoting
         // of `Request::from_words`.
         ("agent-exec-protocol", &["agent-exec-normalize"][..]),
-        ("agent-exec-sink", &["agent-exec-protocol"][..]),
+        // The compact view tells a command's program by normalize's quote-aware split.
+        (
+            "agent-exec-sink",
+            &["agent-exec-normalize", "agent-exec-protocol"][..],
+        ),
         ("agent-exec-policy", &["agent-exec-protocol"][..]),
         (
             "agent-exec-executor",
