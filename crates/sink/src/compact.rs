@@ -365,11 +365,10 @@ const LISTING_SHOWN_SHARE: f64 = 0.2;
 /// `None` for other outputs, when it cannot fit, or when too little would be left.
 pub(crate) fn fold_to_fit(
     text: &str,
-    command: &str,
+    kind: Kind,
     max_bytes: usize,
     salient: &Matcher,
 ) -> Option<View> {
-    let kind = kind_of_command(command);
     let (min_run, by_directory) = match kind {
         Kind::Listing => (DIRECTORY_RUN, true),
         Kind::Table => (TEMPLATE_RUN, false),
@@ -501,6 +500,11 @@ pub(crate) fn fold_to_fit(
     view.truncated = true;
     view.truncated_by = Some(crate::TruncatedBy::Bytes);
     Some(view)
+}
+
+/// Whether an output of this kind too long for the window is folded to fit ([`fold_to_fit`]).
+pub(crate) fn folds_to_fit(kind: Kind) -> bool {
+    matches!(kind, Kind::Listing | Kind::Table)
 }
 
 /// A run of lines of one key, for [`fold_to_fit`].

@@ -621,11 +621,16 @@ impl OutputSink {
         {
             return None;
         }
+        // Known by its command before the artifact is read: most outputs are neither.
+        let kind = crate::compact::kind_of_command(command);
+        if !crate::compact::folds_to_fit(kind) {
+            return None;
+        }
         let raw = std::fs::read(&w.path).ok()?;
         let salient = self.config.salient.compiled().ok()?;
         crate::compact::fold_to_fit(
             &crate::sanitize(&raw),
-            command,
+            kind,
             self.config.max_bytes,
             &salient,
         )

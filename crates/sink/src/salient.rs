@@ -801,8 +801,15 @@ impl SalientTracker {
 
     /// Sanitized text was appended. `line_no` is the number of the line `bytes` starts in,
     /// `line_start` the stream position where that line began, `line_len` how much of it came
-    /// before `bytes`.
-    pub(crate) fn text(&mut self, bytes: &[u8], line_no: u64, line_start: u64, line_len: u64) {
+    /// before `bytes`, `newlines` how many newlines `bytes` holds (the window counted them).
+    pub(crate) fn text(
+        &mut self,
+        bytes: &[u8],
+        line_no: u64,
+        line_start: u64,
+        line_len: u64,
+        newlines: u64,
+    ) {
         let base = line_start + line_len;
         let Some(first_nl) = memchr::memchr(b'\n', bytes) else {
             self.partial_push(bytes);
@@ -828,7 +835,14 @@ impl SalientTracker {
         let last_nl = memchr::memrchr(b'\n', bytes).expect("there is a newline");
         if last_nl > first_nl {
             let region_pos = base + first_nl as u64 + 1;
-            self.scan_region(&bytes[first_nl + 1..=last_nl], line_no + 1, region_pos);
+            // The region holds every newline but the first.
+            let lines = newlines - 1;
+            self.scan_region(
+                &bytes[first_nl + 1..=last_nl],
+                line_no + 1,
+                region_pos,
+                lines,
+            );
         }
         self.partial_push(&bytes[last_nl + 1..]);
         self.evict(base + last_nl as u64 + 1);
@@ -841,10 +855,10 @@ impl SalientTracker {
         self.ring.push_back(line);
     }
 
-    /// Complete lines in `region` (it ends with `\n`), the first numbered `line_no`, starting at
-    /// stream position `pos`: candidates found by the prefilter, and the lines right below a
-    /// salient one while its block is open. Other lines are never visited.
-    fn scan_region(&mut self, region: &[u8], line_no: u64, pos: u64) {
+    /// Complete lines in `region` (`lines` of them; it ends with `\n`), the first numbered
+    /// `line_no`, starting at stream position `pos`: candidates found by the prefilter, and the
+    /// lines right below a salient one while its block is open. Other lines are never visited.
+    fn scan_region(&mut self, region: &[u8], line_no: u64, pos: u64, lines: u64) {
         let line_end = |from: usize| {
             from + memchr::memchr(b'\n', &region[from..]).expect("region ends with a newline")
         };
@@ -913,7 +927,7 @@ impl SalientTracker {
             at = le + 1;
         }
         // The header of what follows, for a match in the next chunk.
-        let last_line = line_no + memchr::memchr_iter(b'\n', region).count() as u64 - 1;
+        let last_line = line_no + lines - 1;
         match find_header(region, region.len(), last_line + 1, None) {
             HeaderAbove::Header(header) => self.header = Some(header),
             HeaderAbove::None => self.header = None,

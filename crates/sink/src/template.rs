@@ -6,11 +6,19 @@
 /// Hand-written rather than a regex pass: it runs on every line of an omitted middle, and one
 /// byte loop with no allocation is several times faster than building a normalised string.
 pub(crate) fn key(line: &[u8]) -> u64 {
+    shape_key(line, |_| true)
+}
+
+/// [`key`], with each word (a run of letters) that `keep` refuses taken out too.
+fn shape_key(line: &[u8], mut keep: impl FnMut(&[u8]) -> bool) -> u64 {
     let mut h = Fnv::default();
     for token in Tokens::new(line) {
         match token {
             Token::Number | Token::Id => h.write(b"\x01"),
             Token::Path => h.write(b"\x02"),
+            Token::Text(t) if t.first().is_some_and(u8::is_ascii_alphabetic) && !keep(t) => {
+                h.write(b"\x03");
+            }
             Token::Text(t) => h.write(t),
         }
     }
@@ -219,26 +227,14 @@ fn rare_lines(omitted: &Omitted) -> Vec<(u64, String)> {
     let mut shapes: HashMap<u64, (u32, usize)> = HashMap::new();
     let mut of_line: Vec<(u64, u32)> = Vec::with_capacity(omitted.len());
     for (i, (_, range)) in omitted.iter().enumerate() {
-        let line = &text[range.clone()];
-        let mut h = Fnv::default();
         let mut rare_words = 0u32;
-        for token in Tokens::new(line) {
-            match token {
-                Token::Number | Token::Id => h.write(b"\x01"),
-                Token::Path => h.write(b"\x02"),
-                Token::Text(t) if t.first().is_some_and(u8::is_ascii_alphabetic) => {
-                    if lines_with.get(&word_key(t)).copied().unwrap_or(0) >= common {
-                        h.write(t);
-                    } else {
-                        rare_words += 1;
-                        h.write(b"\x03");
-                    }
-                }
-                Token::Text(t) => h.write(t),
-            }
-        }
-        shapes.entry(h.0).or_insert((0, i)).0 += 1;
-        of_line.push((h.0, rare_words));
+        let shape = shape_key(&text[range.clone()], |word| {
+            let common = lines_with.get(&word_key(word)).copied().unwrap_or(0) >= common;
+            rare_words += u32::from(!common);
+            common
+        });
+        shapes.entry(shape).or_insert((0, i)).0 += 1;
+        of_line.push((shape, rare_words));
     }
     let mut alone: Vec<(u32, usize)> = shapes
         .values()

@@ -775,7 +775,13 @@ impl Emit for Window {
         self.push_tail(bytes);
         if let Some(salient) = &mut self.salient {
             let line_start = self.total_bytes - self.line_len;
-            salient.text(bytes, self.newlines + 1, line_start, self.line_len);
+            salient.text(
+                bytes,
+                self.newlines + 1,
+                line_start,
+                self.line_len,
+                newlines,
+            );
         }
         self.newlines += newlines;
         self.line_len = match memchr::memrchr(b'\n', bytes) {
