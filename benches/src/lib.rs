@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 /// The release `agent-exec` binary next to the bench executables (benches run from
-/// `target/<profile>/deps`), when it was built (`cargo build --release -p agent-exec`).
+/// `target/<profile>/deps`), when it was built (`cargo build --release -p agent-exec-cli`).
 pub fn agent_exec_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let bin = exe.parent()?.parent()?.join("agent-exec");
@@ -11,7 +11,7 @@ pub fn agent_exec_binary() -> Option<PathBuf> {
         Some(bin)
     } else {
         eprintln!(
-            "skipping: build {} first (cargo build --release -p agent-exec)",
+            "skipping: build {} first (cargo build --release -p agent-exec-cli)",
             bin.display()
         );
         None

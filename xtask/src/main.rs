@@ -1,4 +1,6 @@
-//! Project automation: `cargo xtask ci | bench | corpus | fuzz [TARGET]`.
+//! Project automation: `cargo xtask ci | bench | corpus | dist | fuzz [TARGET]`.
+
+mod dist;
 
 use std::process::{Command, ExitCode};
 
@@ -328,7 +330,7 @@ fn main() -> ExitCode {
         }
         Some("bench") => {
             let quick = ["--", "--warm-up-time", "1", "--measurement-time", "3"];
-            cargo(&["build", "--release", "-p", "agent-exec"])
+            cargo(&["build", "--release", "-p", "agent-exec-cli"])
                 && {
                     let mut a = vec!["bench", "-p", "agent-exec-benches", "--benches"];
                     if args.len() > 1 {
@@ -366,6 +368,36 @@ fn main() -> ExitCode {
             window.extend(args[1..].iter().map(String::as_str));
             cargo(&window) && cargo(&example("agent-exec-core", "everyday_table"))
         }
+        Some("dist") => {
+            let out = match args.get(1..) {
+                Some([flag, dir]) if flag == "--out" => std::path::PathBuf::from(dir),
+                Some([]) | None => dist::workspace_root().join("dist"),
+                Some(other) => {
+                    eprintln!(
+                        "cargo xtask dist: unexpected {other:?}; usage: cargo xtask dist [--out DIR]"
+                    );
+                    return ExitCode::FAILURE;
+                }
+            };
+            match dist::dist(&out) {
+                Ok(_) => true,
+                Err(e) => {
+                    eprintln!("cargo xtask dist: {e}");
+                    false
+                }
+            }
+        }
+        // The pinned packaging tools' `bin` (installed when missing), for the package tests.
+        Some("tools") => match dist::tools(&dist::workspace_root()) {
+            Ok(bin) => {
+                println!("{}", bin.display());
+                true
+            }
+            Err(e) => {
+                eprintln!("cargo xtask tools: {e}");
+                false
+            }
+        },
         Some("fuzz") => {
             let target = args.get(1).map_or("sink", String::as_str);
             let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
@@ -388,7 +420,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | bench [-- CRITERION ARGS] | ratios | corpus [MAX_BYTES] | fuzz [sink|normalize|policy]"
+                "usage: cargo xtask ci | bench [-- CRITERION ARGS] | ratios | corpus [MAX_BYTES] | dist [--out DIR] | tools | fuzz [sink|normalize|policy]"
             );
             false
         }

@@ -12,8 +12,8 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Each workspace crate's normal (not dev, not build) dependencies on other workspace crates.
-fn internal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+/// `cargo metadata`'s packages of the workspace.
+fn workspace_packages() -> Vec<serde_json::Value> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -31,8 +31,16 @@ fn internal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let packages = meta["packages"].as_array().unwrap();
+    let mut meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    match meta["packages"].take() {
+        serde_json::Value::Array(packages) => packages,
+        other => panic!("cargo metadata without packages: {other}"),
+    }
+}
+
+/// Each workspace crate's normal (not dev, not build) dependencies on other workspace crates.
+fn internal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let packages = workspace_packages();
     let ours: BTreeSet<String> = packages
         .iter()
         .map(|p| p["name"].as_str().unwrap().to_owned())
@@ -51,6 +59,46 @@ fn internal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
             (p["name"].as_str().unwrap().to_owned(), deps)
         })
         .collect()
+}
+
+/// What crates.io shows and needs of a published crate: every crate that is not
+/// `publish = false` carries all of it, so `cargo publish` of any of them is complete.
+#[test]
+fn every_published_crate_says_what_it_is() {
+    let published: Vec<_> = workspace_packages()
+        .into_iter()
+        .filter(|p| p["publish"] != serde_json::json!([]))
+        .collect();
+    assert!(published.len() >= 8, "the workspace's crates are published");
+    for p in &published {
+        let name = p["name"].as_str().unwrap();
+        for field in [
+            "description",
+            "license",
+            "repository",
+            "homepage",
+            "documentation",
+            "readme",
+            "rust_version",
+        ] {
+            assert!(
+                p[field].as_str().is_some_and(|v| !v.is_empty()),
+                "{name} has no `{field}` in its Cargo.toml"
+            );
+        }
+        for (field, most) in [("keywords", 5), ("categories", 5)] {
+            let n = p[field].as_array().map_or(0, Vec::len);
+            assert!(
+                (1..=most).contains(&n),
+                "{name} has {n} {field}; crates.io takes 1 to {most}"
+            );
+        }
+        assert!(
+            name.starts_with("agent-exec-"),
+            "{name}: the crates.io name `agent-exec` belongs to another project, so every \
+             crate of ours is named agent-exec-*"
+        );
+    }
 }
 
 #[test]
@@ -94,7 +142,7 @@ fn crates_depend_only_on_the_layers_below() {
         // The binary: the tool, plus the executor's process-wide setup (watchdog, subreaper)
         // and the sink's artifact reader.
         (
-            "agent-exec",
+            "agent-exec-cli",
             &["agent-exec-core", "agent-exec-executor", "agent-exec-sink"][..],
         ),
     ]);
