@@ -184,7 +184,8 @@ fn copy_licenses(root: &Path, into: &Path) -> Result<(), String> {
 }
 
 /// Fills the platform package's template (`packages/npm/platform`) for one platform of
-/// `platforms.json`, with the binary in `bin/`, and packs it into `out`.
+/// `platforms.json`, with the binary in `bin/`, and packs it into `out`; returns where it was
+/// staged.
 fn pack_platform(
     root: &Path,
     key: &str,
@@ -192,7 +193,7 @@ fn pack_platform(
     version: &str,
     binary: &Path,
     out: &Path,
-) -> Result<(), String> {
+) -> Result<PathBuf, String> {
     let template = root.join("packages/npm/platform");
     let stage = root.join("target/dist/npm").join(key);
     let _ = fs::remove_dir_all(&stage);
@@ -238,7 +239,8 @@ fn pack_platform(
         &stage,
         "npm",
         &["pack", "--pack-destination", out.to_str().unwrap()],
-    )
+    )?;
+    Ok(stage)
 }
 
 /// Builds everything into `out`; returns the files made.
@@ -280,11 +282,28 @@ pub(crate) fn dist(out: &Path) -> Result<Vec<PathBuf>, String> {
         .ok_or_else(|| {
             format!("packages/npm/agent-exec/platforms.json has no platform for {host}: add one")
         })?;
-    pack_platform(&root, key, platform, &version, &binary, &out)?;
+    let staged = pack_platform(&root, key, platform, &version, &binary, &out)?;
     let main = root.join("packages/npm/agent-exec");
     copy_licenses(&root, &main)?;
     run(&main, "npm", &["ci", "--no-audit", "--no-fund", "--silent"])?;
     run(&main, "npm", &["run", "build", "--silent"])?;
+    // The platform package is also bundled into the launcher's tarball (`bundleDependencies`),
+    // so that the tarball installs alone — from a file, offline, before or without the
+    // registry's copy; the optional dependency is what a registry install resolves once more
+    // platforms than one are built and the bundle goes.
+    let name = platform["package"].as_str().unwrap_or_default();
+    let bundled = main.join("node_modules").join(name);
+    let _ = fs::remove_dir_all(&bundled);
+    fs::create_dir_all(bundled.parent().ok_or("no parent")?).map_err(|e| e.to_string())?;
+    run(
+        &root,
+        "cp",
+        &[
+            "-r",
+            staged.to_str().ok_or("non-UTF-8 path")?,
+            bundled.to_str().ok_or("non-UTF-8 path")?,
+        ],
+    )?;
     run(&main, "npm", &["pack", "--pack-destination", out_arg])?;
 
     let mut made: Vec<PathBuf> = fs::read_dir(&out)

@@ -459,9 +459,14 @@ fn npx_by_name_and_from_the_tarball(user: Option<&User>) {
     let mut env = plain_env(home.path(), &dist.tools);
     env.push(("npm_config_registry", registry.url.clone()));
     mcp_round_trip(user, home.path(), &env, &launch_from_server_json("npm"));
-    // `npx ./agent-exec-….tgz mcp` where the tarball is: the launcher from the file, its
-    // platform package (an optional dependency) from the registry. (npx takes a file for a
+    // `npx ./agent-exec-….tgz mcp` where the tarball is, with no registry reachable: the
+    // tarball installs alone (it bundles its platform package). (npx takes a file for a
     // package only as a relative `./` path; an absolute one it runs as a command.)
+    let registry = env
+        .iter_mut()
+        .find(|(k, _)| *k == "npm_config_registry")
+        .unwrap();
+    registry.1 = "http://127.0.0.1:9/".into();
     let file_name = dist.npm_main.file_name().unwrap().to_string_lossy();
     mcp_round_trip(
         user,
@@ -516,6 +521,22 @@ fn the_typescript_client_works_from_an_installed_package() {
         version.starts_with(&format!("agent-exec {}\n", dist.version)),
         "{version}"
     );
+    // The platform package, as a registry install of another platform's launcher would fetch
+    // it: by name, its binary the same.
+    let platform = stdout(&run(Command::new("tar")
+        .args(["-xzOf"])
+        .arg(&dist.npm_platform)
+        .arg("package/package.json")));
+    let platform: Value = serde_json::from_str(&platform).unwrap();
+    let name = platform["name"].as_str().unwrap();
+    sh(&[
+        "npm",
+        "install",
+        "--silent",
+        &format!("{name}@{}", dist.version),
+    ]);
+    let binary = format!("./node_modules/{name}/bin/agent-exec");
+    assert_eq!(stdout(&sh(&[&binary, "--version"])), version);
     // The check imports `agent-exec` by name, so it runs from inside the project.
     std::fs::copy(
         root().join("packages/npm/agent-exec/test/check-client.mjs"),
