@@ -5,9 +5,11 @@
 //! workflow (`.github/workflows/release.yml`) publishes what this makes.
 //!
 //! The version is the workspace's; every file that repeats it (the npm manifests, `server.json`)
-//! is checked against it, so a release cannot ship two versions. The build tools (maturin, uv,
-//! actionlint) are pinned in `packages/tools-requirements.txt` and installed into
-//! `target/tmp/dist-tools` when missing.
+//! is checked against it, so a release cannot ship two versions. The build and check tools
+//! (maturin, uv, check-jsonschema, zizmor) are pinned with their hashes in
+//! `packages/tools-requirements.txt` and installed into `target/tmp/dist-tools` when missing.
+//! Concurrent runs (test processes side by side) take turns: each holds a lock file while it
+//! installs the tools or builds.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -25,11 +27,27 @@ pub(crate) fn workspace_root() -> PathBuf {
 
 /// Runs a command in `dir`, echoing it; an error names the command and how it ended.
 fn run(dir: &Path, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Result<(), String> {
+    run_with_path(
+        dir,
+        &std::env::var_os("PATH").unwrap_or_default(),
+        program,
+        args,
+    )
+}
+
+/// `run` with `path` for `PATH` (maturin finds zig as the tools venv's `python -m ziglang`).
+fn run_with_path(
+    dir: &Path,
+    path: &std::ffi::OsStr,
+    program: impl AsRef<std::ffi::OsStr>,
+    args: &[&str],
+) -> Result<(), String> {
     let program = program.as_ref();
     eprintln!("$ {} {}", program.to_string_lossy(), args.join(" "));
     let status = Command::new(program)
         .args(args)
         .current_dir(dir)
+        .env("PATH", path)
         .status()
         .map_err(|e| format!("cannot start {}: {e}", program.to_string_lossy()))?;
     if status.success() {
@@ -42,6 +60,31 @@ fn run(dir: &Path, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Resul
             dir.display()
         ))
     }
+}
+
+/// An exclusive lock on `path` (made if missing), held until the file is dropped.
+fn lock(path: &Path) -> Result<fs::File, String> {
+    let file =
+        fs::File::create(path).map_err(|e| format!("cannot make {}: {e}", path.display()))?;
+    file.lock()
+        .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
+    Ok(file)
+}
+
+/// The directory cargo builds into (`CARGO_TARGET_DIR`, a config's `build.target-dir`, or
+/// `target/`), as `cargo metadata` says.
+fn target_directory(root: &Path) -> Result<PathBuf, String> {
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    let meta: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("cargo metadata did not answer JSON: {e}"))?;
+    meta["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| "cargo metadata names no target_directory".to_owned())
 }
 
 fn read_json(path: &Path) -> Result<Value, String> {
@@ -86,10 +129,22 @@ fn versions_elsewhere(root: &Path) -> Result<Vec<(String, String)>, String> {
     // their entries are written by hand: packages/npm/README.md).
     let lock = read_json(&root.join("packages/npm/agent-exec/package-lock.json"))?;
     for (path, entry) in lock["packages"].as_object().into_iter().flatten() {
-        if path.starts_with("node_modules/@agent-exec/") {
+        if path.is_empty() || path.starts_with("node_modules/@agent-exec/") {
             found.push((
-                format!("packages/npm/agent-exec/package-lock.json: {path}"),
+                format!("packages/npm/agent-exec/package-lock.json: packages[{path:?}].version"),
                 entry["version"].as_str().unwrap_or_default().to_owned(),
+            ));
+        }
+        for (name, version) in entry["optionalDependencies"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            found.push((
+                format!(
+                    "packages/npm/agent-exec/package-lock.json: packages[{path:?}].optionalDependencies.{name}"
+                ),
+                version.as_str().unwrap_or_default().to_owned(),
             ));
         }
     }
@@ -132,8 +187,12 @@ pub(crate) fn check_versions(root: &Path) -> Result<String, String> {
 /// changed. Returns the venv's `bin`.
 pub(crate) fn tools(root: &Path) -> Result<PathBuf, String> {
     let pins_file = root.join("packages/tools-requirements.txt");
-    let pins = fs::read_to_string(&pins_file).map_err(|e| e.to_string())?;
-    let venv = root.join("target/tmp/dist-tools");
+    let pins = fs::read_to_string(&pins_file)
+        .map_err(|e| format!("cannot read {}: {e}", pins_file.display()))?;
+    let tmp = target_directory(root)?.join("tmp");
+    fs::create_dir_all(&tmp).map_err(|e| format!("cannot make {}: {e}", tmp.display()))?;
+    let _turn = lock(&tmp.join("dist-tools.lock"))?;
+    let venv = tmp.join("dist-tools");
     let stamp = venv.join("installed-requirements.txt");
     if fs::read_to_string(&stamp).is_ok_and(|installed| installed == pins) {
         return Ok(venv.join("bin"));
@@ -153,11 +212,12 @@ pub(crate) fn tools(root: &Path) -> Result<PathBuf, String> {
             "install",
             "--quiet",
             "--disable-pip-version-check",
+            "--require-hashes",
             "-r",
             pins_file.to_str().ok_or("non-UTF-8 path")?,
         ],
     )?;
-    fs::write(&stamp, pins).map_err(|e| e.to_string())?;
+    fs::write(&stamp, pins).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     Ok(venv.join("bin"))
 }
 
@@ -195,7 +255,7 @@ fn pack_platform(
     out: &Path,
 ) -> Result<PathBuf, String> {
     let template = root.join("packages/npm/platform");
-    let stage = root.join("target/dist/npm").join(key);
+    let stage = target_directory(root)?.join("dist/npm").join(key);
     let _ = fs::remove_dir_all(&stage);
     fs::create_dir_all(stage.join("bin")).map_err(|e| e.to_string())?;
     let field = |name: &str| {
@@ -223,22 +283,16 @@ fn pack_platform(
         fs::write(stage.join(target), filled).map_err(|e| e.to_string())?;
     }
     copy_licenses(root, &stage)?;
-    // Symbols stripped, as maturin strips the wheel's (`strip = true`): a third of the size.
     let staged = stage.join("bin/agent-exec");
-    run(
-        root,
-        "strip",
-        &[
-            "--strip-all",
-            "-o",
-            staged.to_str().ok_or("non-UTF-8 path")?,
-            binary.to_str().ok_or("non-UTF-8 path")?,
-        ],
-    )?;
+    fs::copy(binary, &staged).map_err(|e| format!("cannot copy {}: {e}", binary.display()))?;
     run(
         &stage,
         "npm",
-        &["pack", "--pack-destination", out.to_str().unwrap()],
+        &[
+            "pack",
+            "--pack-destination",
+            out.to_str().ok_or("non-UTF-8 path")?,
+        ],
     )?;
     Ok(stage)
 }
@@ -248,6 +302,8 @@ pub(crate) fn dist(out: &Path) -> Result<Vec<PathBuf>, String> {
     let root = workspace_root();
     let version = check_versions(&root)?;
     let tools = tools(&root)?;
+    let target = target_directory(&root)?;
+    let _turn = lock(&target.join("dist.lock"))?;
     fs::create_dir_all(out).map_err(|e| format!("cannot make {}: {e}", out.display()))?;
     let out = out
         .canonicalize()
@@ -261,17 +317,37 @@ pub(crate) fn dist(out: &Path) -> Result<Vec<PathBuf>, String> {
     }
     let out_arg = out.to_str().ok_or("non-UTF-8 path")?;
 
-    // The wheel: maturin builds the CLI (`--release`, the profile users get) and puts the
-    // binary and the Python client together (it reads `pyproject.toml` where it runs).
-    run(
+    // The wheel: maturin builds the CLI (`--release`, the profile users get; symbols stripped)
+    // and puts the binary and the Python client together (it reads `pyproject.toml` where it
+    // runs). Zig links it against glibc 2.17 (manylinux2014), so that the one binary runs on
+    // every glibc distribution still in use, not only on ones as new as the build machine. The
+    // target is named so that this build has a directory of its own, apart from the host
+    // build's `target/release`. The npm packages carry the same binary.
+    let host = host_target()?;
+    let tools_path = std::env::join_paths(std::iter::once(tools.clone()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .map_err(|e| e.to_string())?;
+    run_with_path(
         &root.join("packages/python"),
+        &tools_path,
         tools.join("maturin"),
-        &["build", "--release", "--quiet", "--out", out_arg],
+        &[
+            "build",
+            "--release",
+            "--quiet",
+            "--zig",
+            "--compatibility",
+            "manylinux2014",
+            "--target",
+            &host,
+            "--out",
+            out_arg,
+        ],
     )?;
-    let binary = root.join("target/release/agent-exec");
+    let binary = target.join(&host).join("release/agent-exec");
 
     // The npm packages: this host's platform package, then the launcher and client.
-    let host = host_target()?;
     let platforms = read_json(&root.join("packages/npm/agent-exec/platforms.json"))?;
     let platforms = platforms
         .as_object()
@@ -285,7 +361,20 @@ pub(crate) fn dist(out: &Path) -> Result<Vec<PathBuf>, String> {
     let staged = pack_platform(&root, key, platform, &version, &binary, &out)?;
     let main = root.join("packages/npm/agent-exec");
     copy_licenses(&root, &main)?;
-    run(&main, "npm", &["ci", "--no-audit", "--no-fund", "--silent"])?;
+    // Scripts off, and no optional dependency: the platform packages are this build's own (the
+    // bundle below), never whatever a registry serves under their names.
+    run(
+        &main,
+        "npm",
+        &[
+            "ci",
+            "--ignore-scripts",
+            "--omit=optional",
+            "--no-audit",
+            "--no-fund",
+            "--silent",
+        ],
+    )?;
     run(&main, "npm", &["run", "build", "--silent"])?;
     // The platform package is also bundled into the launcher's tarball (`bundleDependencies`),
     // so that the tarball installs alone — from a file, offline, before or without the

@@ -10,6 +10,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -40,10 +41,13 @@ fn run(command: &mut Command) -> Output {
     out
 }
 
-/// Runs `command` to its end, however it ends (killed at `LIMIT`).
+/// Runs `command` to its end, however it ends (killed at `LIMIT`). It leads a process group of
+/// its own, which is killed when it ends: what it started (npx → node → agent-exec) can neither
+/// outlive the test nor hold the pipes open.
 fn run_to_end(command: &mut Command) -> Output {
     let shown = format!("{command:?}");
     let mut child = command
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -69,6 +73,9 @@ fn run_to_end(command: &mut Command) -> Output {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
+    if let Some(group) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
     Output {
         status,
         stdout: stdout.join().unwrap(),
@@ -89,7 +96,8 @@ fn xtask(args: &[&str]) -> Command {
     command
 }
 
-/// What `cargo xtask dist` made.
+/// What `cargo xtask dist` made, copied with the scripts that check it into a directory of
+/// this test process that any user may read.
 struct Dist {
     dir: PathBuf,
     wheel: PathBuf,
@@ -100,17 +108,53 @@ struct Dist {
     version: String,
 }
 
+impl Dist {
+    /// A copied script's path.
+    fn script(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+}
+
+/// The scripts the checks run, copied beside the packages (the checkout may be unreadable to
+/// the throwaway user).
+const SCRIPTS: [&str; 3] = [
+    "packages/python/tests/check_client.py",
+    "packages/npm/agent-exec/test/check-client.mjs",
+    "xtask/tests/mcp_roundtrip.py",
+];
+
 /// Builds the packages once per test process. Test processes may run side by side (nextest):
-/// a file lock keeps them from building into the same directory at once.
+/// a file lock keeps each build and its copy whole, and each process reads its own copy, in
+/// `/tmp/agent-exec-dist-PID` (those of processes gone are removed).
 fn dist() -> &'static Dist {
     static DIST: OnceLock<Dist> = OnceLock::new();
     DIST.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dist");
-        std::fs::create_dir_all(&dir).unwrap();
-        let lock = std::fs::File::create(dir.with_extension("lock")).unwrap();
+        let built = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dist");
+        std::fs::create_dir_all(&built).unwrap();
+        let lock = std::fs::File::create(built.with_extension("lock")).unwrap();
         lock.lock().unwrap();
-        run(&mut xtask(&["dist", "--out", dir.to_str().unwrap()]));
+        run(&mut xtask(&["dist", "--out", built.to_str().unwrap()]));
         let tools = PathBuf::from(stdout(&run(&mut xtask(&["tools"]))).trim());
+        for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("agent-exec-dist-")
+                && !Path::new("/proc").join(pid).exists()
+            {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("agent-exec-dist-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for entry in std::fs::read_dir(&built).unwrap().flatten() {
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+        }
+        for script in SCRIPTS {
+            let name = Path::new(script).file_name().unwrap();
+            std::fs::copy(root().join(script), dir.join(name)).unwrap();
+        }
+        drop(lock);
         let find = |prefix: &str, suffix: &str| {
             let names: Vec<PathBuf> = std::fs::read_dir(&dir)
                 .unwrap()
@@ -136,16 +180,32 @@ fn dist() -> &'static Dist {
     })
 }
 
+/// The MCP Python SDK the round trip was written against (as `crates/cli/tests/mcp_sdk.rs`).
+const MCP_SDK_VERSION: &str = "2.3.0";
+
 fn server_json() -> Value {
     serde_json::from_str(&std::fs::read_to_string(root().join("server.json")).unwrap()).unwrap()
 }
 
+/// Whether every other user may reach `path` (each directory on the way searchable by all).
+fn reachable_by_all(path: &Path) -> bool {
+    path.ancestors()
+        .all(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
 /// An interpreter with the official MCP Python SDK, in a venv of the system's Python, which any
-/// user may run (the toolchain's own Python may live in root's home).
+/// user may run (the toolchain's own Python may live in root's home): under the target
+/// directory when others may reach it, else in the system's temporary directory.
 fn python_with_mcp_sdk() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| {
-        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-venv-system");
+        let target_tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let base = if reachable_by_all(target_tmp) {
+            target_tmp.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        let venv = base.join(format!("agent-exec-mcp-{MCP_SDK_VERSION}-venv"));
         let lock = std::fs::File::create(venv.with_extension("lock")).unwrap();
         lock.lock().unwrap();
         let python = venv.join("bin/python");
@@ -157,7 +217,13 @@ fn python_with_mcp_sdk() -> &'static Path {
             run(Command::new("/usr/bin/python3")
                 .args(["-m", "venv"])
                 .arg(&venv));
-            run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "mcp==2.3.0"]));
+            run(Command::new(&python).args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                &format!("mcp=={MCP_SDK_VERSION}"),
+            ]));
         }
         python
     })
@@ -165,10 +231,9 @@ fn python_with_mcp_sdk() -> &'static Path {
 
 /// One MCP round trip through `command` (`mcp_roundtrip.py`), under `env`, as `user` when given.
 fn mcp_round_trip(user: Option<&User>, workdir: &Path, env: &[(&str, String)], command: &[String]) {
-    let script = root().join("xtask/tests/mcp_roundtrip.py");
     let mut args: Vec<String> = vec![
         python_with_mcp_sdk().display().to_string(),
-        script.display().to_string(),
+        dist().script("mcp_roundtrip.py"),
         workdir.display().to_string(),
         dist().version.clone(),
         "--".into(),
@@ -219,22 +284,41 @@ fn launch_from_server_json(registry_type: &str) -> Vec<String> {
 struct User {
     name: &'static str,
     uid: u32,
+    gid: u32,
 }
 
-fn throwaway_user() -> Option<User> {
-    if !rustix::process::geteuid().is_root() {
-        return None;
-    }
-    let name = "agent-exec-pkg";
-    let known = Command::new("id").args(["-u", name]).output().unwrap();
-    if !known.status.success() {
-        run(Command::new("useradd").args(["--no-create-home", "--home-dir", "/nonexistent", name]));
-    }
-    let out = run(Command::new("id").args(["-u", name]));
-    Some(User {
-        name,
-        uid: stdout(&out).trim().parse().unwrap(),
+/// The throwaway user when this test runs as root (made once; a `useradd` that lost a race to
+/// another test process leaves the user there all the same); `None` when already unprivileged.
+fn throwaway_user() -> Option<&'static User> {
+    static USER: OnceLock<Option<User>> = OnceLock::new();
+    USER.get_or_init(|| {
+        if !rustix::process::geteuid().is_root() {
+            return None;
+        }
+        let name = "agent-exec-pkg";
+        let id = |flag: &str| {
+            Command::new("id")
+                .args([flag, name])
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        };
+        if id("-u").is_none() {
+            let _ = run_to_end(Command::new("useradd").args([
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                name,
+            ]));
+        }
+        Some(User {
+            name,
+            uid: id("-u").expect("useradd made the throwaway user (package passwd)"),
+            gid: id("-g").expect("the throwaway user has a group"),
+        })
     })
+    .as_ref()
 }
 
 /// A fresh directory `user` owns (and anyone may enter: the SDK's venv reads the scripts).
@@ -242,7 +326,7 @@ fn home_for(user: Option<&User>) -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     if let Some(user) = user {
-        std::os::unix::fs::chown(home.path(), Some(user.uid), Some(user.uid)).unwrap();
+        std::os::unix::fs::chown(home.path(), Some(user.uid), Some(user.gid)).unwrap();
     }
     home
 }
@@ -271,12 +355,18 @@ fn as_user(user: Option<&User>, env: &[(&str, String)], args: &[String], dir: &P
 
 /// The environment of a user with no agent-exec installed, whose home and caches are `home`.
 fn plain_env(home: &Path, tools: &Path) -> Vec<(&'static str, String)> {
+    // uv and uvx are the pinned tools' (linked alone: their venv's python3 is not for every
+    // user); node, npm, npx and python3 are the machine's.
+    let bin = home.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["uv", "uvx"] {
+        std::os::unix::fs::symlink(tools.join(tool), bin.join(tool)).unwrap();
+    }
     vec![
         ("HOME", home.display().to_string()),
-        // uv and uvx are the pinned tools'; node, npm, npx and python3 the machine's.
         (
             "PATH",
-            format!("{}:/usr/local/bin:/usr/bin:/bin", tools.display()),
+            format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
         ),
         ("LANG", "C.UTF-8".into()),
         ("UV_CACHE_DIR", home.join("uv-cache").display().to_string()),
@@ -397,8 +487,7 @@ fn wheel_in_a_fresh_venv(user: Option<&User>) {
         "--version",
     ]));
     assert_eq!(module, version);
-    let check = root().join("packages/python/tests/check_client.py");
-    let checked = sh(&[python.to_str().unwrap(), check.to_str().unwrap()]);
+    let checked = sh(&[python.to_str().unwrap(), &dist.script("check_client.py")]);
     assert!(
         stdout(&checked).contains("all checks passed"),
         "{}",
@@ -420,7 +509,7 @@ fn pip_install_of_the_wheel_gives_the_binary_and_a_working_client() {
 #[test]
 fn an_unprivileged_user_installs_the_wheel_and_uses_it() {
     if let Some(user) = throwaway_user() {
-        wheel_in_a_fresh_venv(Some(&user));
+        wheel_in_a_fresh_venv(Some(user));
     } else {
         // Already unprivileged: the plain test is this user's.
         wheel_in_a_fresh_venv(None);
@@ -488,8 +577,7 @@ fn npx_serves_mcp_by_name_and_from_the_tarball() {
 
 #[test]
 fn an_unprivileged_user_runs_the_npm_package() {
-    let user = throwaway_user();
-    npx_by_name_and_from_the_tarball(user.as_ref());
+    npx_by_name_and_from_the_tarball(throwaway_user());
 }
 
 #[test]
@@ -539,7 +627,7 @@ fn the_typescript_client_works_from_an_installed_package() {
     assert_eq!(stdout(&sh(&[&binary, "--version"])), version);
     // The check imports `agent-exec` by name, so it runs from inside the project.
     std::fs::copy(
-        root().join("packages/npm/agent-exec/test/check-client.mjs"),
+        dist.script("check-client.mjs"),
         project.join("check-client.mjs"),
     )
     .unwrap();

@@ -9,6 +9,7 @@ the program if one check takes longer than its budget, so a hang is a failure, n
 """
 
 import asyncio
+import logging
 import os
 import shutil
 import signal
@@ -19,6 +20,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import agent_exec.aio
 from agent_exec import (AgentExec, AgentExecNotFound, RpcError, ServerExited, find_binary,
                         result_text)
 from agent_exec.aio import AsyncAgentExec
@@ -32,6 +34,7 @@ class Watchdog:
     def __init__(self):
         self._timer = None
         self.name = "start-up"
+        self.workdir = None  # removed before the process ends, a hang included
 
     def arm(self, name, seconds=CHECK_BUDGET):
         self.disarm()
@@ -44,9 +47,15 @@ class Watchdog:
         if self._timer is not None:
             self._timer.cancel()
 
-    @staticmethod
-    def _fire(name, seconds):
+    def _fire(self, name, seconds):
         print(f"FAILED: {name}: did not finish within {seconds:.0f} s", flush=True)
+        self.fail()
+
+    def fail(self):
+        """Ends the process with status 1 at once (os._exit: no waiting on a server that may still
+        run a command, or on a worker thread stuck in a call), the workdir removed first."""
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
         os._exit(1)
 
 
@@ -102,7 +111,7 @@ JOB_COMMAND = "for i in 1 2 3; do echo line$i; sleep 0.1; done"
 
 # -- discovery (no server) --------------------------------------------------------------------
 
-def check_discovery(binary):
+def check_discovery(binary, workdir):
     try:
         find_binary("/nonexistent/agent-exec")
         raise AssertionError("a binary= that does not exist was accepted")
@@ -122,6 +131,27 @@ def check_discovery(binary):
             os.environ["AGENT_EXEC_BIN"] = saved
     found = find_binary(binary)
     ok("find", f"binary: {found}" + ("" if binary else " (found by discovery)"))
+    # An installation's own binary comes from its metadata (RECORD), and only from the installation
+    # this package was imported from: a fake one made here, first on sys.path, with and without
+    # this module in its RECORD.
+    site, bin_dir = os.path.join(workdir, "site"), os.path.join(workdir, "bin")
+    os.makedirs(os.path.join(site, "agent_exec-0.0.0.dist-info"))
+    os.makedirs(bin_dir)
+    os.symlink(os.path.dirname(os.path.abspath(agent_exec.__file__)), os.path.join(site, "agent_exec"))
+    os.symlink(found, os.path.join(bin_dir, "agent-exec"))
+    with open(os.path.join(site, "agent_exec-0.0.0.dist-info", "METADATA"), "w") as f:
+        f.write("Metadata-Version: 2.1\nName: agent-exec\nVersion: 0.0.0\n")
+    env = {k: v for k, v in os.environ.items() if k != "AGENT_EXEC_BIN"}
+    env["PYTHONPATH"] = site
+    for own in (True, False):
+        with open(os.path.join(site, "agent_exec-0.0.0.dist-info", "RECORD"), "w") as f:
+            f.write(("agent_exec/_binary.py,,\n" if own else "") + "../bin/agent-exec,,\n")
+        run = subprocess.run([sys.executable, "-c", "import agent_exec; print(agent_exec.find_binary())"],
+                             env=env, capture_output=True, text=True, timeout=10)
+        picked = run.stdout.strip() == os.path.join(bin_dir, "agent-exec")
+        expect("the installation's own binary" if own else "another installation's binary not taken",
+               picked == own, (run.returncode, run.stdout[-300:], run.stderr[-500:]))
+    ok("find", "the binary listed in this installation's RECORD wins; another installation's does not")
     # python -m agent_exec runs the binary itself, found the same way.
     env = dict(os.environ, **({"AGENT_EXEC_BIN": found} if binary else {}))
     run = subprocess.run([sys.executable, "-m", "agent_exec", "--version"], env=env,
@@ -245,6 +275,13 @@ def check_sync(binary, workdir):
             expect("bad params code", e.code == -32602 and "bogus" in e.message, e)
         ok("sync", "JSON-RPC errors: unknown method -> RpcError -32601, unknown field -> -32602")
 
+        watchdog.arm("sync: target")
+        # No target is allowed here: the refusal shows that the field reached the server.
+        refused = agent.job_list(target="ssh://nowhere")
+        expect("target refused", refused["details"]["outcome"] == "invalid_request"
+               and "not allowed" in result_text(refused), refused)
+        ok("sync", "job_list(target=...) sends the target (refused: none is allowed here)")
+
     watchdog.arm("sync: server death")
     agent = AgentExec(binary, cwd=workdir)
     try:
@@ -266,6 +303,16 @@ def check_sync(binary, workdir):
     finally:
         agent.close(timeout=5)
     ok("sync", "server killed: the pending call and a later one raise ServerExited (SIGKILL)")
+
+    watchdog.arm("sync: env merged")
+    os.environ["AGENT_EXEC_CHECK_INHERITED"] = "inherited"
+    try:
+        with AgentExec(binary, cwd=workdir, env={"AGENT_EXEC_CHECK_ADDED": "added"}) as agent:
+            text = result_text(agent.exec('echo "$AGENT_EXEC_CHECK_INHERITED $AGENT_EXEC_CHECK_ADDED"'))
+    finally:
+        del os.environ["AGENT_EXEC_CHECK_INHERITED"]
+    expect("env merged over the caller's", text == "inherited added\n", repr(text))
+    ok("sync", "env= is merged over the caller's environment")
 
 
 # -- the async client -------------------------------------------------------------------------
@@ -395,13 +442,34 @@ async def check_async(binary, workdir):
         await agent.aclose(timeout=5)
     ok("async", "server killed: the pending call and a later one raise ServerExited")
 
+    watchdog.arm("async: unreadable answer")
+    logging.getLogger("agent_exec").disabled = True  # the reader's traceback is expected here
+    saved, agent_exec.aio._LINE_LIMIT = agent_exec.aio._LINE_LIMIT, 4096
+    try:
+        agent = await AsyncAgentExec(binary, cwd=workdir).start()
+    finally:
+        agent_exec.aio._LINE_LIMIT = saved
+    try:
+        try:  # an answer longer than the reader's line limit: the reader fails
+            await asyncio.wait_for(agent.exec("head -c 10000 /dev/zero | tr '\\0' x"), 10)
+            raise AssertionError("an answer over the line limit was read")
+        except ServerExited as e:
+            expect("the error says why", "reading agent-exec serve's output failed" in str(e), e)
+        expect("server killed and reaped", agent._process.returncode == -signal.SIGKILL
+               and not os.path.exists(f"/proc/{agent.pid}"), agent._process.returncode)
+    finally:
+        await agent.aclose(timeout=5)
+        logging.getLogger("agent_exec").disabled = False
+    ok("async", "an unreadable answer: the call raises ServerExited, the server is killed and reaped")
+
 
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else None
     workdir = os.path.realpath(tempfile.mkdtemp(prefix="agent-exec-check-"))
+    watchdog.workdir = workdir
     try:
         watchdog.arm("discovery")
-        check_discovery(binary)
+        check_discovery(binary, workdir)
         # None stays None: the clients then find the binary themselves, as a user's code would.
         check_sync(binary, workdir)
         asyncio.run(check_async(binary, workdir))
@@ -409,8 +477,8 @@ def main():
     except (AssertionError, RpcError, OSError) as e:  # OSError: no binary, or the server died
         watchdog.disarm()
         print(f"FAILED: {watchdog.name}: {type(e).__name__}: {e}", flush=True)
-        os._exit(1)  # do not wait on a server that may still be running a command
-    finally:
+        watchdog.fail()  # removes the workdir: os._exit skips the finally below
+    finally:  # reached on success, and on an unexpected exception (the armed watchdog bounds the exit)
         shutil.rmtree(workdir, ignore_errors=True)
     print("all checks passed")
 

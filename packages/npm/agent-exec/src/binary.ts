@@ -4,7 +4,7 @@
 //   1. $AGENT_EXEC_BIN, when set and not empty;
 //   2. else the platform package that platforms.json names for this machine
 //      (`${process.platform}-${process.arch}`), installed as an optional dependency of agent-exec:
-//      its file bin/agent-exec;
+//      its file bin/agent-exec — when its binary's C library (`libc`) is this system's;
 //   3. else a BinaryNotFoundError saying what is missing and what to do.
 
 import { readFileSync } from 'node:fs';
@@ -19,6 +19,8 @@ export interface Platform {
   cpu: string;
   /** The Rust target its binary is built for. */
   rustTarget: string;
+  /** The C library its binary links to (`glibc`), when it needs one: as `systemLibc()` names it. */
+  libc?: string;
 }
 
 /** No binary to run: the message says which platform, which package, and what to do. */
@@ -37,8 +39,17 @@ export function platformKey(): string {
   return `${process.platform}-${process.arch}`;
 }
 
-/** The path of the agent-exec binary to run; throws BinaryNotFoundError when there is none. */
-export function resolveBinary(env: NodeJS.ProcessEnv = process.env): string {
+/** This system's C library, for platforms.json's `libc`: `glibc`, or `musl` on a Linux without
+ *  glibc (Alpine; Node's report names a glibc only where it runs on one); null off Linux. */
+export function systemLibc(): string | null {
+  if (process.platform !== 'linux') return null;
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  return report?.header?.glibcVersionRuntime ? 'glibc' : 'musl';
+}
+
+/** The path of the agent-exec binary to run; throws BinaryNotFoundError when there is none.
+ *  `libc`: this system's C library (default: `systemLibc()`, asked only when it matters). */
+export function resolveBinary(env: NodeJS.ProcessEnv = process.env, libc?: string | null): string {
   const fromEnv = env['AGENT_EXEC_BIN'];
   if (fromEnv) return fromEnv;
 
@@ -50,6 +61,17 @@ export function resolveBinary(env: NodeJS.ProcessEnv = process.env): string {
       `agent-exec: no prebuilt binary for this platform (${key}); ` +
         `there are ones for: ${Object.keys(all).join(', ') || 'none'}. ` +
         'Build agent-exec from source (https://github.com/agent-exec/agent-exec) ' +
+        'and set AGENT_EXEC_BIN to the path of the binary.',
+    );
+  }
+  // A glibc binary cannot start on musl: its spawn would fail with a bare ENOENT (the missing
+  // dynamic loader), which names no cause.
+  const have = libc === undefined ? systemLibc() : libc;
+  if (platform.libc && have !== platform.libc) {
+    throw new BinaryNotFoundError(
+      `agent-exec: the prebuilt binary for this platform (${key}, in ${platform.package}) is built ` +
+        `for ${platform.libc}, but this system's C library is ${have ?? 'another'}, which cannot run it. ` +
+        'Build agent-exec from source on this system (https://github.com/agent-exec/agent-exec) ' +
         'and set AGENT_EXEC_BIN to the path of the binary.',
     );
   }

@@ -15,7 +15,14 @@ import { createInterface } from 'node:readline';
 
 import { resolveBinary } from './binary.js';
 
-export { BinaryNotFoundError, platformKey, platforms, resolveBinary, type Platform } from './binary.js';
+export {
+  BinaryNotFoundError,
+  platformKey,
+  platforms,
+  resolveBinary,
+  systemLibc,
+  type Platform,
+} from './binary.js';
 
 // ---------------------------------------------------------------------------------------------
 // The contract's types (docs/contract.md §1, §3, §7)
@@ -31,7 +38,8 @@ export interface ExecRequest {
   cwd?: string;
   /** Extra variables, applied after environment hardening. */
   env?: Record<string, string>;
-  /** Seconds, default 120, clamped to [1, 3600]. Or `timeout_ms`. */
+  /** Seconds, default 120, clamped to [1, 3600]. Or `timeout_ms`. A fraction is sent as
+   *  `timeout_ms` (the server takes whole seconds). */
   timeout?: number;
   timeout_ms?: number;
   /** Keep the first / last N lines of the output. */
@@ -79,6 +87,8 @@ export interface Truncation {
   shown_ranges?: [number, number][];
   salient_lines?: number;
   artifact_id: string | null;
+  /** The artifact stopped at its cap before the end of the output (absent: false). */
+  artifact_capped?: boolean;
 }
 
 /** One entry of `job_list`'s `details.jobs`. */
@@ -116,8 +126,16 @@ export interface Details {
   timeout_ms?: number;
   /** `job_list`. */
   jobs?: JobInfo[];
-  /** The compact view folded lines. */
-  folded?: { lines: number; bytes: number; artifact_id: string };
+  /** The compact view folded lines (`artifact_id` null only if the artifact could not be written). */
+  folded?: { lines: number; bytes: number; artifact_id: string | null };
+  /** Background processes still running when the command ended, which were stopped. */
+  processes_stopped?: number;
+  /** The sandbox the call ran in (null: none; contract §8). */
+  sandbox?: { mode: string; network: string } | null;
+  /** The resource limit that ended or hampered the command (null: none). */
+  limit_hit?: 'memory' | 'procs' | 'cpu' | 'file_size' | null;
+  /** The remote target the call ran on (null: here; contract §9). */
+  target?: string | null;
   /** E.g. the inherited variables withheld because their names look like credentials. */
   warnings?: string[];
   /** `artifact_read`: where the next page starts. */
@@ -127,7 +145,8 @@ export interface Details {
 
 /** The answer of every method: model-ready text, and the details. */
 export interface ExecResult {
-  content: { type: 'text'; text: string }[];
+  /** Never empty (so `content[0].text` type-checks with noUncheckedIndexedAccess too). */
+  content: [{ type: 'text'; text: string }, ...{ type: 'text'; text: string }[]];
   /** False only for outcomes `success` and `running`. */
   is_error: boolean;
   details: Details;
@@ -185,7 +204,8 @@ export interface StartOptions {
   binary?: string;
   /** More arguments of `serve`, e.g. `['-C', dir, '--sandbox', 'read-only']`. */
   args?: string[];
-  /** Added to process.env for the server (undefined removes a variable). */
+  /** Variables for the server, merged over the caller's environment (process.env), not replacing
+   *  it; undefined removes a variable. */
   env?: Record<string, string | undefined>;
   /** Called with what the server writes on stderr (it is also kept for error messages). */
   onStderr?: (text: string) => void;
@@ -195,6 +215,12 @@ export interface CallOptions {
   /** Aborting sends `cancel {id}`: an exec then answers with outcome `cancelled`, a job_output
    *  wait ends. Already aborted: nothing is sent and the call rejects with `signal.reason`. */
   signal?: AbortSignal;
+}
+
+/** `target` of the job, artifact and session methods (contract §9): the remote target whose job,
+ *  artifact or session it is (ids and names are that target's own); default the operator's. */
+export interface TargetOption {
+  target?: string;
 }
 
 export interface ExecOptions extends Omit<ExecRequest, 'command'>, CallOptions {
@@ -290,6 +316,13 @@ export class AgentExec {
     const { signal, onProgress, ...fields } = options;
     const request: ExecRequest = typeof command === 'string' ? { command, ...fields } : { ...command, ...fields };
     if (onProgress && request.progress === undefined) request.progress = true;
+    // The server takes whole seconds: a fraction goes as `timeout_ms`, rounded half to even (as
+    // Python's round(), so both clients send the same), and an explicit `timeout_ms` wins.
+    const { timeout } = request;
+    if (timeout !== undefined && !Number.isInteger(timeout)) {
+      delete request.timeout;
+      request.timeout_ms ??= roundHalfEven(timeout * 1000);
+    }
     return this.#request('exec', request, { signal, onProgress }) as Promise<ExecResult>;
   }
 
@@ -300,15 +333,15 @@ export class AgentExec {
   }
 
   /** `session_close {session}`: ends the session's shell (and a command running in it). */
-  sessionClose(session: string): Promise<ExecResult> {
-    return this.call('session_close', { session });
+  sessionClose(session: string, params: TargetOption = {}): Promise<ExecResult> {
+    return this.call('session_close', { session, ...params });
   }
 
   /** `job_output`: what a background job printed (`mode` "new", the default, or "all"),
    *  waiting up to `wait_ms` for something new; abort `signal` to end the wait. */
   jobOutput(
     jobId: JobId,
-    params: { mode?: 'new' | 'all'; wait_ms?: number } = {},
+    params: { mode?: 'new' | 'all'; wait_ms?: number } & TargetOption = {},
     options: CallOptions = {},
   ): Promise<ExecResult> {
     return this.call('job_output', { job_id: jobId, ...params }, options);
@@ -319,25 +352,25 @@ export class AgentExec {
   jobInput(
     jobId: JobId,
     data: string,
-    params: { enter?: boolean; eof?: boolean; yield_ms?: number } = {},
+    params: { enter?: boolean; eof?: boolean; yield_ms?: number } & TargetOption = {},
   ): Promise<ExecResult> {
     return this.call('job_input', { job_id: jobId, data, ...params });
   }
 
   /** `job_kill`: ends a background job. */
-  jobKill(jobId: JobId): Promise<ExecResult> {
-    return this.call('job_kill', { job_id: jobId });
+  jobKill(jobId: JobId, params: TargetOption = {}): Promise<ExecResult> {
+    return this.call('job_kill', { job_id: jobId, ...params });
   }
 
   /** `job_list`: the jobs, in `details.jobs`. */
-  jobList(): Promise<ExecResult> {
-    return this.call('job_list', {});
+  jobList(params: TargetOption = {}): Promise<ExecResult> {
+    return this.call('job_list', { ...params });
   }
 
   /** `artifact_read`: a page of a kept output (`offset`, `limit`), or its lines matching `grep`. */
   artifactRead(
     id: string,
-    params: { offset?: number; limit?: number; grep?: string; context?: number } = {},
+    params: { offset?: number; limit?: number; grep?: string; context?: number } & TargetOption = {},
   ): Promise<ExecResult> {
     return this.call('artifact_read', { id, ...params });
   }
@@ -360,8 +393,11 @@ export class AgentExec {
     params: object,
     { signal, onProgress }: CallOptions & { onProgress?: ((progress: Progress) => void) | undefined },
   ): Promise<unknown> {
+    if (this.#closing) {
+      // The same error as the calls the server's end fails, so one `catch` handles both.
+      return Promise.reject(new ServerExitedError(`cannot call ${method}: this client was closed`, null, null, ''));
+    }
     if (this.#gone) return Promise.reject(this.#gone);
-    if (this.#closing) return Promise.reject(new Error('agent-exec: the client is closing'));
     if (signal?.aborted) return Promise.reject(signal.reason);
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
@@ -422,20 +458,50 @@ export class AgentExec {
   }
 }
 
-/** A persistent shell session of one server (`AgentExec.openSession`). */
+/** Rounds half to even, as Python's round() does. */
+function roundHalfEven(x: number): number {
+  const r = Math.round(x); // half up
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** Resolves when `promise` settles or `signal` aborts (at once if it has), whichever comes first. */
+function untilAborted(promise: Promise<unknown>, signal: AbortSignal | undefined): Promise<unknown> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve();
+  let onAbort = () => {};
+  const aborted = new Promise<void>((resolve) => (onAbort = resolve));
+  signal.addEventListener('abort', onAbort, { once: true });
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+}
+
+/** A persistent shell session of one server (`AgentExec.openSession`). Its calls run one at a
+ *  time, in the order they are made: the server does not order calls on one session that are in
+ *  flight together, and a shell's commands are meant to run in order. */
 export class Session {
+  /** Settles when the last call made so far has ended: the next call's turn. */
+  #turn: Promise<unknown> = Promise.resolve();
+
   constructor(
     readonly agent: AgentExec,
     readonly name: string,
   ) {}
 
-  /** Runs a command in the session; as `AgentExec.exec`. */
+  /** Runs a command in the session, after the calls made on it before; as `AgentExec.exec`.
+   *  Aborting `signal` while it waits for its turn rejects it at once, and nothing is sent. */
   exec(command: string | ExecRequest, options: Omit<ExecOptions, 'session'> = {}): Promise<ExecResult> {
-    return this.agent.exec(command, { ...options, session: this.name });
+    const previous = this.#turn;
+    const run = (async () => {
+      await untilAborted(previous, options.signal);
+      return this.agent.exec(command, { ...options, session: this.name }); // rejects if aborted
+    })();
+    // The next call waits for this one, and for the one before when this one left its turn early.
+    this.#turn = Promise.all([previous, run.catch(() => {})]);
+    return run;
   }
 
-  /** Ends the session's shell. */
-  close(): Promise<ExecResult> {
-    return this.agent.sessionClose(this.name);
+  /** Ends the session's shell. It does not wait for the session's turn, so that it can end a
+   *  command running in it (which then answers with outcome `cancelled`). */
+  close(params: TargetOption = {}): Promise<ExecResult> {
+    return this.agent.sessionClose(this.name, params);
   }
 }

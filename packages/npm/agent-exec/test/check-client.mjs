@@ -20,7 +20,8 @@ import { pathToFileURL } from 'node:url';
 
 const specifier = process.argv[2] ?? process.env.AGENT_EXEC_MODULE ?? 'agent-exec';
 const entry = createRequire(join(process.cwd(), 'noop.js')).resolve(specifier);
-const { AgentExec, RpcError, ServerExitedError, resolveBinary } = await import(pathToFileURL(entry).href);
+const { AgentExec, BinaryNotFoundError, RpcError, ServerExitedError, platformKey, platforms, resolveBinary, systemLibc } =
+  await import(pathToFileURL(entry).href);
 const packageRoot = dirname(dirname(entry)); // …/agent-exec/dist/index.js -> …/agent-exec
 const launcher = join(packageRoot, 'bin', 'agent-exec.js');
 
@@ -119,10 +120,42 @@ await check('session: state kept across calls', async () => {
     const result = await session.exec('echo $X; pwd; f 7');
     expect('text', text(result), `42\n${work}\nf:7\n`);
     expect('details.session', result.details.session, session.name);
+    // Calls made together on one session run one at a time, in the order they were made.
+    const [, , last] = await Promise.all([
+      session.exec('Z=a; sleep 0.3; Z=${Z}b'),
+      session.exec('Z=${Z}c'),
+      session.exec('echo $Z'),
+    ]);
+    expect('session order', text(last), 'abc\n');
+    // One aborted while it waits for its turn rejects at once, and the next still waits its turn.
+    const controller = new AbortController();
+    const slow = session.exec('sleep 0.5; W=1');
+    const aborted = session.exec('W=2', { signal: controller.signal });
+    const after = session.exec('echo $W');
+    controller.abort();
+    const error = await within(200, 'aborted while waiting its turn', aborted.then(() => null, (e) => e));
+    assert(error === controller.signal.reason, `the aborted call gave ${error}`);
+    await slow;
+    expect('after an aborted call', text(await after), '1\n');
   } finally {
     const closed = await session.close();
     expect('session_close', closed.details.outcome, 'success');
   }
+});
+
+await check('exec: a fractional timeout is sent as timeout_ms', async () => {
+  const { details, content } = await agent.exec('sleep 5', { timeout: 1.5 });
+  expect('outcome', details.outcome, 'timeout');
+  assert(content[0].text.includes('after 1.5 seconds'), `text ${JSON.stringify(content[0].text)}`);
+  return `timed out after ${details.duration_ms} ms`;
+});
+
+await check('target: sent by the job methods', async () => {
+  // No target is allowed here: the refusal shows that the field reached the server.
+  const refused = await agent.jobList({ target: 'ssh://nowhere' });
+  expect('outcome', refused.details.outcome, 'invalid_request');
+  assert(/ssh:\/\/nowhere.*not allowed/.test(text(refused)), `text ${JSON.stringify(text(refused))}`);
+  expect('without a target', (await agent.jobList()).details.outcome, 'success');
 });
 
 await check('job: start, output, finishes', async () => {
@@ -215,6 +248,26 @@ await check('server exit: pending and new calls reject', async () => {
   return JSON.stringify(error.message.split('\n')[0]);
 });
 
+await check('binary: a glibc binary on a system without glibc', async () => {
+  const platform = platforms()[platformKey()];
+  const libc = systemLibc();
+  if (!platform?.libc) return `skipped: ${platformKey()} names no libc (this system: ${libc})`;
+  const error = (() => {
+    try {
+      return resolveBinary({}, 'musl');
+    } catch (e) {
+      return e;
+    }
+  })();
+  assert(error instanceof BinaryNotFoundError, `got ${error}`);
+  assert(
+    error.message.includes(`built for ${platform.libc}`) && /musl/.test(error.message) && /AGENT_EXEC_BIN/.test(error.message),
+    `message: ${error.message}`,
+  );
+  expect('AGENT_EXEC_BIN still wins', resolveBinary({ AGENT_EXEC_BIN: '/x/agent-exec' }, 'musl'), '/x/agent-exec');
+  return `this system: ${libc}; ${JSON.stringify(error.message.slice(0, 60))}…`;
+});
+
 await check('launcher: --version', async () => {
   const { code, stdout, stderr } = await runLauncher(['--version']);
   expect('exit code', code, 0);
@@ -257,11 +310,17 @@ await check('launcher: mcp on stdio, nothing else on stdout', async () => {
   return `${lines[1].result.tools.length} tools`;
 });
 
-const code = await within(35_000, 'close', agent.close());
+const closing = agent.close();
+const code = await within(35_000, 'close', closing);
 if (code !== 0) {
   console.log(`FAIL  close: the server exited with ${code}`);
   failed++;
 }
+await check('close: calls after it reject with ServerExitedError', async () => {
+  const error = await agent.exec('echo never').then(() => null, (e) => e);
+  assert(error instanceof ServerExitedError && /this client was closed/.test(error.message), `got ${error}`);
+  return JSON.stringify(error.message);
+});
 rmSync(work, { recursive: true, force: true });
 if (failed) {
   console.error(`FAILED: ${failed} of ${failed + passed} checks`);

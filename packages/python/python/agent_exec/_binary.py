@@ -35,6 +35,32 @@ def _user_scripts_dir() -> Optional[str]:
         return None
 
 
+def _own_binary() -> Optional[str]:
+    """The binary that this package's own installation put down, as its RECORD lists it (maturin
+    `bindings = "bin"`: a script entry such as `../../../bin/agent-exec`). Right where the guesses of
+    `_installed_dirs` are not: `pip install --prefix` or `--root`, a distribution's own install
+    scheme."""
+    try:
+        from importlib.metadata import distribution  # Python 3.8+
+
+        dist = distribution("agent-exec")
+        files = dist.files or []
+        # Only the installation this module was imported from: a source checkout on sys.path must
+        # not pick up the binary of some other installed agent-exec.
+        here = os.path.realpath(__file__)
+        if not any(f.name == "_binary.py" and os.path.realpath(dist.locate_file(f)) == here
+                   for f in files):
+            return None
+        for f in files:
+            if f.name == _NAME:
+                path = os.path.abspath(dist.locate_file(f))
+                if _executable(path):
+                    return path
+    except Exception:  # not installed (PackageNotFoundError), or metadata it cannot read
+        pass
+    return None
+
+
 def _installed_dirs() -> List[str]:
     """Where a wheel of this package puts its binary (maturin `bindings = "bin"`: the scripts dir)."""
     candidates = [
@@ -64,9 +90,10 @@ def find_binary(binary: Optional[str] = None) -> str:
     """The path of the `agent-exec` binary to run.
 
     In order: `binary` (a path, or a name looked up on PATH); else `$AGENT_EXEC_BIN`; else the
-    binary installed with this package (the scripts dir of the running interpreter, the dir of
-    `sys.executable`, `--target`'s `bin/`, the user scheme's scripts dir); else `agent-exec` on
-    PATH. An explicit `binary` or `$AGENT_EXEC_BIN` that does not resolve is an error, not a
+    binary installed with this package: the one its own installation's metadata lists
+    (`importlib.metadata`), else the first found in the scripts dir of the running interpreter, the
+    dir of `sys.executable`, `--target`'s `bin/`, the user scheme's scripts dir; else `agent-exec`
+    on PATH. An explicit `binary` or `$AGENT_EXEC_BIN` that does not resolve is an error, not a
     reason to fall back: running some other agent-exec than the one named would be a surprise.
     Raises `AgentExecNotFound` (a `FileNotFoundError`) naming everything tried.
     """
@@ -82,6 +109,9 @@ def find_binary(binary: Optional[str] = None) -> str:
         if found is None:
             raise AgentExecNotFound(f"AGENT_EXEC_BIN={env!r} does not exist or is not executable")
         return found
+    found = _own_binary()
+    if found:
+        return found
     tried = []
     for d in _installed_dirs():
         path = os.path.join(d, _NAME)
@@ -93,6 +123,7 @@ def find_binary(binary: Optional[str] = None) -> str:
         return found
     raise AgentExecNotFound(
         "agent-exec binary not found. Tried: the binary= argument (not given), $AGENT_EXEC_BIN "
-        f"(not set), {', '.join(tried)}, and {_NAME!r} on PATH. Install it with "
-        "`pip install agent-exec` (the wheel ships the binary), or set AGENT_EXEC_BIN to its path."
+        f"(not set), the installed package's metadata, {', '.join(tried)}, and {_NAME!r} on PATH. "
+        "Install it with `pip install agent-exec` (the wheel ships the binary), or set "
+        "AGENT_EXEC_BIN to its path."
     )

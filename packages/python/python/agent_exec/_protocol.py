@@ -52,12 +52,17 @@ class ExitInfo:
     """How the server ended, recorded once; each waiting call gets its own `ServerExited` from it
     (one exception instance raised in several threads would share and garble its traceback)."""
 
-    def __init__(self, returncode: Optional[int], stderr_tail: str, closed: bool = False):
+    def __init__(self, returncode: Optional[int], stderr_tail: str, closed: bool = False,
+                 reason: Optional[str] = None):
         self.returncode, self.stderr_tail, self.closed = returncode, stderr_tail, closed
+        self.reason = reason  # set when the client ended the server: its answers could not be read
 
     def error(self, method: str) -> ServerExited:
         if self.closed:
             text = f"cannot call {method}: this client was closed"
+        elif self.reason:
+            text = (f"no answer to {method}: reading agent-exec serve's output failed ({self.reason}), "
+                    "so the client ended the server")
         else:
             text = f"agent-exec serve {_describe_status(self.returncode)} before answering {method}"
             if self.stderr_tail.strip():
@@ -88,6 +93,7 @@ class Truncation(TypedDict, total=False):
     shown_ranges: List[List[int]]
     salient_lines: int
     artifact_id: Optional[str]
+    artifact_capped: bool  # the artifact stopped at its cap before the output's end (absent: false)
 
 
 class JobInfo(TypedDict, total=False):
@@ -189,6 +195,23 @@ def exec_params(command: Union[str, Sequence[str]], cwd: Optional[Union[str, "os
     return params
 
 
+def with_target(params: Dict[str, Any], target: Optional[str]) -> Dict[str, Any]:
+    """`params`, with `target` (contract §9: the remote target whose job, artifact or session is
+    meant) only when given: without it the server uses the operator's `--target`."""
+    if target is not None:
+        params["target"] = target
+    return params
+
+
+def server_env(env: Optional[Mapping[str, Optional[str]]]) -> Optional[Dict[str, str]]:
+    """The server's environment: `env` merged over the caller's (os.environ, read now), a None
+    value removing a variable; None (no `env`) inherits it as it is. Merged, not replaced: the
+    server needs PATH, HOME and the rest to run commands as the caller would."""
+    if env is None:
+        return None
+    return {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+
+
 def encode(request_id: int, method: str, params: Optional[Mapping[str, Any]]) -> bytes:
     # One message per line: json.dumps escapes newlines inside strings, so the line is whole.
     message = {"jsonrpc": "2.0", "id": request_id, "method": method,
@@ -206,6 +229,18 @@ def decode(line: bytes) -> Optional[Dict[str, Any]]:
         logger.warning("agent-exec serve wrote an unexpected message: %r", line[:200])
         return None
     return message
+
+
+def deliver_line(line: bytes, deliver: Callable[[Dict[str, Any]], None]) -> None:
+    """Hands one line of the server to `deliver`, as a message; the reader of either client goes
+    on whatever the line holds."""
+    message = decode(line)
+    if message is None:
+        return
+    try:
+        deliver(message)
+    except Exception:  # one odd message (an id of the wrong type) must not end the reader
+        logger.exception("agent-exec serve: cannot handle %r", line[:200])
 
 
 def response_value(message: Mapping[str, Any], method: str) -> Any:

@@ -27,8 +27,9 @@ import uuid
 from typing import Any, Dict, Mapping, Optional, Sequence, Set, Tuple, Union, cast
 
 from ._binary import find_binary
-from ._protocol import (ExitInfo, ProgressCallback, Result, ServerExited, StderrTail, decode,
-                        encode, exec_params, logger, response_value)
+from ._protocol import (ExitInfo, ProgressCallback, Result, ServerExited, StderrTail,
+                        deliver_line, encode, exec_params, logger, response_value, server_env,
+                        with_target)
 
 __all__ = ["AsyncAgentExec", "AsyncSession"]
 
@@ -46,10 +47,11 @@ _Pending = Tuple[Optional["asyncio.Future[Dict[str, Any]]"], str, Optional[Progr
 class AsyncAgentExec:
     """One `agent-exec serve` process, for asyncio. Use `async with AsyncAgentExec() as agent:`
     (or `await agent.start()` ... `await agent.aclose()`); calls may run concurrently.
-    Arguments as for `AgentExec`."""
+    Arguments as for `AgentExec`: `env` is merged over this process's environment as it is at
+    `start()` (a None value removes a variable), not replacing it."""
 
     def __init__(self, binary: Optional[PathLike] = None, *, args: Sequence[str] = (),
-                 cwd: Optional[PathLike] = None, env: Optional[Mapping[str, str]] = None):
+                 cwd: Optional[PathLike] = None, env: Optional[Mapping[str, Optional[str]]] = None):
         self.binary = find_binary(os.fspath(binary) if binary is not None else None)
         self._args, self._cwd = list(args), cwd
         self._env = dict(env) if env is not None else None
@@ -67,7 +69,7 @@ class AsyncAgentExec:
             self._process = await asyncio.create_subprocess_exec(
                 self.binary, "serve", *self._args, stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=self._cwd,
-                env=self._env, limit=_LINE_LIMIT)
+                env=server_env(self._env), limit=_LINE_LIMIT)
             # Created here, in the running loop (Python 3.9 binds a Lock to a loop when made).
             self._drain_lock = asyncio.Lock()
             self._stderr_task = asyncio.ensure_future(self._read_stderr())
@@ -135,38 +137,41 @@ class AsyncAgentExec:
 
     async def _read_stdout(self) -> None:
         returncode: Optional[int] = None
+        reason: Optional[str] = None
         try:
             while True:
                 line = await self._process.stdout.readline()  # type: ignore[union-attr]
                 if not line:
                     break
-                self._dispatch(line)
+                deliver_line(line, self._deliver)
             returncode = await asyncio.wait_for(self._process.wait(), 5)  # type: ignore[union-attr]
             await asyncio.wait_for(self._stderr_task, 1)
         except asyncio.CancelledError:  # the loop is shutting down
             raise
         except asyncio.TimeoutError:
             pass
-        except Exception:
+        except Exception as e:  # e.g. a line over the stream's limit (ValueError)
             logger.exception("reading agent-exec serve's output failed")
+            # No answer can be read any more: end the server (and its sessions and jobs) rather
+            # than leave it running unseen, and reap it.
+            reason = f"{type(e).__name__}: {e}"
+            try:
+                self._process.kill()  # type: ignore[union-attr]
+            except ProcessLookupError:  # it had exited already
+                pass
+            try:  # bounded, as every wait here
+                returncode = await asyncio.wait_for(self._process.wait(), 5)  # type: ignore[union-attr]
+            except asyncio.TimeoutError:
+                pass
         finally:  # the server is gone: no caller may wait for ever
             if returncode is None and self._process is not None:
                 returncode = self._process.returncode
-            self._exit = ExitInfo(returncode, self._stderr.text())
+            self._exit = ExitInfo(returncode, self._stderr.text(), reason=reason)
             pending = list(self._pending.values())
             self._pending.clear()
             for future, method, _ in pending:
                 if future is not None and not future.done():
                     future.set_exception(self._exit.error(method))
-
-    def _dispatch(self, line: bytes) -> None:
-        message = decode(line)
-        if message is None:
-            return
-        try:
-            self._deliver(message)
-        except Exception:  # one odd message (an id of the wrong type) must not end the reader
-            logger.exception("agent-exec serve: cannot handle %r", line[:200])
 
     def _deliver(self, message: Dict[str, Any]) -> None:
         if "method" in message:  # a notification from the server
@@ -217,30 +222,36 @@ class AsyncAgentExec:
         params = exec_params(command, cwd, timeout, env, on_progress is not None, request_fields)
         return cast(Result, await self.call("exec", params, on_progress=on_progress))
 
-    async def job_output(self, job_id: Union[str, int], mode: str = "new", wait_ms: int = 0) -> Result:
+    # `target`: as in `AgentExec` (contract §9), sent only when given.
+
+    async def job_output(self, job_id: Union[str, int], mode: str = "new", wait_ms: int = 0, *,
+                         target: Optional[str] = None) -> Result:
         """As `AgentExec.job_output`."""
-        return await self._result("job_output", {"job_id": job_id, "mode": mode, "wait_ms": wait_ms})
+        return await self._result("job_output", with_target({"job_id": job_id, "mode": mode,
+                                                             "wait_ms": wait_ms}, target))
 
     async def job_input(self, job_id: Union[str, int], data: str = "", *, enter: bool = True,
-                        eof: bool = False, yield_ms: int = 0) -> Result:
+                        eof: bool = False, yield_ms: int = 0, target: Optional[str] = None) -> Result:
         """As `AgentExec.job_input`."""
-        return await self._result("job_input", {"job_id": job_id, "data": data, "enter": enter,
-                                                "eof": eof, "yield_ms": yield_ms})
+        return await self._result("job_input", with_target({"job_id": job_id, "data": data,
+                                                            "enter": enter, "eof": eof,
+                                                            "yield_ms": yield_ms}, target))
 
-    async def job_kill(self, job_id: Union[str, int]) -> Result:
-        return await self._result("job_kill", {"job_id": job_id})
+    async def job_kill(self, job_id: Union[str, int], *, target: Optional[str] = None) -> Result:
+        return await self._result("job_kill", with_target({"job_id": job_id}, target))
 
-    async def job_list(self) -> Result:
-        return await self._result("job_list", {})
+    async def job_list(self, *, target: Optional[str] = None) -> Result:
+        return await self._result("job_list", with_target({}, target))
 
     async def artifact_read(self, artifact_id: str, *, offset: Optional[int] = None,
                             limit: Optional[int] = None, grep: Optional[str] = None,
-                            context: Optional[int] = None) -> Result:
-        params = {"id": artifact_id, "offset": offset, "limit": limit, "grep": grep, "context": context}
+                            context: Optional[int] = None, target: Optional[str] = None) -> Result:
+        params = {"id": artifact_id, "offset": offset, "limit": limit, "grep": grep, "context": context,
+                  "target": target}
         return await self._result("artifact_read", {k: v for k, v in params.items() if v is not None})
 
-    async def session_close(self, session: str) -> Result:
-        return await self._result("session_close", {"session": session})
+    async def session_close(self, session: str, *, target: Optional[str] = None) -> Result:
+        return await self._result("session_close", with_target({"session": session}, target))
 
     async def cancel(self, request_id: int) -> Result:
         """`cancel {id}` (cancelling a call's task does this for you)."""
@@ -295,8 +306,8 @@ class AsyncSession:
             return await self.client.exec(command, cwd=cwd, timeout=timeout, env=env,
                                           on_progress=on_progress, session=self.name, **request_fields)
 
-    async def close(self) -> Result:
-        return await self.client.session_close(self.name)
+    async def close(self, *, target: Optional[str] = None) -> Result:
+        return await self.client.session_close(self.name, target=target)
 
     async def __aenter__(self) -> AsyncSession:
         return self

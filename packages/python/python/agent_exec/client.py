@@ -11,8 +11,9 @@ import uuid
 from typing import Any, Dict, Mapping, Optional, Sequence, Union, cast
 
 from ._binary import find_binary
-from ._protocol import (ExitInfo, ProgressCallback, Result, ServerExited, StderrTail, decode,
-                        encode, exec_params, logger, response_value)
+from ._protocol import (ExitInfo, ProgressCallback, Result, ServerExited, StderrTail,
+                        deliver_line, encode, exec_params, logger, response_value, server_env,
+                        with_target)
 
 __all__ = ["AgentExec", "Call", "Session"]
 
@@ -79,16 +80,18 @@ class Call:
 class AgentExec:
     """One `agent-exec serve` process (JSON-RPC 2.0 over stdio). Safe to use from several threads.
 
-    `binary`: see `find_binary`; `args`: extra `serve` options (`["--sandbox", "off"]`); `cwd`, `env`:
-    the server's working directory (the default workspace of calls) and environment.
+    `binary`: see `find_binary`; `args`: extra `serve` options (`["--sandbox", "off"]`); `cwd`: the
+    server's working directory (the default workspace of calls); `env`: variables for the server,
+    merged over this process's environment (`os.environ`; a None value removes a variable), not
+    replacing it.
     """
 
     def __init__(self, binary: Optional[PathLike] = None, *, args: Sequence[str] = (),
-                 cwd: Optional[PathLike] = None, env: Optional[Mapping[str, str]] = None):
+                 cwd: Optional[PathLike] = None, env: Optional[Mapping[str, Optional[str]]] = None):
         self.binary = find_binary(os.fspath(binary) if binary is not None else None)
         self._process = subprocess.Popen([self.binary, "serve", *args], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                         env=dict(env) if env is not None else None)
+                                         env=server_env(env))
         self._ids = itertools.count(1)
         self._pending: Dict[int, Call] = {}
         self._lock = threading.Lock()  # guards _pending, _exit and _closed
@@ -160,12 +163,17 @@ class AgentExec:
             raise
 
     def _read_stdout(self) -> None:
+        reason: Optional[str] = None
         try:
             with self._process.stdout:  # type: ignore[union-attr]
                 for line in self._process.stdout:  # type: ignore[union-attr]
-                    self._dispatch(line)
-        except Exception:
+                    deliver_line(line, self._deliver)
+        except Exception as e:
             logger.exception("reading agent-exec serve's output failed")
+            # No answer can be read any more: end the server (and its sessions and jobs) rather
+            # than leave it running unseen, and reap it.
+            reason = f"{type(e).__name__}: {e}"
+            self._process.kill()
         finally:  # the server is gone: no caller may wait for ever
             try:
                 returncode: Optional[int] = self._process.wait(5)
@@ -173,20 +181,11 @@ class AgentExec:
                 returncode = None
             self._stderr_thread.join(1)
             with self._lock:
-                self._exit = ExitInfo(returncode, self._stderr.text())
+                self._exit = ExitInfo(returncode, self._stderr.text(), reason=reason)
                 pending = list(self._pending.values())
                 self._pending.clear()
             for call in pending:
                 call._fail(self._exit)
-
-    def _dispatch(self, line: bytes) -> None:
-        message = decode(line)
-        if message is None:
-            return
-        try:
-            self._deliver(message)
-        except Exception:  # one odd message (an id of the wrong type) must not end the reader
-            logger.exception("agent-exec serve: cannot handle %r", line[:200])
 
     def _deliver(self, message: Dict[str, Any]) -> None:
         if "method" in message:  # a notification from the server
@@ -236,34 +235,40 @@ class AgentExec:
         params = exec_params(command, cwd, timeout, env, on_progress is not None, request_fields)
         return self.submit("exec", params, on_progress=on_progress)
 
-    def job_output(self, job_id: Union[str, int], mode: str = "new", wait_ms: int = 0) -> Result:
+    # `target` (these methods and `exec`): the remote target (contract §9) whose job, artifact or
+    # session it is; ids and names are that target's own. Default: the operator's `--target`.
+
+    def job_output(self, job_id: Union[str, int], mode: str = "new", wait_ms: int = 0, *,
+                   target: Optional[str] = None) -> Result:
         """A background job's output: `mode` "new" (not yet read) or "all"; `wait_ms` waits for new
         output, the job's end, or its wait for input. `details.running` says whether it still runs."""
-        return self._result("job_output", {"job_id": job_id, "mode": mode, "wait_ms": wait_ms})
+        return self._result("job_output", with_target({"job_id": job_id, "mode": mode,
+                                                       "wait_ms": wait_ms}, target))
 
     def job_input(self, job_id: Union[str, int], data: str = "", *, enter: bool = True,
-                  eof: bool = False, yield_ms: int = 0) -> Result:
+                  eof: bool = False, yield_ms: int = 0, target: Optional[str] = None) -> Result:
         """Types `data` into a job (then Enter unless `enter=False`; `eof` closes its input);
         `yield_ms` waits that long for what the job answers."""
-        return self._result("job_input", {"job_id": job_id, "data": data, "enter": enter, "eof": eof,
-                                       "yield_ms": yield_ms})
+        return self._result("job_input", with_target({"job_id": job_id, "data": data, "enter": enter,
+                                                      "eof": eof, "yield_ms": yield_ms}, target))
 
-    def job_kill(self, job_id: Union[str, int]) -> Result:
-        return self._result("job_kill", {"job_id": job_id})
+    def job_kill(self, job_id: Union[str, int], *, target: Optional[str] = None) -> Result:
+        return self._result("job_kill", with_target({"job_id": job_id}, target))
 
-    def job_list(self) -> Result:
+    def job_list(self, *, target: Optional[str] = None) -> Result:
         """The jobs, in `details.jobs`."""
-        return self._result("job_list", {})
+        return self._result("job_list", with_target({}, target))
 
     def artifact_read(self, artifact_id: str, *, offset: Optional[int] = None,
                       limit: Optional[int] = None, grep: Optional[str] = None,
-                      context: Optional[int] = None) -> Result:
+                      context: Optional[int] = None, target: Optional[str] = None) -> Result:
         """A page of a spilled output (`offset`, `limit`), or its lines matching `grep` (± `context`)."""
-        params = {"id": artifact_id, "offset": offset, "limit": limit, "grep": grep, "context": context}
+        params = {"id": artifact_id, "offset": offset, "limit": limit, "grep": grep, "context": context,
+                  "target": target}
         return self._result("artifact_read", {k: v for k, v in params.items() if v is not None})
 
-    def session_close(self, session: str) -> Result:
-        return self._result("session_close", {"session": session})
+    def session_close(self, session: str, *, target: Optional[str] = None) -> Result:
+        return self._result("session_close", with_target({"session": session}, target))
 
     def cancel(self, request_id: int) -> Result:
         """`cancel {id}`: cancels the request in flight with that id (see also `Call.cancel`)."""
@@ -326,10 +331,11 @@ class Session:
             return self.client.exec(command, cwd=cwd, timeout=timeout, env=env,
                                     on_progress=on_progress, session=self.name, **request_fields)
 
-    def close(self) -> Result:
+    def close(self, *, target: Optional[str] = None) -> Result:
         """Ends the session's shell; a command running in it ends at once, with outcome
-        `cancelled` (so close() does not wait for the session's turn)."""
-        return self.client.session_close(self.name)
+        `cancelled` (so close() does not wait for the session's turn). `target`: as for
+        `AgentExec.session_close`."""
+        return self.client.session_close(self.name, target=target)
 
     def __enter__(self) -> Session:
         return self
