@@ -73,7 +73,7 @@ fn lock(path: &Path) -> Result<fs::File, String> {
 
 /// The directory cargo builds into (`CARGO_TARGET_DIR`, a config's `build.target-dir`, or
 /// `target/`), as `cargo metadata` says.
-fn target_directory(root: &Path) -> Result<PathBuf, String> {
+pub(crate) fn target_directory(root: &Path) -> Result<PathBuf, String> {
     let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["metadata", "--format-version", "1", "--no-deps"])
         .current_dir(root)
@@ -94,7 +94,7 @@ fn read_json(path: &Path) -> Result<Value, String> {
 }
 
 /// The workspace's version: the CLI's, which every crate shares (`version.workspace = true`).
-pub(crate) fn workspace_version(root: &Path) -> Result<String, String> {
+fn workspace_version(root: &Path) -> Result<String, String> {
     let manifest = fs::read_to_string(root.join("Cargo.toml")).map_err(|e| e.to_string())?;
     let package = manifest
         .split("[workspace.package]")
@@ -166,7 +166,7 @@ fn versions_elsewhere(root: &Path) -> Result<Vec<(String, String)>, String> {
 }
 
 /// Fails, naming each file to change, when a file says another version than the workspace.
-pub(crate) fn check_versions(root: &Path) -> Result<String, String> {
+fn check_versions(root: &Path) -> Result<String, String> {
     let version = workspace_version(root)?;
     let wrong: Vec<String> = versions_elsewhere(root)?
         .into_iter()
@@ -183,13 +183,13 @@ pub(crate) fn check_versions(root: &Path) -> Result<String, String> {
     }
 }
 
-/// The pinned build tools, in a venv of their own; installed when missing or when the pins
-/// changed. Returns the venv's `bin`.
-pub(crate) fn tools(root: &Path) -> Result<PathBuf, String> {
+/// The pinned build tools, in a venv of their own under `target`; installed when missing or
+/// when the pins changed. Returns the venv's `bin`.
+pub(crate) fn tools(root: &Path, target: &Path) -> Result<PathBuf, String> {
     let pins_file = root.join("packages/tools-requirements.txt");
     let pins = fs::read_to_string(&pins_file)
         .map_err(|e| format!("cannot read {}: {e}", pins_file.display()))?;
-    let tmp = target_directory(root)?.join("tmp");
+    let tmp = target.join("tmp");
     fs::create_dir_all(&tmp).map_err(|e| format!("cannot make {}: {e}", tmp.display()))?;
     let _turn = lock(&tmp.join("dist-tools.lock"))?;
     let venv = tmp.join("dist-tools");
@@ -244,24 +244,22 @@ fn copy_licenses(root: &Path, into: &Path) -> Result<(), String> {
 }
 
 /// Fills the platform package's template (`packages/npm/platform`) for one platform of
-/// `platforms.json`, with the binary in `bin/`, and packs it into `out`; returns where it was
-/// staged.
+/// `platforms.json` in `stage`, with the binary in `bin/`, and packs it into `out`.
 fn pack_platform(
     root: &Path,
-    key: &str,
+    stage: &Path,
     platform: &Value,
     version: &str,
     binary: &Path,
     out: &Path,
-) -> Result<PathBuf, String> {
+) -> Result<(), String> {
     let template = root.join("packages/npm/platform");
-    let stage = target_directory(root)?.join("dist/npm").join(key);
-    let _ = fs::remove_dir_all(&stage);
+    let _ = fs::remove_dir_all(stage);
     fs::create_dir_all(stage.join("bin")).map_err(|e| e.to_string())?;
     let field = |name: &str| {
         platform[name]
             .as_str()
-            .ok_or_else(|| format!("platforms.json: {key} has no \"{name}\""))
+            .ok_or_else(|| format!("platforms.json: {} has no \"{name}\"", stage.display()))
     };
     let (name, os, cpu, libc) = (
         field("package")?,
@@ -282,27 +280,32 @@ fn pack_platform(
         let target = file.strip_suffix(".in").unwrap_or(&file);
         fs::write(stage.join(target), filled).map_err(|e| e.to_string())?;
     }
-    copy_licenses(root, &stage)?;
+    copy_licenses(root, stage)?;
     let staged = stage.join("bin/agent-exec");
     fs::copy(binary, &staged).map_err(|e| format!("cannot copy {}: {e}", binary.display()))?;
     run(
-        &stage,
+        stage,
         "npm",
         &[
             "pack",
             "--pack-destination",
             out.to_str().ok_or("non-UTF-8 path")?,
         ],
-    )?;
-    Ok(stage)
+    )
 }
 
-/// Builds everything into `out`; returns the files made.
-pub(crate) fn dist(out: &Path) -> Result<Vec<PathBuf>, String> {
+/// Whether a file in the output directory is one of the packages `dist` makes.
+fn is_package(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    name.starts_with("agent_exec-") || name.starts_with("agent-exec-")
+}
+
+/// Builds everything into `out`, and lists what it made.
+pub(crate) fn dist(out: &Path) -> Result<(), String> {
     let root = workspace_root();
     let version = check_versions(&root)?;
-    let tools = tools(&root)?;
     let target = target_directory(&root)?;
+    let tools = tools(&root, &target)?;
     let _turn = lock(&target.join("dist.lock"))?;
     fs::create_dir_all(out).map_err(|e| format!("cannot make {}: {e}", out.display()))?;
     let out = out
@@ -310,8 +313,7 @@ pub(crate) fn dist(out: &Path) -> Result<Vec<PathBuf>, String> {
         .map_err(|e| format!("{}: {e}", out.display()))?;
     // What an earlier run left would be found beside this run's packages.
     for entry in fs::read_dir(&out).map_err(|e| e.to_string())?.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("agent_exec-") || name.starts_with("agent-exec-") {
+        if is_package(&entry.path()) {
             let _ = fs::remove_file(entry.path());
         }
     }
@@ -358,7 +360,8 @@ pub(crate) fn dist(out: &Path) -> Result<Vec<PathBuf>, String> {
         .ok_or_else(|| {
             format!("packages/npm/agent-exec/platforms.json has no platform for {host}: add one")
         })?;
-    let staged = pack_platform(&root, key, platform, &version, &binary, &out)?;
+    let staged = target.join("dist/npm").join(key);
+    pack_platform(&root, &staged, platform, &version, &binary, &out)?;
     let main = root.join("packages/npm/agent-exec");
     copy_licenses(&root, &main)?;
     // Scripts off, and no optional dependency: the platform packages are this build's own (the
@@ -399,10 +402,7 @@ pub(crate) fn dist(out: &Path) -> Result<Vec<PathBuf>, String> {
         .map_err(|e| e.to_string())?
         .flatten()
         .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            name.starts_with("agent_exec-") || name.starts_with("agent-exec-")
-        })
+        .filter(|p| is_package(p))
         .collect();
     made.sort();
     let mut listing = String::new();
@@ -410,5 +410,5 @@ pub(crate) fn dist(out: &Path) -> Result<Vec<PathBuf>, String> {
         let _ = writeln!(listing, "  {}", path.display());
     }
     eprintln!("made:\n{listing}");
-    Ok(made)
+    Ok(())
 }

@@ -380,7 +380,7 @@ fn main() -> ExitCode {
                 }
             };
             match dist::dist(&out) {
-                Ok(_) => true,
+                Ok(()) => true,
                 Err(e) => {
                     eprintln!("cargo xtask dist: {e}");
                     false
@@ -388,7 +388,9 @@ fn main() -> ExitCode {
             }
         }
         // The pinned packaging tools' `bin` (installed when missing), for the package tests.
-        Some("tools") => match dist::tools(&dist::workspace_root()) {
+        Some("tools") => match dist::target_directory(&dist::workspace_root())
+            .and_then(|target| dist::tools(&dist::workspace_root(), &target))
+        {
             Ok(bin) => {
                 println!("{}", bin.display());
                 true

@@ -333,7 +333,12 @@ fn home_for(user: Option<&User>) -> tempfile::TempDir {
 
 /// `args` run in `dir` as `user` (else as this process's user) with `env` on top of a plain
 /// environment: HOME and the caches in a home of the test's, PATH without any `agent-exec`.
-fn as_user(user: Option<&User>, env: &[(&str, String)], args: &[String], dir: &Path) -> Command {
+fn as_user(
+    user: Option<&User>,
+    env: &[(&str, String)],
+    args: &[impl AsRef<std::ffi::OsStr>],
+    dir: &Path,
+) -> Command {
     let mut command = match user {
         Some(user) => {
             let mut c = Command::new("runuser");
@@ -387,6 +392,15 @@ fn plain_env(home: &Path, tools: &Path) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The `package.json` an npm tarball carries.
+fn manifest_of(tarball: &Path) -> Value {
+    let out = run(Command::new("tar")
+        .arg("-xzOf")
+        .arg(tarball)
+        .arg("package/package.json"));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// A static npm registry: a packument per package and the tarballs, served over HTTP on
 /// loopback by `python3 -m http.server` for as long as it lives.
 struct NpmRegistry {
@@ -428,11 +442,7 @@ impl NpmRegistry {
         for tarball in tarballs {
             let file_name = tarball.file_name().unwrap().to_str().unwrap();
             std::fs::copy(tarball, files.path().join("-").join(file_name)).unwrap();
-            let manifest = run(Command::new("tar")
-                .args(["-xzOf"])
-                .arg(tarball)
-                .arg("package/package.json"));
-            let mut manifest: Value = serde_json::from_slice(&manifest.stdout).unwrap();
+            let mut manifest = manifest_of(tarball);
             let name = manifest["name"].as_str().unwrap().to_owned();
             let version = manifest["version"].as_str().unwrap().to_owned();
             manifest["dist"] = json!({ "tarball": format!("{url}-/{file_name}") });
@@ -459,10 +469,7 @@ fn wheel_in_a_fresh_venv(user: Option<&User>) {
     let home = home_for(user);
     let env = plain_env(home.path(), &dist.tools);
     let venv = home.path().join("venv");
-    let sh = |args: &[&str]| -> Output {
-        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-        run(&mut as_user(user, &env, &args, home.path()))
-    };
+    let sh = |args: &[&str]| run(&mut as_user(user, &env, args, home.path()));
     sh(&["python3", "-m", "venv", venv.to_str().unwrap()]);
     let pip = venv.join("bin/pip");
     sh(&[
@@ -594,10 +601,7 @@ fn the_typescript_client_works_from_an_installed_package() {
         r#"{"name": "probe", "private": true, "type": "module"}"#,
     )
     .unwrap();
-    let sh = |args: &[&str]| -> Output {
-        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-        run(&mut as_user(None, &env, &args, &project))
-    };
+    let sh = |args: &[&str]| run(&mut as_user(None, &env, args, &project));
     sh(&[
         "npm",
         "install",
@@ -611,11 +615,7 @@ fn the_typescript_client_works_from_an_installed_package() {
     );
     // The platform package, as a registry install of another platform's launcher would fetch
     // it: by name, its binary the same.
-    let platform = stdout(&run(Command::new("tar")
-        .args(["-xzOf"])
-        .arg(&dist.npm_platform)
-        .arg("package/package.json")));
-    let platform: Value = serde_json::from_str(&platform).unwrap();
+    let platform = manifest_of(&dist.npm_platform);
     let name = platform["name"].as_str().unwrap();
     sh(&[
         "npm",
