@@ -199,6 +199,11 @@ fn secrets_do_not_reach_commands_unless_passed_by_name() {
             args.extend(["--", command]);
             let r = run_json(with_secrets(&w, &args));
             assert!(text(&r).contains(expected), "{flags:?}: {}", text(&r));
+            // What the request set arrived: it is not said to be withheld.
+            if flags.contains(&"-e") {
+                let warnings = r["details"]["warnings"].to_string();
+                assert!(!warnings.contains("OPENAI_API_KEY"), "{warnings}");
+            }
         }
     }
 }

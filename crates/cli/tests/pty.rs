@@ -153,7 +153,7 @@ fn a_prompt_ends_the_call_early_with_a_note_saying_how_to_answer() {
         "{t}"
     );
     assert!(
-        t.contains("job_input (MCP: bash_output, bash_input)"),
+        t.contains("read the prompt with job_output and answer with job_input;"),
         "{t}"
     );
     assert!(!t.contains("never"), "{t}");
@@ -201,7 +201,7 @@ fn a_background_job_blocked_on_input_says_so_in_job_output() {
         });
         assert!(
             said.ends_with(&format!(
-                "[Job {job} is waiting for input: \"Password:\" — send it with job_input (MCP: bash_input)]"
+                "[Job {job} is waiting for input: \"Password:\" — send it with job_input]"
             )),
             "pty {pty}: {said}"
         );

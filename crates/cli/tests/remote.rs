@@ -481,7 +481,8 @@ fn mcp_runs_on_the_target(engine: &dyn Engine) {
         json!({"name": "bash", "arguments": {"command": "echo from-mcp; exit 4"}}),
     );
     assert_eq!(text(&r), "from-mcp\n\nCommand exited with code 4", "{r}");
-    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(r["structuredContent"]["output"], text(&r), "{r}");
     assert_eq!(
         r["structuredContent"]["target"],
         json!(engine.target()),

@@ -177,8 +177,16 @@ fn call_sized(client: &mut Server, id: u64, method: &str, params: Value) -> (Val
         if m["id"] == id {
             let result = m["result"].clone();
             let result = if client.is_mcp() {
-                // The same shape as `serve`'s: text and details.
-                json!({"content": result["content"], "details": result["structuredContent"], "isError": result["isError"]})
+                // The same shape as `serve`'s: text and details (the structured content's copy
+                // of the text is checked and left out).
+                let mut details = result["structuredContent"].clone();
+                let output = details.as_object_mut().and_then(|d| d.remove("output"));
+                assert_eq!(
+                    output.as_ref(),
+                    result["content"][0].get("text"),
+                    "{result}"
+                );
+                json!({"content": result["content"], "details": details, "isError": result["isError"]})
             } else {
                 result
             };

@@ -74,6 +74,10 @@ pub struct Config {
     /// name, and how connections are made. Default: none; every call runs here.
     #[serde(skip)]
     pub remote: RemoteConfig,
+    /// The names the texts give the methods (`job_output`, or as MCP tools `bash_output`):
+    /// the client's (a far side of a remote target is told the near side's). Default: the
+    /// methods' own.
+    pub vocabulary: agent_exec_protocol::Vocabulary,
     /// The terminal of `pty` calls and jobs: the size programs see (`stty size`) and the screen
     /// their output is rendered on. Default: 80×24.
     pub pty_size: TerminalSize,
@@ -455,6 +459,16 @@ impl SandboxSettings {
         }
     }
 
+    /// The mode calls run in when they ask for none, and who set it: here, the
+    /// [`operator_mode`](Self::operator_mode); on a remote target (`remote`), the operator's
+    /// mode, else the far side's default, workspace-write (the far side enforces it or fails).
+    pub fn mode_of_calls(&self, remote: bool) -> (SandboxMode, SandboxOrigin) {
+        match self.mode {
+            None if remote => (SandboxMode::WorkspaceWrite, SandboxOrigin::Default),
+            _ => self.operator_mode(),
+        }
+    }
+
     /// Why the default sandbox is off here, when it is (its text: `render.rs`'s
     /// [`SandboxSettings::default_unavailable`]).
     pub(crate) fn default_off(&self) -> Option<DefaultOff> {
@@ -571,6 +585,7 @@ impl Default for Config {
             limits: Limits::default(),
             prepared_shells: PreparedSettings::default(),
             remote: RemoteConfig::default(),
+            vocabulary: agent_exec_protocol::Vocabulary::default(),
             pty_size: TerminalSize::DEFAULT,
             prompt_idle: Some(agent_exec_executor::PROMPT_IDLE),
             salient: agent_exec_sink::SalientConfig::default(),

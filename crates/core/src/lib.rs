@@ -51,7 +51,7 @@ pub use agent_exec_protocol::{
     Folded, InvalidRequest, JobId, JobInput, JobKill, JobList, JobOutputRequest, JobSummary,
     LimitHit, MAX_TIMEOUT_SECS, METHODS, Method, MethodInfo, Outcome, OutputMode, PolicyDetails,
     RawStreams, Request, SandboxDetails, SessionClose, StreamBytes, StreamKind, Streams,
-    TEXT_SLACK, ToolResult, TruncatedBy, Truncation, ViewStyle, cut_string, json_kind,
+    TEXT_SLACK, ToolResult, TruncatedBy, Truncation, ViewStyle, Vocabulary, cut_string, json_kind,
     parse_params, request_schema, schema_for,
 };
 /// Remote targets: the URI, the connection settings, the engines (contract §9).

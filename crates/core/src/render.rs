@@ -19,7 +19,7 @@ use crate::config::{DefaultOff, FarSettingsError, SandboxOrigin, SandboxSettings
 use crate::denial::Denial;
 use crate::ending::Ending;
 use crate::parts::{NotRun, Note};
-use agent_exec_protocol::{LimitHit, Outcome, Truncation};
+use agent_exec_protocol::{LimitHit, Method, Outcome, Truncation, Vocabulary};
 
 /// The longest prompt quoted (in characters); a longer one is cut at the front.
 const PROMPT_CHARS: usize = 200;
@@ -77,7 +77,7 @@ fn contract_seconds(d: Duration) -> String {
 }
 
 impl Note {
-    fn text(&self) -> String {
+    fn text(&self, v: Vocabulary) -> String {
         match self {
             Note::RcSnapshotDeferred { limit } => format!(
                 "[rc snapshot skipped: ~/.bashrc did not finish within this call's {}; a later call tries again]",
@@ -122,14 +122,15 @@ impl Note {
                     .as_ref()
                     .map(|p| format!(" after {p:?}"))
                     .unwrap_or_default();
+                let (output, input, _) = job_names(v);
                 format!(
-                    "[Waiting for input{after}: nothing can type into a one-shot call. To answer it, run the command with run_in_background: true, read the prompt with job_output and answer with job_input (MCP: bash_output, bash_input); or make it non-interactive (a flag such as --yes, or the answer piped in).]"
+                    "[Waiting for input{after}: nothing can type into a one-shot call. To answer it, run the command with run_in_background: true, read the prompt with {output} and answer with {input}; or make it non-interactive (a flag such as --yes, or the answer piped in).]"
                 )
             }
             Note::WaitingForTerminal(wait) => format!(
                 "[{} waited for keys from a terminal, and this call has none (stdin is /dev/null, the output a pipe): nothing could ever answer it, so it was ended. {}]",
                 who_waits(wait),
-                terminal_hint(wait)
+                terminal_hint(wait, v)
             ),
             Note::Warning(w) => format!("[warning: {w}]"),
         }
@@ -194,11 +195,8 @@ const TERMINAL_HINTS: &[(&[&str], &str)] = &[
     ),
 ];
 
-/// The generic way on, when no hint of [`TERMINAL_HINTS`] names the program.
-const TERMINAL_HINT: &str = "give it what it asks for another way: a flag (`--yes`, `--batch`, `--no-input`, `-m MSG`), a file, or the answer on stdin (`printf 'y\\n' | cmd`); or run it with pty: true and answer it with job_input";
-
-/// The way on for a program that waited for a terminal.
-fn terminal_hint(wait: &Wait) -> &'static str {
+/// The way on for a program that waited for a terminal: its own hint, else the generic way.
+fn terminal_hint(wait: &Wait, v: Vocabulary) -> String {
     let named = |name: &str| {
         TERMINAL_HINTS
             .iter()
@@ -209,7 +207,10 @@ fn terminal_hint(wait: &Wait) -> &'static str {
         .as_deref()
         .and_then(named)
         .or_else(|| named(&wait.program))
-        .unwrap_or(TERMINAL_HINT)
+        .map_or_else(
+            || format!("give it what it asks for another way: a flag (`--yes`, `--batch`, `--no-input`, `-m MSG`), a file, or the answer on stdin (`printf 'y\\n' | cmd`); or run it with pty: true and answer it with {}", v.name(Method::JobInput)),
+            str::to_owned,
+        )
 }
 
 /// `` `vim` (started by `git`) ``.
@@ -222,8 +223,15 @@ fn who_waits(wait: &Wait) -> String {
     }
 }
 
-/// The job methods, as the text names them once: `job_output` (MCP: `bash_output`)…
-const JOB_TOOLS: &str = "(MCP tools: bash_output, bash_input, bash_kill)";
+/// The job methods as the client knows them: `job_output`, `job_input`, `job_kill` (`serve`,
+/// the library), or the MCP tools.
+fn job_names(v: Vocabulary) -> (&'static str, &'static str, &'static str) {
+    (
+        v.name(Method::JobOutput),
+        v.name(Method::JobInput),
+        v.name(Method::JobKill),
+    )
+}
 
 /// What a call that yielded shows.
 pub(crate) struct Yielded<'a> {
@@ -244,6 +252,8 @@ pub(crate) struct Yielded<'a> {
     pub(crate) wait: Option<&'a Wait>,
     /// The prompt it waits at, when it waits for input.
     pub(crate) prompt: Option<&'a str>,
+    /// The names the client knows the methods by.
+    pub(crate) vocabulary: Vocabulary,
 }
 
 /// The text of a call that yielded: the output so far, then what goes on and how to go on.
@@ -273,20 +283,21 @@ pub(crate) fn yielded(y: &Yielded<'_>) -> String {
         whole_seconds(left),
         whole_seconds(y.timeout),
     );
+    let (output, input, kill) = job_names(y.vocabulary);
     let status = match y.wait {
         Some(w) if w.on == WaitedOn::Terminal => format!(
-            "[Still running, and stuck: {} waits for keys from a terminal, and this call has none, so nothing can answer it; {runs}. Stop it with job_kill {{\"job_id\": \"{id}\"}}, then {}. {JOB_TOOLS}]",
+            "[Still running, and stuck: {} waits for keys from a terminal, and this call has none, so nothing can answer it; {runs}. Stop it with {kill} {{\"job_id\": \"{id}\"}}, then {}.]",
             who_waits(w),
-            terminal_hint(w)
+            terminal_hint(w, y.vocabulary)
         ),
         Some(_) => {
             let at = y.prompt.map(|p| format!(" at {p:?}")).unwrap_or_default();
             format!(
-                "[Waiting for input{at}: {runs}. To go on, answer with job_input {{\"job_id\": \"{id}\", \"data\": \"…\", \"yield_ms\": 2000}}, which types it and returns what it prints next; stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]"
+                "[Waiting for input{at}: {runs}. To go on, answer with {input} {{\"job_id\": \"{id}\", \"data\": \"…\", \"yield_ms\": 2000}}, which types it and returns what it prints next; stop it with {kill} {{\"job_id\": \"{id}\"}}.]"
             )
         }
         None => format!(
-            "[Still running after {}: {runs}. Read what it prints next with job_output {{\"job_id\": \"{id}\", \"wait_ms\": 30000}} (it returns as soon as there is new output or the job ends); stop it with job_kill {{\"job_id\": \"{id}\"}}. {JOB_TOOLS}]",
+            "[Still running after {}: {runs}. Read what it prints next with {output} {{\"job_id\": \"{id}\", \"wait_ms\": 30000}} (it returns as soon as there is new output or the job ends); stop it with {kill} {{\"job_id\": \"{id}\"}}.]",
             seconds(Duration::from_millis(
                 y.elapsed.as_millis() as u64 / 100 * 100
             )),
@@ -473,6 +484,8 @@ pub(crate) struct CallText<'a> {
     /// With `streams: "separate"`: stderr's window and what was cut of it (`view` is then
     /// stdout's).
     pub(crate) stderr: Option<(&'a View, Option<&'a Truncation>)>,
+    /// The names the client knows the methods by.
+    pub(crate) vocabulary: Vocabulary,
 }
 
 /// The window's parts, with a marker for what was left out between them.
@@ -518,7 +531,7 @@ fn push_marker(text: &mut String, marker: &str) {
 
 /// What a truncated view left out, in a line or two: the most frequent templates of the lines
 /// not shown, and the salient lines not shown with where they are and how to read them.
-fn omitted_summary(summary: &OmittedSummary, artifact: Option<&str>) -> Vec<String> {
+fn omitted_summary(summary: &OmittedSummary, artifact: Option<&str>, v: Vocabulary) -> Vec<String> {
     let mut lines = Vec::new();
     if !summary.frequent.is_empty() {
         let about = if summary.estimated { "~" } else { "" };
@@ -559,14 +572,15 @@ fn omitted_summary(summary: &OmittedSummary, artifact: Option<&str>) -> Vec<Stri
         } else {
             format!(" (lines {})", at.join(", "))
         };
+        let read_artifact = v.name(Method::ArtifactRead);
         let read = match (artifact, summary.salient_line_numbers.first()) {
             (Some(id), Some(first)) => format!(
-                ": agent-exec artifact {id} --lines {}:{}, or --grep REGEX -C 3 (artifact_read with grep and context)",
+                ": agent-exec artifact {id} --lines {}:{}, or --grep REGEX -C 3 ({read_artifact} with grep and context)",
                 first.saturating_sub(3).max(1),
                 first + 3
             ),
             (Some(id), None) => format!(
-                ": agent-exec artifact {id} --grep REGEX -C 3 (artifact_read with grep and context)"
+                ": agent-exec artifact {id} --grep REGEX -C 3 ({read_artifact} with grep and context)"
             ),
             _ => String::new(),
         };
@@ -586,6 +600,7 @@ fn omitted_summary(summary: &OmittedSummary, artifact: Option<&str>) -> Vec<Stri
 fn folded_notice(
     folded: &agent_exec_protocol::Folded,
     summary: &agent_exec_sink::FoldSummary,
+    v: Vocabulary,
 ) -> String {
     let groups: Vec<String> = summary
         .groups
@@ -594,7 +609,8 @@ fn folded_notice(
         .collect();
     let raw = match &folded.artifact_id {
         Some(id) => format!(
-            "Raw output: artifact://{id} (agent-exec artifact {id} --grep REGEX, or artifact_read), or run again with view: \"raw\""
+            "Raw output: artifact://{id} (agent-exec artifact {id} --grep REGEX, or {}), or run again with view: \"raw\"",
+            v.name(Method::ArtifactRead)
         ),
         None => "Raw output could not be saved; run again with view: \"raw\" to see it".to_owned(),
     };
@@ -691,12 +707,12 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
     if let Some(t) = p.truncation {
         if let Some(summary) = &p.view.omitted {
             let artifact = t.artifact_id.as_ref().map(|id| id.0.as_str());
-            sections.extend(omitted_summary(summary, artifact));
+            sections.extend(omitted_summary(summary, artifact, p.vocabulary));
         }
         sections.push(notice(t, p.max_bytes, p.max_lines, p.stopped_early));
     }
     if let (Some(folded), Some(summary)) = (p.folded, &p.view.folded) {
-        sections.push(folded_notice(folded, summary));
+        sections.push(folded_notice(folded, summary, p.vocabulary));
     }
     // `streams: "separate"`: stderr's own section, windowed as stdout is.
     if let Some((view, truncation)) = p.stderr {
@@ -707,7 +723,7 @@ pub(crate) fn call_text(p: &CallText<'_>) -> String {
         }
         sections.push(stderr);
     }
-    sections.extend(p.notes.iter().map(Note::text));
+    sections.extend(p.notes.iter().map(|note| note.text(p.vocabulary)));
     if p.ending.outcome != Outcome::Success && p.spawn_error.is_none() {
         match (p.ending.signal, p.ending.exit_code) {
             (Some(n), _) => {
@@ -871,9 +887,10 @@ pub(crate) fn shell_start_failed(e: &SpawnError) -> String {
 }
 
 /// A session call that ran nothing, and why.
-pub(crate) fn not_run(why: &NotRun) -> String {
+pub(crate) fn not_run(why: &NotRun, v: Vocabulary) -> String {
+    let (output, _, kill) = job_names(v);
     match why {
-        NotRun::SessionsFull(limit) => sessions_full(*limit),
+        NotRun::SessionsFull(limit) => sessions_full(*limit, v),
         NotRun::Cancelled => cancelled_before_run(),
         NotRun::ShellStartFailed(e) => shell_start_failed(e),
         NotRun::Closed => closed_before_run(),
@@ -882,7 +899,7 @@ pub(crate) fn not_run(why: &NotRun) -> String {
             job,
             command,
         } => format!(
-            "Session {session:?} is busy: job {job} (`{}`) still runs in it, as its call yielded. Nothing was run. Read that job with job_output {{\"job_id\": \"{job}\", \"wait_ms\": 30000}} or stop it with job_kill {{\"job_id\": \"{job}\"}} {JOB_TOOLS}, then call again; or run this in another session (or without one).",
+            "Session {session:?} is busy: job {job} (`{}`) still runs in it, as its call yielded. Nothing was run. Read that job with {output} {{\"job_id\": \"{job}\", \"wait_ms\": 30000}} or stop it with {kill} {{\"job_id\": \"{job}\"}}, then call again; or run this in another session (or without one).",
             command_excerpt(command)
         ),
     }
@@ -966,10 +983,11 @@ pub(crate) fn describe_end(o: &ExecOutcome) -> String {
 }
 
 /// A background job was started.
-pub(crate) fn job_started(id: &str, shown: &str) -> String {
+pub(crate) fn job_started(id: &str, shown: &str, v: Vocabulary) -> String {
     let shown = command_excerpt(shown);
+    let (output, input, kill) = job_names(v);
     format!(
-        "Started background job {id}: {shown}\nRead its output with job_output {{\"job_id\": \"{id}\"}} (mode \"new\" or \"all\", wait_ms to wait); send input with job_input; stop it with job_kill. (As MCP tools: bash_output, bash_input, bash_kill.)"
+        "Started background job {id}: {shown}\nRead its output with {output} {{\"job_id\": \"{id}\"}} (mode \"new\" or \"all\", wait_ms to wait); send input with {input}; stop it with {kill}."
     )
 }
 
@@ -999,6 +1017,8 @@ pub(crate) struct JobRead<'a> {
     pub(crate) not_run: Option<&'a NotRun>,
     /// A call that yielded: the notes of its end.
     pub(crate) notes: &'a [Note],
+    /// The names the client knows the methods by.
+    pub(crate) vocabulary: Vocabulary,
 }
 
 /// `job_output`'s text: a status line, then the output read.
@@ -1062,23 +1082,24 @@ pub(crate) fn job_output(r: &JobRead<'_>) -> String {
     }
     if let Some(why) = r.not_run {
         text.push_str("\n\n");
-        text.push_str(&not_run(why));
+        text.push_str(&not_run(why, r.vocabulary));
     }
     for note in r.notes {
         text.push_str("\n\n");
-        text.push_str(&note.text());
+        text.push_str(&note.text(r.vocabulary));
     }
+    let (_, input, kill) = job_names(r.vocabulary);
     match r.wait {
         Some(w) if w.on == WaitedOn::Terminal => text.push_str(&format!(
-            "\n\n[Job {} is stuck: {} waits for keys from a terminal, and the job has none, so nothing can answer it. Stop it with job_kill (MCP: bash_kill), then {}]",
+            "\n\n[Job {} is stuck: {} waits for keys from a terminal, and the job has none, so nothing can answer it. Stop it with {kill}, then {}]",
             r.id,
             who_waits(w),
-            terminal_hint(w)
+            terminal_hint(w, r.vocabulary)
         )),
         Some(_) => {
             let at = r.prompt.map(|p| format!(": {p:?}")).unwrap_or_default();
             text.push_str(&format!(
-                "\n\n[Job {} is waiting for input{at} — send it with job_input (MCP: bash_input)]",
+                "\n\n[Job {} is waiting for input{at} — send it with {input}]",
                 r.id
             ));
         }
@@ -1118,15 +1139,26 @@ pub(crate) fn job_input_partial(id: &str, written: usize, total: usize, eof: boo
 
 /// A new session could not be opened: every session was busy for as long as the call could
 /// wait (its timeout).
-pub(crate) fn sessions_full(limit: usize) -> String {
+pub(crate) fn sessions_full(limit: usize, v: Vocabulary) -> String {
     format!(
-        "{limit} sessions are open and each kept running a command while this call could wait (its timeout; the limit is --max-sessions {limit}, and at most {} calls wait for room at once); close one with session_close, or run this without a session",
-        2 * limit
+        "{limit} sessions are open and each kept running a command while this call could wait (its timeout; the limit is --max-sessions {limit}, and at most {} calls wait for room at once); close one with {}, or run this without a session",
+        2 * limit,
+        v.name(Method::SessionClose)
     )
 }
 
-/// `job_list`: one line per job.
-pub(crate) fn job_list(jobs: &[agent_exec_protocol::JobSummary]) -> String {
+/// `job_list`: one line per job; `finished_left_out`: the jobs held but not listed (only the
+/// running ones were asked for).
+pub(crate) fn job_list(
+    jobs: &[agent_exec_protocol::JobSummary],
+    finished_left_out: usize,
+) -> String {
+    if jobs.is_empty() && finished_left_out > 0 {
+        return format!(
+            "No running background jobs ({} finished: running false lists them).",
+            count(finished_left_out as u64, "job")
+        );
+    }
     if jobs.is_empty() {
         return "No background jobs.".to_owned();
     }
@@ -1157,7 +1189,7 @@ pub(crate) fn job_killed(id: &str, ended: Option<&ExecOutcome>, was_running: boo
 }
 
 /// A job operation's error, for the model: what went wrong and what to do next.
-pub(crate) fn job_error_text(e: &JobError) -> String {
+pub(crate) fn job_error_text(e: &JobError, v: Vocabulary) -> String {
     match e {
         JobError::NotFound { id, known } => format!(
             "no job with id {id}; jobs held: {}",
@@ -1168,7 +1200,8 @@ pub(crate) fn job_error_text(e: &JobError) -> String {
             }
         ),
         JobError::TooMany(n) => format!(
-            "{n} background jobs are already running (the limit); kill one with job_kill or wait for one to finish"
+            "{n} background jobs are already running (the limit); stop one with {} or wait for one to finish",
+            v.name(Method::JobKill)
         ),
         JobError::NoInput { id, why } => {
             let why = match why {

@@ -29,7 +29,7 @@ use agent_exec_protocol::{
     ArtifactId, Details, JobId, JobSummary, Outcome, PolicyDetails, RawStreams, StreamBytes,
     ToolResult, Truncation,
 };
-use agent_exec_protocol::{ArtifactRead, JobInput, JobOutputRequest, OutputMode};
+use agent_exec_protocol::{ArtifactRead, JobInput, JobList, JobOutputRequest, OutputMode};
 
 /// The agent bash tool. Cheap to clone (its sessions, jobs and artifact store are shared by
 /// the clones); calls may run concurrently from any thread.
@@ -279,7 +279,7 @@ impl Tool {
         let (exec, capture, cwd, mut notes) = match ran {
             Ran::NotRun { why, cwd } => {
                 let outcome = why.outcome();
-                let text = render::not_run(&why);
+                let text = render::not_run(&why, config.vocabulary);
                 let mut d = Details::empty(outcome, cwd.display().to_string());
                 d.cancelled = outcome == Outcome::Cancelled;
                 d.session = plan.session().map(str::to_owned);
@@ -337,7 +337,14 @@ impl Tool {
         // The window's text, made once and only when a check below reads it.
         let shown = std::cell::OnceCell::new();
         let output = || shown.get_or_init(|| view.text()).as_str();
-        let withheld = config.env.secrets.withheld();
+        // A name the request's own `env` sets reached the command: not withheld from it.
+        let withheld: Vec<String> = config
+            .env
+            .secrets
+            .withheld()
+            .into_iter()
+            .filter(|name| !plan.env.iter().any(|(set, _)| set == name))
+            .collect();
         if !withheld.is_empty() {
             let warning = render::withheld_secrets(&withheld);
             if withheld
@@ -381,6 +388,7 @@ impl Tool {
                 .map(|a| agent_exec_protocol::ArtifactId(a.id.clone())),
         });
         let text = render::call_text(&CallText {
+            vocabulary: self.runner.config.vocabulary,
             ending,
             timeout: plan.timeout,
             view: &view,
@@ -549,6 +557,7 @@ impl Tool {
             .and_then(|_| render::prompt_of(&output));
         let elapsed = job.elapsed();
         let text = render::yielded(&render::Yielded {
+            vocabulary: self.runner.config.vocabulary,
             id: job.id(),
             shown: &plan.shown,
             output: &output,
@@ -644,6 +653,7 @@ impl Tool {
         };
         let prompt = render::prompt_of(&agent_exec_sink::sanitize(&out.last_output));
         let text = render::job_output(&render::JobRead {
+            vocabulary: self.runner.config.vocabulary,
             id: job.id(),
             ended,
             elapsed: out.elapsed,
@@ -674,15 +684,24 @@ impl Tool {
                 let mut d = Details::empty(Outcome::Success, cwd);
                 d.job_id = Some(JobId(job.id().to_owned()));
                 d.sandbox = plan.sandbox.as_deref().map(crate::ending::sandbox_details);
-                ToolResult::new(render::job_started(job.id(), &plan.shown), d)
+                ToolResult::new(
+                    render::job_started(job.id(), &plan.shown, self.runner.config.vocabulary),
+                    d,
+                )
             }
-            Err(e) => ToolResult::invalid(render::job_error_text(&e), cwd),
+            Err(e) => ToolResult::invalid(
+                render::job_error_text(&e, self.runner.config.vocabulary),
+                cwd,
+            ),
         }
     }
 
     /// A job method's answer when the job cannot be used (no such job, …).
     fn job_refused(&self, e: &JobError) -> ToolResult {
-        ToolResult::invalid(render::job_error_text(e), self.runner.workdir_text())
+        ToolResult::invalid(
+            render::job_error_text(e, self.runner.config.vocabulary),
+            self.runner.workdir_text(),
+        )
     }
 
     /// `job_input`: writes to a background job's stdin.
@@ -737,7 +756,7 @@ impl Tool {
             }
             Err(e) => {
                 d.set_outcome(Outcome::InvalidRequest);
-                ToolResult::new(render::job_error_text(&e), d)
+                ToolResult::new(render::job_error_text(&e, self.runner.config.vocabulary), d)
             }
         }
     }
@@ -789,17 +808,22 @@ impl Tool {
         ToolResult::new(render::session_closed(name), d)
     }
 
-    /// `job_list`: the background jobs held (running, or finished and not yet expired).
-    /// On the operator's target, when there is one (another target: [`forward`](Self::forward)).
-    pub fn job_list(&self) -> ToolResult {
-        let params = serde_json::json!({});
-        if let Some(r) = self.forward(None, "job_list", params, &CancelToken::new()) {
+    /// `job_list`: the background jobs held (running, or finished and not yet expired), or
+    /// with `running` only those still running. On the target the request names, else the
+    /// operator's, when there is one.
+    pub fn job_list(&self, req: &JobList) -> ToolResult {
+        if let Some(r) = self.forward(
+            req.target.as_deref(),
+            "job_list",
+            params_of(req),
+            &CancelToken::new(),
+        ) {
             return r;
         }
-        let jobs: Vec<JobSummary> = self
-            .runner
-            .jobs()
+        let held = self.runner.jobs();
+        let jobs: Vec<JobSummary> = held
             .iter()
+            .filter(|job| !req.running || matches!(job.status(), JobStatus::Running))
             .map(|job| {
                 let (stdout_bytes, stderr_bytes) = job.output_bytes();
                 let (status, exit_code) = match job.status() {
@@ -821,14 +845,14 @@ impl Tool {
             })
             .collect();
         let mut d = Details::empty(Outcome::Success, self.runner.workdir_text());
-        let text = render::job_list(&jobs);
+        let text = render::job_list(&jobs, held.len() - jobs.len());
         d.jobs = Some(jobs);
         ToolResult::new(text, d)
     }
 
     /// `artifact_read`: bytes of a spilled output, from `offset`, at most `limit` (default:
-    /// the output window's size); with `grep`, the matching lines, numbered, with `context`
-    /// lines around each.
+    /// the output window's size); with `grep`, the matching lines of the whole output (`offset`
+    /// and `limit` are not used), numbered, with `context` lines around each.
     pub fn artifact_read(&self, req: &ArtifactRead) -> ToolResult {
         if let Some(r) = self.forward(
             req.target.as_deref(),
@@ -846,13 +870,9 @@ impl Tool {
         if req.limit == Some(0) {
             return ToolResult::invalid("limit must be at least 1 (bytes to read)", cwd);
         }
+        // grep reads the whole artifact: an `offset` or `limit` beside it (a strict caller
+        // sends every field) is not used.
         if let Some(pattern) = &req.grep {
-            if req.offset.is_some() || req.limit.is_some() {
-                return ToolResult::invalid(
-                    "grep reads the whole artifact: give either grep (and context) or offset/limit, not both",
-                    cwd,
-                );
-            }
             let regex = match regex::Regex::new(pattern) {
                 Ok(r) => r,
                 Err(e) => {
@@ -1153,10 +1173,7 @@ impl Tool {
         let mut here = request.clone();
         here.cwd = None;
         // The far side enforces its own default; this side only checks a request tightens it.
-        let far_mode = config.sandbox.mode.map_or(
-            (SandboxMode::WorkspaceWrite, SandboxOrigin::Default),
-            |mode| (mode, SandboxOrigin::Operator),
-        );
+        let far_mode = config.sandbox.mode_of_calls(true);
         let validated = match crate::validate::validate(
             &here,
             &config.workdir,

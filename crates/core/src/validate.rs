@@ -97,15 +97,17 @@ pub(crate) fn validate(
         (None, Some(_)) => return Err(InvalidRequest("executable is empty".into())),
         _ => return Err(InvalidRequest("command is required".into())),
     };
-    let timeout = match (request.timeout, request.timeout_ms) {
-        (Some(_), Some(_)) => {
-            return Err(InvalidRequest(
-                "give either timeout or timeout_ms, not both".into(),
-            ));
-        }
-        (Some(s), None) => Duration::from_secs(s.clamp(1, MAX_TIMEOUT_SECS) as u64),
-        (None, Some(ms)) => Duration::from_millis(ms.clamp(1000, MAX_TIMEOUT_SECS * 1000) as u64),
-        (None, None) => default_timeout,
+    // Both may come (a strict caller sends every field): the shorter one holds, so that a
+    // stray large value never outlasts the bound the caller also gave.
+    let seconds = request
+        .timeout
+        .map(|s| Duration::from_secs(s.clamp(1, MAX_TIMEOUT_SECS) as u64));
+    let millis = request
+        .timeout_ms
+        .map(|ms| Duration::from_millis(ms.clamp(1000, MAX_TIMEOUT_SECS * 1000) as u64));
+    let timeout = match (seconds, millis) {
+        (Some(s), Some(ms)) => s.min(ms),
+        (one, other) => one.or(other).unwrap_or(default_timeout),
     };
     let cwd = match &request.cwd {
         Some(dir) if !dir.is_empty() => Some(resolve_cwd(base, dir)?),
@@ -194,7 +196,7 @@ fn reject_nul(request: &Request) -> Result<(), InvalidRequest> {
         nul("env", v)?;
         if k.is_empty() || k.contains('=') {
             return Err(InvalidRequest(format!(
-                "env name {k:?} is not a variable name: a name is not empty and holds no '=' (give {{\"NAME\": \"value\"}})"
+                "env name {k:?} is not a variable name: a name is not empty and holds no '=' (give \"NAME=value\")"
             )));
         }
     }

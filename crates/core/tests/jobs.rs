@@ -5,7 +5,9 @@ mod support;
 
 use std::time::Duration;
 
-use agent_exec_core::{JobInput, JobOutputRequest, Outcome, OutputMode, Request, Tool, ToolResult};
+use agent_exec_core::{
+    JobInput, JobList, JobOutputRequest, Outcome, OutputMode, Request, Tool, ToolResult,
+};
 use agent_exec_executor::CancelToken;
 use support::{ALTERNATING_WRITERS, alive, alternating, eventually, tool_with};
 
@@ -345,7 +347,7 @@ fn finished_jobs_stay_readable_within_their_count_bound() {
     let again = output(&tool, &ids[2], OutputMode::All, 0);
     assert!(again.text().contains("job3"), "{}", again.text());
     let listed: Vec<String> = tool
-        .job_list()
+        .job_list(&JobList::default())
         .details
         .jobs
         .unwrap()

@@ -207,6 +207,23 @@ fn timeouts_are_clamped() {
         "{}",
         r.text()
     );
+    // Both given (a strict caller sends every field): the shorter holds, either way round.
+    for (seconds, millis) in [(600, 1000), (1, 600_000)] {
+        let r = tool.execute(
+            &{
+                let mut r = Request::shell("sleep 5");
+                r.timeout = Some(seconds);
+                r.timeout_ms = Some(millis);
+                r
+            },
+            &CancelToken::new(),
+        );
+        assert!(
+            r.text().starts_with("[Command timed out after 1 seconds]"),
+            "{seconds} s, {millis} ms: {}",
+            r.text()
+        );
+    }
 }
 
 #[test]

@@ -4,7 +4,9 @@ mod support;
 
 use std::time::Duration;
 
-use agent_exec_core::{CancelToken, JobInput, JobOutputRequest, Request, Tool};
+use agent_exec_core::{
+    CancelToken, JobInput, JobOutputRequest, METHODS, Method, Request, Tool, Vocabulary,
+};
 use support::tool_with;
 
 /// Texts with the parts that vary between runs (temp paths, artifact ids, times) masked.
@@ -303,4 +305,47 @@ fn a_long_listing_is_folded_by_directory() {
     let truncation = result.details.truncation.as_ref().expect("cut to fit");
     assert!(truncation.output_bytes <= 51_200);
     assert!(result.details.folded.is_some());
+}
+
+/// Served as MCP tools, every text that tells the model how to go on names the tools it has
+/// (`bash_output`), never `serve`'s methods (`job_output`).
+#[test]
+fn texts_name_the_tools_in_the_clients_vocabulary() {
+    let (_dir, tool) = tool_with(|c| {
+        c.vocabulary = Vocabulary::McpTools;
+        c.prompt_idle = Some(Duration::from_secs(1));
+    });
+    let run = |request: Request| tool.execute(&request, &CancelToken::new());
+    let started = run(Request::shell("sleep 300").in_background());
+    let waiting = run({
+        let mut r = Request::shell("read -p 'Continue? [y/N] ' x").with_pty();
+        r.timeout = Some(600);
+        r
+    });
+    let yielded = run(Request::shell("sleep 300")
+        .in_session("s")
+        .yield_after(Duration::from_millis(200)));
+    let busy = run(Request::shell("true").in_session("s"));
+    let folded = run(Request::shell(TEST_REPORT));
+    let unknown = tool.job_kill("nope");
+    let texts = [
+        ("a background job", started.text(), "bash_output"),
+        ("a one-shot call at a prompt", waiting.text(), "bash_input"),
+        ("a yielded call", yielded.text(), "bash_kill {"),
+        ("a busy session", busy.text(), "bash_output {"),
+        ("a folded view", folded.text(), "read_artifact"),
+        ("an unknown job", unknown.text(), "no job"),
+    ];
+    for (what, text, named) in texts {
+        assert!(text.contains(named), "{what}: {text}");
+        // (`exec` is a word of other texts, and no text tells the model to call it.)
+        for info in METHODS.iter().filter(|m| m.method != Method::Exec) {
+            assert!(
+                !text.contains(info.name),
+                "{what} names {}: {text}",
+                info.name
+            );
+        }
+    }
+    tool.shutdown();
 }

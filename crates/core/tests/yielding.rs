@@ -8,7 +8,8 @@ mod support;
 use std::time::Duration;
 
 use agent_exec_core::{
-    CancelToken, JobInput, JobOutputRequest, Outcome, Request, RunOptions, Tool, ToolResult,
+    CancelToken, JobInput, JobList, JobOutputRequest, Outcome, Request, RunOptions, Tool,
+    ToolResult,
 };
 use support::{alive, pid_in, tool_with};
 
@@ -51,7 +52,11 @@ fn a_call_still_running_answers_running_and_goes_on_as_a_job() {
             .contains(&format!("job_output {{\"job_id\": \"{id}\""))
     );
     // The job is listed, and reads on from what the answer showed.
-    assert!(tool.job_list().text().contains("sleep 2"));
+    assert!(
+        tool.job_list(&JobList::default())
+            .text()
+            .contains("sleep 2")
+    );
     let (text, last) = read_to_end(&tool, &id);
     assert!(text.contains("second") && !text.contains("first"), "{text}");
     assert_eq!(last.details.exit_code, Some(3), "{}", last.text());
@@ -67,7 +72,13 @@ fn a_call_that_ends_before_its_yield_is_an_ordinary_result_and_no_job() {
     assert_eq!(r.outcome(), Outcome::Success);
     assert_eq!(r.text(), "quick\n");
     assert!(r.details.job_id.is_none());
-    assert!(tool.job_list().details.jobs.unwrap_or_default().is_empty());
+    assert!(
+        tool.job_list(&JobList::default())
+            .details
+            .jobs
+            .unwrap_or_default()
+            .is_empty()
+    );
     // The next call that yields is job 1: a call that never yielded took no id.
     let r = run(
         &tool,

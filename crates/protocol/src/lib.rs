@@ -28,7 +28,7 @@ pub use methods::{
     ArtifactRead, JobInput, JobKill, JobList, JobOutputRequest, MAX_WAIT_MS, OutputMode,
     SessionClose,
 };
-pub use registry::{Effect, METHODS, Method, MethodInfo};
+pub use registry::{Effect, METHODS, Method, MethodInfo, Vocabulary};
 pub use request::{
     InvalidRequest, MAX_TIMEOUT_SECS, Request, Streams, ViewStyle, request_schema, schema_for,
 };

@@ -16,16 +16,20 @@ pub struct JobOutputRequest {
     #[serde(deserialize_with = "crate::lenient::id")]
     #[schemars(with = "String")]
     pub job_id: JobId,
-    /// `new` (default): output since the last read; `all`: everything held.
-    #[serde(default)]
+    /// `new` (default): the output since the last read; `all`: everything held.
+    #[serde(default, deserialize_with = "crate::lenient::choice_or_default")]
     pub mode: OutputMode,
-    /// Wait up to this long (at most 10 minutes) for new output or the job's end. Default: 0.
+    /// Wait up to this many milliseconds (at most 600000) for new output or the job's end.
+    /// Default: 0, no wait.
     #[serde(default, deserialize_with = "crate::lenient::uint_or_zero")]
     #[schemars(range(max = MAX_WAIT_MS))]
     pub wait_ms: u64,
-    /// The remote target the job, session or artifact lives on (contract §9). Default: the
-    /// operator's `--target`, else here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The remote target it lives on. Default: the operator's target, else here.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub target: Option<String>,
 }
 
@@ -79,7 +83,7 @@ pub struct JobInput {
     #[schemars(with = "String")]
     pub job_id: JobId,
     /// Text to write.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::text_or_empty")]
     pub data: String,
     /// Append a newline. Default: true (but `eof` with empty `data` sends nothing: it only
     /// closes the input).
@@ -91,15 +95,17 @@ pub struct JobInput {
     /// Close the job's stdin afterwards. Default: false.
     #[serde(default, deserialize_with = "crate::lenient::flag")]
     pub eof: bool,
-    /// Then wait up to this long (at most 10 minutes) for what the job answers — its output
-    /// once it has been quiet a moment, its end, or its next wait for input — and return it as
-    /// `job_output` would. Default: 0 (return at once, with nothing read).
+    /// Then wait up to this many milliseconds (at most 600000) for what the job answers (its
+    /// output once quiet, its end, or its next prompt) and return it. Default: 0, no wait.
     #[serde(default, deserialize_with = "crate::lenient::uint_or_zero")]
     #[schemars(range(max = MAX_WAIT_MS))]
     pub yield_ms: u64,
-    /// The remote target the job, session or artifact lives on (contract §9). Default: the
-    /// operator's `--target`, else here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The remote target it lives on. Default: the operator's target, else here.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub target: Option<String>,
 }
 
@@ -151,9 +157,12 @@ pub struct JobKill {
     #[serde(deserialize_with = "crate::lenient::id")]
     #[schemars(with = "String")]
     pub job_id: JobId,
-    /// The remote target the job, session or artifact lives on (contract §9). Default: the
-    /// operator's `--target`, else here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The remote target it lives on. Default: the operator's target, else here.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub target: Option<String>,
 }
 
@@ -164,20 +173,34 @@ pub struct JobKill {
 pub struct SessionClose {
     /// The session's name.
     pub session: String,
-    /// The remote target the job, session or artifact lives on (contract §9). Default: the
-    /// operator's `--target`, else here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The remote target it lives on. Default: the operator's target, else here.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub target: Option<String>,
 }
 
-/// `job_list` parameters: none.
+/// `job_list` parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct JobList {
-    /// The remote target the job, session or artifact lives on (contract §9). Default: the
-    /// operator's `--target`, else here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Only the jobs still running. Default: false, every job held (finished ones are kept an
+    /// hour).
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::flag",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub running: bool,
+    /// The remote target it lives on. Default: the operator's target, else here.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub target: Option<String>,
 }
 
@@ -191,19 +214,22 @@ pub struct ArtifactRead {
     /// Byte offset to read from. Default: 0.
     #[serde(default, deserialize_with = "crate::lenient::uint")]
     pub offset: Option<u64>,
-    /// Most bytes to return (at least 1). Default: the output window's size.
-    #[serde(default, deserialize_with = "crate::lenient::uint")]
-    #[schemars(range(min = 1))]
+    /// Most bytes to return. Default and most: the output window's size.
+    #[serde(default, deserialize_with = "crate::lenient::positive_uint")]
     pub limit: Option<u64>,
-    /// A regular expression: return the lines that match it, numbered, instead of a byte range.
-    #[serde(default)]
+    /// A regular expression: return the matching lines of the whole output, numbered, instead
+    /// of a byte range (`offset` and `limit` are then not used).
+    #[serde(default, deserialize_with = "crate::lenient::text")]
     pub grep: Option<String>,
     /// With `grep`: lines of context around each match. Default: 0.
-    #[serde(default, deserialize_with = "crate::lenient::uint")]
+    #[serde(default, deserialize_with = "crate::lenient::positive_uint")]
     pub context: Option<u64>,
-    /// The remote target the job, session or artifact lives on (contract §9). Default: the
-    /// operator's `--target`, else here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The remote target it lives on. Default: the operator's target, else here.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub target: Option<String>,
 }
 

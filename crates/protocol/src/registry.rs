@@ -52,7 +52,10 @@ pub struct MethodInfo {
     pub tool: &'static str,
     /// Its MCP title.
     pub title: &'static str,
-    /// What it does, for the model (the MCP tool's description).
+    /// What it does, for the model (the MCP tool's description), naming the methods in
+    /// backticks (`` `job_output` ``, which [`Vocabulary::translate`] names as the client knows
+    /// them); `{window}` stands for what the output window keeps (`over 50 KiB is cut to …`),
+    /// `{timeout}` for the default timeout.
     pub description: &'static str,
     /// What it does to the world.
     pub effect: Effect,
@@ -80,7 +83,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "exec",
         tool: "bash",
         title: "Run a shell command",
-        description: "Run a shell command. Output is bounded (the full output is kept as artifact://ID, read it with read_artifact), the command is ended on timeout with no survivors, and a safety policy applies. Use run_in_background for servers and watchers, session to keep cd/exports between calls. A call still running after yield_ms (the server's default when not given) answers with outcome \"running\", the output so far and a job_id: the command goes on (read it with bash_output, type into a pty one with bash_input, stop it with bash_kill). streams: \"separate\" keeps stderr apart.",
+        description: "Run a shell command (bash) and return its output and exit code. An output {window}; the whole output stays readable with `artifact_read` (artifact://ID). A command is ended at its timeout (default {timeout}) with all it started. For servers and watchers use run_in_background, then `job_output` to read and `job_kill` to stop; a call still running after yield_ms answers with a job id the same way. session keeps cd and exports between calls.",
         effect: Effect::RunsCommands,
         params_schema: schema_for::<Request>,
         params: serde_introspect::<Request>,
@@ -90,7 +93,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "job_output",
         tool: "bash_output",
         title: "Read a background job's output",
-        description: "Read a background job's output: mode \"new\" (since the last read) or \"all\"; wait_ms waits for output or the job's end. structuredContent.running says whether it still runs.",
+        description: "Read a background job's output: what is new since the last read (or all of it), waiting up to wait_ms for more or for its end. The answer says whether it still runs, or how it ended.",
         effect: Effect::ReadOnly,
         params_schema: schema_for::<JobOutputRequest>,
         params: serde_introspect::<JobOutputRequest>,
@@ -100,7 +103,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "job_input",
         tool: "bash_input",
         title: "Type into a background job",
-        description: "Write to a background job's stdin (a newline is appended unless enter is false; eof closes it); with yield_ms, then return what it answers (its output once quiet, its end, or its next prompt).",
+        description: "Type into a background job: data, then Enter unless enter is false; eof closes its input. With yield_ms, wait for what it answers and return it.",
         effect: Effect::RunsCommands,
         params_schema: schema_for::<JobInput>,
         params: serde_introspect::<JobInput>,
@@ -130,7 +133,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "artifact_read",
         tool: "read_artifact",
         title: "Read a full output",
-        description: "Read a spilled full output (artifact://ID) by byte offset and limit, or only its lines matching grep (a regex), numbered, with context lines around each.",
+        description: "Read a whole output kept as artifact://ID: a page of bytes from offset, or with grep (a regular expression) its matching lines, numbered, with context lines around each.",
         effect: Effect::ReadOnly,
         params_schema: schema_for::<ArtifactRead>,
         params: serde_introspect::<ArtifactRead>,
@@ -140,12 +143,51 @@ pub const METHODS: &[MethodInfo] = &[
         name: "session_close",
         tool: "bash_session_close",
         title: "Close a shell session",
-        description: "End a persistent session's shell and everything it started (a command running in it is cancelled).",
+        description: "End a session's shell and everything it started (a command running in it is cancelled).",
         effect: Effect::EndsProcesses,
         params_schema: schema_for::<SessionClose>,
         params: serde_introspect::<SessionClose>,
     },
 ];
+
+/// The names a text gives the methods: `serve`'s (`job_output`), or the MCP tools'
+/// (`bash_output`), so that a model is told of the tools it has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Vocabulary {
+    /// The methods' names (`serve`, the library).
+    #[default]
+    Methods,
+    /// The MCP tools' names (`mcp`).
+    McpTools,
+}
+
+impl Vocabulary {
+    /// What `method` is called.
+    pub fn name(self, method: Method) -> &'static str {
+        let info = method.info();
+        match self {
+            Vocabulary::Methods => info.name,
+            Vocabulary::McpTools => info.tool,
+        }
+    }
+
+    /// `text` (one of ours: a description) with each method named in backticks
+    /// (`` `job_output` ``) named as this vocabulary names it.
+    pub fn translate(self, text: &str) -> String {
+        let mut out = text.to_owned();
+        if self != Vocabulary::Methods {
+            for info in METHODS {
+                out = out.replace(
+                    &format!("`{}`", info.name),
+                    &format!("`{}`", self.name(info.method)),
+                );
+            }
+        }
+        out
+    }
+}
 
 impl Method {
     /// Its entry in [`METHODS`].

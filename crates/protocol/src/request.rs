@@ -39,77 +39,94 @@ pub struct Request {
     /// Arguments of `executable`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argv: Option<Vec<String>>,
-    /// Working directory; relative paths resolve against the tool's working directory (the
-    /// session's cwd in a session).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Working directory, relative to the tool's (a session's own, in a session).
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cwd: Option<String>,
-    /// Extra environment variables, applied after environment hardening.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Extra environment variables, `NAME=value` each (an object of names to values is taken
+    /// too).
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::env",
+        serialize_with = "crate::lenient::env_as_list",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    #[schemars(with = "Vec<String>")]
     pub env: BTreeMap<String, String>,
-    /// Timeout in seconds (default 120), clamped to [1, 3600].
+    /// Timeout in seconds, at most 3600: the command and all it started are ended then.
+    /// Default: the operator's.
     #[serde(
         default,
-        deserialize_with = "crate::lenient::int",
+        deserialize_with = "crate::lenient::nonzero_int",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(extend("default" = 120, "minimum" = 1, "maximum" = 3600))]
     pub timeout: Option<i64>,
-    /// Timeout in milliseconds, instead of `timeout`; same clamp.
+    /// The timeout in milliseconds (with `timeout` too, the shorter holds).
     #[serde(
         default,
-        deserialize_with = "crate::lenient::int",
+        deserialize_with = "crate::lenient::nonzero_int",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(extend("minimum" = 1000, "maximum" = 3_600_000))]
     pub timeout_ms: Option<i64>,
-    /// Keep the first N lines of the output (wins over a `| head` in the command).
+    /// Show only the first N lines of the output (wins over a `| head` in the command).
     #[serde(
         default,
-        deserialize_with = "crate::lenient::uint",
+        deserialize_with = "crate::lenient::positive_uint",
         skip_serializing_if = "Option::is_none"
     )]
     pub head: Option<u64>,
-    /// Keep the last N lines of the output (wins over a `| tail` in the command).
+    /// Show only the last N lines of the output (wins over a `| tail` in the command).
     #[serde(
         default,
-        deserialize_with = "crate::lenient::uint",
+        deserialize_with = "crate::lenient::positive_uint",
         skip_serializing_if = "Option::is_none"
     )]
     pub tail: Option<u64>,
-    /// Answer after this many milliseconds if the command is still running (or sooner, once it
-    /// waits for input): outcome `running`, the output so far, and a `job_id` to go on with
-    /// (`job_output`, `job_input`, `job_kill`); the command keeps running, with its timeout.
-    /// 0: wait for the end. Default: the operator's (`--yield-ms`; off unless set).
+    /// Answer after this many milliseconds if the command still runs (sooner if it waits for
+    /// input): the output so far and a job id to go on with `job_output`, `job_input` or
+    /// `job_kill`; the command keeps running. 0: wait for the end. Default: the operator's.
     #[serde(
         default,
         deserialize_with = "crate::lenient::uint",
         skip_serializing_if = "Option::is_none"
     )]
     pub yield_ms: Option<u64>,
-    /// `separate`: stdout and stderr on two pipes, each counted, windowed and kept apart (the
-    /// text shows stdout, then a `STDERR:` section; `details.stderr_truncation` is stderr's
-    /// window); the order of writes across the two is lost. Default `shared`: one pipe, the
-    /// output in the order it was written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `shared` (default): stdout and stderr together, in the order written; `separate`:
+    /// stdout, then stderr, each cut apart.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::choice",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub streams: Option<Streams>,
-    /// `raw`: the output as it is (within the window). Default `compact`: an output that fits
-    /// the window is shown with the lines a model does not need — passing tests, progress,
-    /// repeated compile steps — folded into counted markers, never an error, a warning, a
-    /// summary or the rows of a listing or diff; the raw output is then kept as an artifact
-    /// (`details.folded`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `compact` (default): passing tests, progress and repeated build steps folded into
+    /// counted markers (never errors, warnings or summaries); `raw`: the output as printed.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::choice",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub view: Option<ViewStyle>,
-    /// Start as a background job and return its `job_id` at once.
+    /// Start it as a background job and answer at once with its job id (for servers and
+    /// watchers).
     #[serde(
         default,
         deserialize_with = "crate::lenient::flag",
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub run_in_background: bool,
-    /// Run inside the persistent shell session of that name (cd, exports, functions persist).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Run it in the named persistent shell, which keeps cd, exports and functions between
+    /// calls.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub session: Option<String>,
-    /// Run under a pseudo-terminal; output rendered to plain text.
+    /// Run it under a pseudo-terminal (for programs that want one); output rendered as text.
     #[serde(
         default,
         deserialize_with = "crate::lenient::flag",
@@ -125,15 +142,23 @@ pub struct Request {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub progress: bool,
-    /// A stricter sandbox for this call: `read-only` or `workspace-write` (the operator's
-    /// mode can only be tightened).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The sandbox of this call: the operator's mode or a stricter one (`read-only` allows
+    /// writes only to $TMPDIR).
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(extend("enum" = ["off", "read-only", "workspace-write", null]))]
     pub sandbox: Option<String>,
-    /// Where to run it (contract §9): `ssh://[user@]host[:port]`, `docker://CONTAINER`,
-    /// `podman://CONTAINER`, `kubectl://[NAMESPACE/]POD[/CONTAINER]`; only targets the operator
-    /// allowed (`--allow-target`). Default: the operator's `--target`, else here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where to run it: `ssh://[user@]host[:port]`, `docker://CONTAINER`, `podman://CONTAINER`
+    /// or `kubectl://[NAMESPACE/]POD[/CONTAINER]`, one the operator allowed. Default: the
+    /// operator's target, else here.
+    #[serde(
+        default,
+        deserialize_with = "crate::lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub target: Option<String>,
 }
 

@@ -94,6 +94,13 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
+    /// Every mode, from the loosest to the strictest.
+    pub const ALL: [SandboxMode; 3] = [
+        SandboxMode::Off,
+        SandboxMode::WorkspaceWrite,
+        SandboxMode::ReadOnly,
+    ];
+
     /// The contract's name: `off`, `workspace-write`, `read-only`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -49,6 +49,9 @@ impl ServeArgs {
             c.sessions.command_prefix.clone_from(&self.command_prefix);
             c.sessions.max_sessions = self.max_sessions;
             c.prepared_shells.per_key = self.prepared_shells;
+            if mcp {
+                c.vocabulary = agent_exec_core::Vocabulary::McpTools;
+            }
             // The flag wins over `[exec] yield_ms` (already applied: 0 there is off, kept).
             if let Some(ms) = self.yield_ms {
                 c.yield_after = Some(Duration::from_millis(ms));

@@ -76,10 +76,7 @@ fn answer(
         }
         Method::JobInput => tool.job_input(&parse_params::<JobInput>(params)?),
         Method::JobKill => tool.job_kill(parse_params::<JobKill>(params)?.job_id.as_str()),
-        Method::JobList => {
-            parse_params::<JobList>(params)?;
-            tool.job_list()
-        }
+        Method::JobList => tool.job_list(&parse_params::<JobList>(params)?),
         Method::ArtifactRead => tool.artifact_read(&parse_params::<ArtifactRead>(params)?),
         Method::SessionClose => tool.session_close(&parse_params::<SessionClose>(params)?.session),
     })

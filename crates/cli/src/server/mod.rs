@@ -138,7 +138,7 @@ impl std::io::Read for Stdin {
 pub(crate) fn run(tool: Tool, bounds: Bounds, mcp: bool) -> i32 {
     crate::on_stop_signals(on_stop);
     let protocol: Box<dyn Protocol> = if mcp {
-        Box::new(mcp::Mcp)
+        Box::new(mcp::Mcp::new(tool.config(), tool.sandbox_summary()))
     } else {
         Box::new(jsonrpc::JsonRpc)
     };

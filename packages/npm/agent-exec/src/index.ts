@@ -38,8 +38,8 @@ export interface ExecRequest {
   cwd?: string;
   /** Extra variables, applied after environment hardening. */
   env?: Record<string, string>;
-  /** Seconds, default 120, clamped to [1, 3600]. Or `timeout_ms`. A fraction is sent as
-   *  `timeout_ms` (the server takes whole seconds). */
+  /** Seconds, default 120, clamped to [1, 3600] (0: the default). Or `timeout_ms` (with both,
+   *  the shorter holds). A fraction is sent as `timeout_ms` (the server takes whole seconds). */
   timeout?: number;
   timeout_ms?: number;
   /** Keep the first / last N lines of the output. */
@@ -321,7 +321,8 @@ export class AgentExec {
     const { timeout } = request;
     if (timeout !== undefined && !Number.isInteger(timeout)) {
       delete request.timeout;
-      request.timeout_ms ??= roundHalfEven(timeout * 1000);
+      // At least 1: 0 would mean "not given" (the default timeout), not the shortest.
+      request.timeout_ms ??= Math.max(1, roundHalfEven(timeout * 1000));
     }
     return this.#request('exec', request, { signal, onProgress }) as Promise<ExecResult>;
   }
@@ -362,8 +363,8 @@ export class AgentExec {
     return this.call('job_kill', { job_id: jobId, ...params });
   }
 
-  /** `job_list`: the jobs, in `details.jobs`. */
-  jobList(params: TargetOption = {}): Promise<ExecResult> {
+  /** `job_list`: the jobs, in `details.jobs` (with `running`, only those still running). */
+  jobList(params: { running?: boolean } & TargetOption = {}): Promise<ExecResult> {
     return this.call('job_list', { ...params });
   }
 

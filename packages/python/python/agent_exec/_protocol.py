@@ -186,7 +186,8 @@ def exec_params(command: Union[str, Sequence[str]], cwd: Optional[Union[str, "os
         if float(timeout).is_integer():
             params["timeout"] = int(timeout)
         else:
-            params["timeout_ms"] = round(timeout * 1000)
+            # At least 1: 0 would mean "not given" (the default timeout), not the shortest.
+            params["timeout_ms"] = max(1, round(timeout * 1000))
     if env is not None:
         params["env"] = dict(env)
     if progress:

@@ -240,8 +240,8 @@ class AsyncAgentExec:
     async def job_kill(self, job_id: Union[str, int], *, target: Optional[str] = None) -> Result:
         return await self._result("job_kill", with_target({"job_id": job_id}, target))
 
-    async def job_list(self, *, target: Optional[str] = None) -> Result:
-        return await self._result("job_list", with_target({}, target))
+    async def job_list(self, *, running: bool = False, target: Optional[str] = None) -> Result:
+        return await self._result("job_list", with_target({"running": True} if running else {}, target))
 
     async def artifact_read(self, artifact_id: str, *, offset: Optional[int] = None,
                             limit: Optional[int] = None, grep: Optional[str] = None,

@@ -255,9 +255,9 @@ class AgentExec:
     def job_kill(self, job_id: Union[str, int], *, target: Optional[str] = None) -> Result:
         return self._result("job_kill", with_target({"job_id": job_id}, target))
 
-    def job_list(self, *, target: Optional[str] = None) -> Result:
-        """The jobs, in `details.jobs`."""
-        return self._result("job_list", with_target({}, target))
+    def job_list(self, *, running: bool = False, target: Optional[str] = None) -> Result:
+        """The jobs, in `details.jobs` (with `running`, only those still running)."""
+        return self._result("job_list", with_target({"running": True} if running else {}, target))
 
     def artifact_read(self, artifact_id: str, *, offset: Optional[int] = None,
                       limit: Optional[int] = None, grep: Optional[str] = None,
