@@ -1155,8 +1155,8 @@ pub(crate) fn job_list(
 ) -> String {
     if jobs.is_empty() && finished_left_out > 0 {
         return format!(
-            "No running background jobs ({} finished: running false lists them).",
-            count(finished_left_out as u64, "job")
+            "No running background jobs ({} held: without running they are listed).",
+            count(finished_left_out as u64, "finished job")
         );
     }
     if jobs.is_empty() {
