@@ -17,11 +17,11 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+use common::Bounded;
 use common::server::Server;
 use serde_json::{Value, json};
 
@@ -492,18 +492,15 @@ fn ai_sdk_check() -> PathBuf {
         std::fs::copy(source.join(file), dir.join(file))
             .unwrap_or_else(|e| panic!("copying {file} into {}: {e}", dir.display()));
     }
-    let version = |path: &Path, key: &str| -> Option<String> {
-        let v: Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
-        let at = if key.is_empty() {
-            &v["version"]
-        } else {
-            &v["dependencies"][key]
-        };
-        at.as_str().map(str::to_owned)
+    let read = |path: &Path| -> Value {
+        std::fs::read(path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
     };
-    let pinned = version(&source.join("package.json"), "ai");
-    let installed = version(&dir.join("node_modules/ai/package.json"), "");
-    if pinned.is_none() || installed != pinned {
+    let pinned = read(&source.join("package.json"))["dependencies"]["ai"].clone();
+    let installed = read(&dir.join("node_modules/ai/package.json"))["version"].clone();
+    if !pinned.is_string() || installed != pinned {
         let out = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
             .current_dir(&dir)
@@ -532,38 +529,18 @@ fn run_check(program: &Path, script: &Path) {
         // The fake providers are on loopback: no proxy of the environment's in between.
         cmd.env("NO_PROXY", "127.0.0.1,localhost")
             .env("no_proxy", "127.0.0.1,localhost");
-        run_check_as(cmd, &format!("{user:?}"));
+        // The scripts bound each of their waits; this bounds the whole.
+        let out = cmd
+            .output_within(Duration::from_mins(6))
+            .unwrap_or_else(|e| panic!("{cmd:?} runs: {e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("all framework checks passed"),
+            "{cmd:?} as {user:?} exited with {}\n--- stdout\n{stdout}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-}
-
-fn run_check_as(mut cmd: Command, who: &str) {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{cmd:?} runs: {e}"));
-    let drain = |pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let mut pipe = pipe;
-            let _ = pipe.read_to_end(&mut bytes);
-            String::from_utf8_lossy(&bytes).into_owned()
-        })
-    };
-    let stdout = drain(Box::new(child.stdout.take().unwrap()));
-    let stderr = drain(Box::new(child.stderr.take().unwrap()));
-    // The scripts bound each of their waits; this bounds the whole.
-    if !common::poll(Duration::from_mins(6), || {
-        child.try_wait().unwrap().is_some()
-    }) {
-        let _ = child.kill();
-    }
-    let status = child.wait().unwrap();
-    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
-    assert!(
-        status.success() && stdout.contains("all framework checks passed"),
-        "{cmd:?} as {who} exited with {status}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-    );
 }
 
 fn script(name: &str) -> PathBuf {
