@@ -63,12 +63,11 @@ impl WindowTable {
             self.salient_anchors.iter().all(|a| !a.is_empty()),
             "window.salient_anchors: an anchor must not be empty (it would match every line)"
         );
-        config
-            .salient
+        let salient = std::sync::Arc::make_mut(&mut config.salient);
+        salient
             .patterns
             .extend(self.salient_patterns.iter().cloned());
-        config
-            .salient
+        salient
             .anchors
             .extend(self.salient_anchors.iter().cloned());
         config

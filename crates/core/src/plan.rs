@@ -62,7 +62,12 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    pub(crate) fn new(validated: Validated, config: &Config) -> Plan {
+    /// `sandbox`: the spec of the mode `validated` asks for (`Runner::sandbox_spec`).
+    pub(crate) fn new(
+        validated: Validated,
+        config: &Config,
+        sandbox: Option<Arc<SandboxSpec>>,
+    ) -> Plan {
         let background = validated.background;
         let (run, extracted, shown) = match &validated.target {
             Invocation::Shell(command) => {
@@ -133,12 +138,7 @@ impl Plan {
             sink,
             stream_kind,
             sandbox_origin: validated.sandbox_origin,
-            sandbox: config
-                .sandbox
-                .spec(validated.sandbox, &config.workdir, || {
-                    config.held_read_only()
-                })
-                .map(Arc::new),
+            sandbox,
         }
     }
 

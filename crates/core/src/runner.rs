@@ -11,7 +11,9 @@ use agent_exec_executor::jobs::{
     Attached, Job, JobBody, JobError, JobOutput, JobRegistry, JobStatus,
 };
 use agent_exec_executor::session::{RcSnapshotError, Session, SessionConfig};
-use agent_exec_executor::{CancelToken, ExecOutcome, OnWaiting, PreparedShells, SandboxSpec};
+use agent_exec_executor::{
+    CancelToken, ExecOutcome, OnWaiting, PreparedShells, SandboxMode, SandboxSpec,
+};
 use agent_exec_normalize::shell_word;
 use agent_exec_sink::{ArtifactStore, Capture, OutputSink, SinkConfig};
 
@@ -106,6 +108,18 @@ pub(crate) struct Runner {
     yielded_parts: Mutex<HashMap<String, Arc<Mutex<Option<RanParts>>>>>,
     /// The connections to remote targets.
     pub(crate) remotes: agent_exec_remote::Remotes,
+    /// Each sandbox mode's spec (it follows from the configuration alone) and whether the
+    /// kernel enforces it, made once: a call reuses them instead of building and hashing a
+    /// spec of many paths.
+    sandboxes: Mutex<HashMap<SandboxMode, SandboxOf>>,
+}
+
+/// A sandbox mode's spec and the kernel's answer to it.
+#[derive(Clone)]
+struct SandboxOf {
+    spec: Option<Arc<SandboxSpec>>,
+    /// `None` until asked (only a default sandbox is asked).
+    enforceable: Option<Result<(), agent_exec_executor::sandbox::Unenforceable>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -166,8 +180,48 @@ impl Runner {
             }),
             store,
             store_error,
+            sandboxes: Mutex::new(HashMap::new()),
             config,
         }
+    }
+
+    /// The sandbox of a call in `mode` (`None` for `off`), made once per mode.
+    pub(crate) fn sandbox_spec(&self, mode: SandboxMode) -> Option<Arc<SandboxSpec>> {
+        self.sandbox_of(mode).spec
+    }
+
+    /// Whether the kernel enforces `mode`'s sandbox, asked once: its answer does not change
+    /// while the process runs.
+    pub(crate) fn enforceable(
+        &self,
+        mode: SandboxMode,
+    ) -> Result<(), agent_exec_executor::sandbox::Unenforceable> {
+        let of = self.sandbox_of(mode);
+        if let Some(answer) = of.enforceable {
+            return answer;
+        }
+        let answer = match &of.spec {
+            Some(spec) => agent_exec_executor::sandbox::enforceable(spec),
+            None => Ok(()),
+        };
+        if let Some(of) = lock(&self.sandboxes).get_mut(&mode) {
+            of.enforceable = Some(answer.clone());
+        }
+        answer
+    }
+
+    fn sandbox_of(&self, mode: SandboxMode) -> SandboxOf {
+        lock(&self.sandboxes)
+            .entry(mode)
+            .or_insert_with(|| SandboxOf {
+                spec: self
+                    .config
+                    .sandbox
+                    .spec(mode, &self.config.workdir, || self.config.held_read_only())
+                    .map(Arc::new),
+                enforceable: None,
+            })
+            .clone()
     }
 
     /// The tool's working directory, as text.

@@ -193,12 +193,13 @@ impl Tool {
             Ok(v) => v,
             Err(e) => return ToolResult::invalid(e.0, self.runner.workdir_text()),
         };
-        let mut plan = Plan::new(validated, config);
+        let mode = validated.sandbox;
+        let mut plan = Plan::new(validated, config, self.runner.sandbox_spec(mode));
         // Where the kernel refuses the default sandbox (a container that cannot make `/`
         // writable in a namespace, a seccomp profile without namespaces), the default is off.
         if plan.sandbox_origin == SandboxOrigin::Default
-            && let Some(spec) = &plan.sandbox
-            && let Err(why) = agent_exec_executor::sandbox::enforceable(spec)
+            && plan.sandbox.is_some()
+            && let Err(why) = self.runner.enforceable(mode)
         {
             crate::config::default_refused(render::sandbox_unenforceable(&why));
             plan.sandbox = None;
@@ -340,10 +341,11 @@ impl Tool {
         // A name the request's own `env` sets reached the command: not withheld from it.
         let withheld: Vec<String> = config
             .env
-            .secrets
-            .withheld()
-            .into_iter()
-            .filter(|name| !plan.env.iter().any(|(set, _)| set == name))
+            .inherited()
+            .withheld
+            .iter()
+            .filter(|name| !plan.env.iter().any(|(set, _)| set == *name))
+            .cloned()
             .collect();
         if !withheld.is_empty() {
             let warning = render::withheld_secrets(&withheld);
@@ -1188,7 +1190,8 @@ impl Tool {
                 return invalid;
             }
         };
-        let plan = Plan::new(validated, config);
+        let mode = validated.sandbox;
+        let plan = Plan::new(validated, config, self.runner.sandbox_spec(mode));
         if let Some(mut refused) = self.police(&plan, approval) {
             refused.details.target = Some(target.to_string());
             return refused;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Pager variables set to `cat`.
 pub const PAGER_VARS: &[&str] = &[
@@ -150,6 +150,67 @@ impl SecretRule {
     }
 }
 
+/// This process's variables as an [`EnvConfig`]'s rules filter them: those commands inherit,
+/// and the names withheld as credentials.
+#[derive(Debug)]
+pub struct Inherited {
+    /// The rules it was filtered by.
+    rules: (EnvPolicy, SecretRule),
+    /// The variables commands inherit, in the environment's order.
+    pub vars: Vec<(OsString, OsString)>,
+    /// The names withheld as credentials, sorted.
+    pub withheld: Vec<String>,
+}
+
+impl Inherited {
+    fn read(policy: &EnvPolicy, secrets: &SecretRule) -> Inherited {
+        let mut vars = Vec::new();
+        let mut withheld = Vec::new();
+        for (k, v) in std::env::vars_os() {
+            match policy {
+                EnvPolicy::InheritAll if secrets.withholds(&k.to_string_lossy(), &v) => {
+                    withheld.extend(k.into_string().ok());
+                }
+                EnvPolicy::InheritAll => vars.push((k, v)),
+                EnvPolicy::Minimal if MINIMAL_KEEP.iter().any(|m| k == *m) => vars.push((k, v)),
+                EnvPolicy::Minimal => {
+                    if secrets.withholds(&k.to_string_lossy(), &v) {
+                        withheld.extend(k.into_string().ok());
+                    }
+                }
+            }
+        }
+        withheld.sort();
+        Inherited {
+            rules: (policy.clone(), secrets.clone()),
+            vars,
+            withheld,
+        }
+    }
+}
+
+/// The [`Inherited`] variables of an [`EnvConfig`] and its clones, read from the environment
+/// at their first command and kept: reading every variable and matching it against the secret
+/// patterns cost a warm session call a fifth of its time. A variable this process sets
+/// afterwards reaches the commands of a new configuration (a new `Tool`), not of this one.
+#[derive(Clone, Default)]
+pub struct InheritedCache(Arc<Mutex<Option<Arc<Inherited>>>>);
+
+impl std::fmt::Debug for InheritedCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InheritedCache")
+    }
+}
+
+/// A cache is not part of what a configuration says.
+impl PartialEq for InheritedCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for InheritedCache {}
+
 /// Whether `text` matches `pattern`, where `*` stands for any run of characters.
 fn glob_match(pattern: &str, text: &str) -> bool {
     glob_match_by(pattern, text, u8::eq)
@@ -194,6 +255,30 @@ pub struct EnvConfig {
     pub overrides: BTreeMap<String, String>,
     /// `TERM` for piped commands. Default: `dumb`.
     pub term: String,
+    /// The variables inherited under these rules, read once.
+    #[serde(skip)]
+    pub inherited: InheritedCache,
+}
+
+impl EnvConfig {
+    /// This process's variables as these rules filter them, read at the first call and kept
+    /// (read again when the rules of a clone changed).
+    pub fn inherited(&self) -> Arc<Inherited> {
+        let mut cached = self.cached_inherited();
+        if let Some(inherited) = cached.as_ref()
+            && inherited.rules.0 == self.policy
+            && inherited.rules.1 == self.secrets
+        {
+            return inherited.clone();
+        }
+        let inherited = Arc::new(Inherited::read(&self.policy, &self.secrets));
+        *cached = Some(inherited.clone());
+        inherited
+    }
+
+    fn cached_inherited(&self) -> std::sync::MutexGuard<'_, Option<Arc<Inherited>>> {
+        self.inherited.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Default for EnvConfig {
@@ -204,6 +289,7 @@ impl Default for EnvConfig {
             harden: true,
             overrides: BTreeMap::new(),
             term: "dumb".into(),
+            inherited: InheritedCache::default(),
         }
     }
 }
@@ -251,16 +337,7 @@ pub fn build_env(
     extra: &[(String, String)],
     pty: bool,
 ) -> Vec<(OsString, OsString)> {
-    let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
-    for (k, v) in std::env::vars_os() {
-        let keep = match &config.policy {
-            EnvPolicy::InheritAll => !config.secrets.withholds(&k.to_string_lossy(), &v),
-            EnvPolicy::Minimal => MINIMAL_KEEP.iter().any(|m| k == *m),
-        };
-        if keep {
-            env.insert(k, v);
-        }
-    }
+    let mut env: BTreeMap<OsString, OsString> = config.inherited().vars.iter().cloned().collect();
     if config.harden {
         for p in PAGER_VARS {
             env.insert((*p).into(), "cat".into());

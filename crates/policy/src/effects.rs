@@ -235,10 +235,10 @@ fn into_directory(cmd: &Cmd, dest: &Word) -> Option<String> {
     let is_dir = t == "."
         || t == ".."
         || t.ends_with('/')
-        || cmd.cwd.exact().is_some_and(|cwd| {
-            let path = cwd.join(&t);
-            path.is_dir() && !path.is_symlink()
-        });
+        || cmd
+            .cwd
+            .exact()
+            .is_some_and(|cwd| crate::disk::is_real_dir(&cwd.join(&t)));
     is_dir.then(|| t.trim_end_matches('/').to_owned())
 }
 
@@ -275,7 +275,7 @@ fn link_directory(cmd: &Cmd, args: &[Word], p: &Parsed, positionals: &[usize]) -
         || cmd
             .cwd
             .exact()
-            .is_some_and(|cwd| cwd.join(&link).is_dir() && !cwd.join(&link).is_symlink());
+            .is_some_and(|cwd| crate::disk::is_real_dir(&cwd.join(&link)));
     if is_dir {
         return Some(link.trim_end_matches('/').to_owned());
     }

@@ -226,12 +226,10 @@ pub(crate) fn physical(base: &Path, text: &str, links: &Links, follow_last: bool
         if last && !follow_last {
             break;
         }
-        let target = links.get(&out).cloned().or_else(|| {
-            std::fs::symlink_metadata(&out)
-                .ok()
-                .filter(|m| m.file_type().is_symlink())
-                .and_then(|_| std::fs::read_link(&out).ok())
-        });
+        let target = links
+            .get(&out)
+            .cloned()
+            .or_else(|| crate::disk::link_target(&out));
         let Some(target) = target else { continue };
         hops += 1;
         if hops > 40 {

@@ -1164,7 +1164,7 @@ impl Walker {
             _ => return,
         };
         let mut link = normalize(&cwd, &link);
-        if link.is_dir() && !link.is_symlink() {
+        if crate::disk::is_real_dir(&link) {
             link = link.join(Path::new(&target).file_name().unwrap_or_default());
         }
         let base = link.parent().map_or(cwd.clone(), Path::to_path_buf);
@@ -1907,12 +1907,8 @@ fn glob_programs(pattern: &str) -> Vec<String> {
         None => (None, pattern),
     };
     let mut names: Vec<String> = dir
-        .and_then(|dir| std::fs::read_dir(if dir.is_empty() { "/" } else { dir }).ok())
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .take(MAX_LISTED)
-                .collect()
+        .and_then(|dir| {
+            crate::disk::names_in(Path::new(if dir.is_empty() { "/" } else { dir }), MAX_LISTED)
         })
         .unwrap_or_default();
     names.extend(

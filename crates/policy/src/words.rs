@@ -1402,8 +1402,7 @@ fn user_home(user: &str) -> Option<String> {
         return None;
     }
     let homes = PASSWD.get_or_init(|| {
-        std::fs::read_to_string("/etc/passwd")
-            .unwrap_or_default()
+        crate::disk::read_once(std::path::Path::new("/etc/passwd"))
             .lines()
             .filter_map(|l| {
                 let f: Vec<&str> = l.split(':').collect();

@@ -31,7 +31,7 @@ struct Root {
 
 impl Root {
     fn new(path: PathBuf) -> Root {
-        let canonical = std::fs::canonicalize(&path).ok();
+        let canonical = crate::disk::canonical(&path);
         Root {
             lexical: path,
             canonical,
@@ -236,7 +236,7 @@ fn check_word(
         || path_text.starts_with("../")
         || path_text.contains("/../")
         || path_text.ends_with("/..");
-    if path_text.chars().any(char::is_whitespace) && !strong && !Path::new(&path_text).exists() {
+    if path_text.chars().any(char::is_whitespace) && !strong && !crate::disk::exists(Path::new(&path_text)) {
         return None;
     }
     let bases: Vec<PathBuf> = if absolute {

@@ -350,3 +350,28 @@ fn run_time_process_ids_ask_unless_they_name_the_agents_own_processes() {
         assert_eq!(rule(&v), "unresolved.kill-pattern", "{unknown}");
     }
 }
+
+#[test]
+fn a_verdict_that_read_the_file_system_is_made_afresh_and_others_are_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = dir.path().canonicalize().expect("canonical");
+    let ctx = Context {
+        cwd: &cwd,
+        home: Some(Path::new("/home/dev")),
+        env_keys: &[],
+    };
+    let p = Policy::permissive();
+    std::fs::create_dir(cwd.join("build")).expect("dir");
+    let command = "rm -rf build/";
+    assert_eq!(p.check(command, &ctx).decision, Decision::Allow);
+    // The same line, once `build` is a link to the root: the link is read again.
+    std::fs::remove_dir(cwd.join("build")).expect("rmdir");
+    std::os::unix::fs::symlink("/", cwd.join("build")).expect("link");
+    let v = p.check(command, &ctx);
+    assert_eq!(v.decision, Decision::Deny, "{v:?}");
+    // A line that reads nothing gets the same verdict every time, in any order of calls.
+    for _ in 0..3 {
+        assert_eq!(p.check("true", &ctx).decision, Decision::Allow);
+        assert_eq!(p.check("sudo rm -rf /", &ctx).decision, Decision::Deny);
+    }
+}

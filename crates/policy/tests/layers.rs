@@ -5,6 +5,7 @@ use std::path::Path;
 
 /// Bottom first. `lib` (the crate root) may use every module.
 const LAYERS: &[&str] = &[
+    "disk",
     "config",
     "rule",
     "reasons",
@@ -87,4 +88,44 @@ fn modules_use_only_the_layers_below_them() {
         .collect();
     assert!(listed.is_empty(), "modules in no layer: {listed:?}");
     assert!(upward.is_empty(), "{}", upward.join("\n"));
+}
+
+/// Only `disk.rs` looks at the file system during a check (and `config.rs`, which reads the
+/// policy's own file when it is loaded): a look anywhere else would let a remembered verdict
+/// outlive the file it depended on.
+#[test]
+fn only_the_disk_module_looks_at_the_file_system() {
+    const LOOKS: &[&str] = &[
+        "std::fs::",
+        "fs::read",
+        ".is_dir()",
+        ".is_file()",
+        ".is_symlink()",
+        ".exists()",
+        ".metadata()",
+        "canonicalize(",
+        "read_link(",
+        "read_dir(",
+        "symlink_metadata(",
+    ];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&src).expect("src") {
+        let path = entry.expect("entry").path();
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        if matches!(name, "disk" | "config") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).expect("readable");
+        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            if let Some(look) = LOOKS.iter().find(|look| line.contains(*look)) {
+                found.push(format!("{name}.rs:{}: {look}", n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "looks outside disk.rs: {found:?}");
 }

@@ -32,7 +32,7 @@ pub struct SinkConfig {
     /// Most bytes written to one artifact; past it the file stops growing. Default: 100 MiB.
     pub artifact_cap: u64,
     /// Salient-line settings for [`Direction::Smart`]. Default: [`SalientConfig::default`].
-    pub salient: SalientConfig,
+    pub salient: Arc<SalientConfig>,
     /// Show whole lines: when more than one line is shown, a partial first (tail) or last
     /// (head) line is left out; a single line longer than the budget is still shown in part.
     /// Default: `false` (the view is exactly the last or first `max_bytes` of the text).
@@ -63,7 +63,7 @@ impl Default for SinkConfig {
             split_streams: false,
             separate_streams: false,
             artifact_cap: 100 << 20,
-            salient: SalientConfig::default(),
+            salient: SalientConfig::shared_default(),
             stop_when_head_full: false,
             align_lines: false,
             terminal: None,

@@ -193,6 +193,15 @@ impl Default for SalientConfig {
 }
 
 impl SalientConfig {
+    /// The default settings, made once and shared (a sink per call clones its settings).
+    pub fn shared_default() -> std::sync::Arc<SalientConfig> {
+        static DEFAULT: std::sync::OnceLock<std::sync::Arc<SalientConfig>> =
+            std::sync::OnceLock::new();
+        DEFAULT
+            .get_or_init(|| std::sync::Arc::new(SalientConfig::default()))
+            .clone()
+    }
+
     /// Checks that every pattern compiles, naming the first that does not.
     pub fn validate(&self) -> Result<(), String> {
         for pattern in &self.patterns {
@@ -209,13 +218,16 @@ impl SalientConfig {
     pub(crate) fn compiled(&self) -> Result<Matcher, regex::Error> {
         type Cache = Vec<((Vec<String>, Vec<String>), Matcher)>;
         static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
-        let key = (self.patterns.clone(), self.anchors.clone());
         let mut cache = CACHE
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, m)) = cache.iter().find(|(k, _)| *k == key) {
+        if let Some((_, m)) = cache
+            .iter()
+            .find(|((patterns, anchors), _)| *patterns == self.patterns && *anchors == self.anchors)
+        {
             return Ok(m.clone());
         }
+        let key = (self.patterns.clone(), self.anchors.clone());
         let regex = self.compile()?;
         let prefilter = if self.anchors.is_empty() {
             None
@@ -571,7 +583,7 @@ enum Lazy {
 
 #[derive(Debug)]
 pub(crate) struct SalientTracker {
-    cfg: SalientConfig,
+    cfg: std::sync::Arc<SalientConfig>,
     /// Compiled on the first complete line: a command with no output never pays for it.
     regex: Lazy,
     budget: usize,
@@ -702,7 +714,9 @@ fn shown_line(found: &Found, line_len: u64) -> Vec<u8> {
 }
 
 impl SalientTracker {
-    pub(crate) fn new(cfg: SalientConfig, budget: usize, head_cap: usize, tail_cap: usize) -> Self {
+    pub(crate) fn new(
+        cfg: std::sync::Arc<SalientConfig>,
+        budget: usize, head_cap: usize, tail_cap: usize) -> Self {
         SalientTracker {
             cfg,
             regex: Lazy::NotYet,

@@ -22,7 +22,7 @@ pub(crate) struct WindowLimits {
     pub(crate) direction: Direction,
     /// Share of the budget given to the head in `both` (0.0..=1.0).
     pub(crate) head_share: f64,
-    pub(crate) salient: SalientConfig,
+    pub(crate) salient: std::sync::Arc<SalientConfig>,
     /// A view of several lines starts and ends on line boundaries (a partial first or last
     /// line is left out).
     pub(crate) align_lines: bool,

@@ -61,7 +61,9 @@ impl Protocol for JsonRpc {
             None => Reporting::Off,
         };
         match call(server, method, incoming.params.clone(), cancel, reporting) {
-            Ok(result) => Reply::Result(serde_json::to_value(result).unwrap_or_default()),
+            Ok(result) => Reply::Serialized(
+                serde_json::to_string(&result).unwrap_or_else(|_| "null".to_owned()),
+            ),
             Err(problem) => Reply::Error(INVALID_PARAMS, format!("invalid params: {problem}")),
         }
     }

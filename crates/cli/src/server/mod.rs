@@ -89,6 +89,9 @@ pub(crate) struct Incoming {
 /// The answer to a request.
 pub(crate) enum Reply {
     Result(Value),
+    /// A result already written as JSON text, straight from its type (no `Value` tree built
+    /// and dropped per call).
+    Serialized(String),
     Error(i64, String),
 }
 
@@ -102,7 +105,8 @@ struct Inflight {
 /// A batch's answers, sent together once its last request is answered.
 struct Batch {
     left: AtomicUsize,
-    answers: Mutex<Vec<Value>>,
+    /// Each answer's JSON text.
+    answers: Mutex<Vec<String>>,
 }
 
 /// The state every request shares.
@@ -491,7 +495,12 @@ impl Server {
             .is_some_and(|e| !e.unwanted);
         let answer = match (&call.id, wanted) {
             (Some(id), true) => Some(match reply {
-                Reply::Result(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                Reply::Result(result) => {
+                    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+                }
+                Reply::Serialized(result) => {
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+                }
                 Reply::Error(code, text) => error(id, code, text),
             }),
             _ => None,
@@ -501,7 +510,7 @@ impl Server {
 
     /// Sends an answer, or adds it to its batch (sent whole once the batch's last request
     /// is done).
-    fn answered(&self, batch: Option<&Arc<Batch>>, answer: Option<Value>) {
+    fn answered(&self, batch: Option<&Arc<Batch>>, answer: Option<String>) {
         let Some(batch) = batch else {
             if let Some(answer) = answer {
                 self.out.send(&answer);
@@ -511,7 +520,8 @@ impl Server {
         let mut answers = lock(&batch.answers);
         answers.extend(answer);
         if batch.left.fetch_sub(1, Ordering::SeqCst) == 1 && !answers.is_empty() {
-            let all = Value::Array(std::mem::take(&mut *answers));
+            let all = format!("[{}]", answers.join(","));
+            answers.clear();
             drop(answers);
             self.out.send(&all);
         }
@@ -520,7 +530,7 @@ impl Server {
     /// Sends a notification to the client (progress).
     pub(crate) fn notify(&self, method: &str, params: &Value) {
         self.out
-            .send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+            .send(&json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string());
     }
 
     /// Cancels the request in flight with this id (its JSON text); whether there was one.
@@ -662,10 +672,10 @@ fn check_message(message: Value, protocol: &dyn Protocol) -> Checked {
 
 /// An error answer; its message (which may quote a name or value from the request) is
 /// bounded like every answer's strings.
-fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
+fn error(id: &Value, code: i64, message: impl Into<String>) -> String {
     let mut message = message.into();
     agent_exec_core::cut_string(&mut message, agent_exec_core::DETAIL_STRING_BYTES);
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
 }
 
 /// Writes one JSON message per line, whole, under a lock. A failed write means the client no
@@ -677,8 +687,10 @@ struct Out {
 }
 
 impl Out {
-    fn send(&self, message: &Value) {
-        let mut line = serde_json::to_vec(message).unwrap_or_default();
+    /// Sends one message, given as its JSON text.
+    fn send(&self, message: &str) {
+        let mut line = Vec::with_capacity(message.len() + 1);
+        line.extend_from_slice(message.as_bytes());
         line.push(b'\n');
         let _held = lock(&self.stdout);
         if self.broken.load(Ordering::SeqCst) {
