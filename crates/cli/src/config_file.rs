@@ -67,9 +67,7 @@ impl WindowTable {
         salient
             .patterns
             .extend(self.salient_patterns.iter().cloned());
-        salient
-            .anchors
-            .extend(self.salient_anchors.iter().cloned());
+        salient.anchors.extend(self.salient_anchors.iter().cloned());
         config
             .salient
             .validate()

@@ -277,7 +277,10 @@ impl EnvConfig {
     }
 
     fn cached_inherited(&self) -> std::sync::MutexGuard<'_, Option<Arc<Inherited>>> {
-        self.inherited.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inherited
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

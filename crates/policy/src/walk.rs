@@ -1908,7 +1908,10 @@ fn glob_programs(pattern: &str) -> Vec<String> {
     };
     let mut names: Vec<String> = dir
         .and_then(|dir| {
-            crate::disk::names_in(Path::new(if dir.is_empty() { "/" } else { dir }), MAX_LISTED)
+            crate::disk::names_in(
+                Path::new(if dir.is_empty() { "/" } else { dir }),
+                MAX_LISTED,
+            )
         })
         .unwrap_or_default();
     names.extend(

@@ -236,7 +236,10 @@ fn check_word(
         || path_text.starts_with("../")
         || path_text.contains("/../")
         || path_text.ends_with("/..");
-    if path_text.chars().any(char::is_whitespace) && !strong && !crate::disk::exists(Path::new(&path_text)) {
+    if path_text.chars().any(char::is_whitespace)
+        && !strong
+        && !crate::disk::exists(Path::new(&path_text))
+    {
         return None;
     }
     let bases: Vec<PathBuf> = if absolute {

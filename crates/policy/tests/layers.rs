@@ -112,7 +112,10 @@ fn only_the_disk_module_looks_at_the_file_system() {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(&src).expect("src") {
         let path = entry.expect("entry").path();
-        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
         if matches!(name, "disk" | "config") {
             continue;
         }

@@ -716,7 +716,10 @@ fn shown_line(found: &Found, line_len: u64) -> Vec<u8> {
 impl SalientTracker {
     pub(crate) fn new(
         cfg: std::sync::Arc<SalientConfig>,
-        budget: usize, head_cap: usize, tail_cap: usize) -> Self {
+        budget: usize,
+        head_cap: usize,
+        tail_cap: usize,
+    ) -> Self {
         SalientTracker {
             cfg,
             regex: Lazy::NotYet,
