@@ -345,7 +345,10 @@ impl Session {
             // Ended by the sink's stop, those were the command's own processes. (`jobs -p`
             // lists finished jobs too: only the group's live members are counted.)
             exec.processes_stopped = if exec.stop.is_some() { 0 } else { stopped };
-            pump.read_now();
+            // What the ended processes wrote last (nothing to read when none ran).
+            if stopped > 0 {
+                pump.read_now();
+            }
         }
         let _ = drain;
         pump.finish();
@@ -426,18 +429,25 @@ impl Session {
     }
 }
 
-/// Reads what the status pipe holds into `buf`.
+/// Reads what the status pipe holds into `buf`, until the record is complete (not one more
+/// `read(2)` to learn that the pipe is empty: the shell writes nothing after it).
 fn read_status(status: &OwnedFd, buf: &mut Vec<u8>) -> Report {
     let mut chunk = [0u8; 4096];
-    let state = sys::read_available(status.as_raw_fd(), &mut chunk, usize::MAX, |c| {
-        buf.extend_from_slice(c);
-    });
-    if parse_status(buf).is_some() {
-        Report::Complete
-    } else if state == sys::ReadState::Closed {
-        Report::Closed
-    } else {
-        Report::Partial
+    loop {
+        let mut got = false;
+        let state = sys::read_available(status.as_raw_fd(), &mut chunk, 1, |c| {
+            got = true;
+            buf.extend_from_slice(c);
+        });
+        if parse_status(buf).is_some() {
+            return Report::Complete;
+        }
+        if state == sys::ReadState::Closed {
+            return Report::Closed;
+        }
+        if !got {
+            return Report::Partial;
+        }
     }
 }
 

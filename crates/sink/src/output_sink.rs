@@ -600,6 +600,9 @@ impl OutputSink {
         {
             return None;
         }
+        if merged.parts.is_empty() {
+            return None;
+        }
         // Patterns that do not compile find nothing salient: nothing is folded either.
         let salient = self.config.salient.compiled().ok()?;
         crate::compact::fold(&merged.text(), command, Some(&salient))

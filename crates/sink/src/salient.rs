@@ -215,8 +215,10 @@ impl SalientConfig {
 
     /// The compiled patterns, cached per pattern set for the life of the process: compiling
     /// them costs about a millisecond, far more than a small command's whole capture.
-    pub(crate) fn compiled(&self) -> Result<Matcher, regex::Error> {
-        type Cache = Vec<((Vec<String>, Vec<String>), Matcher)>;
+    /// Shared (`Arc`): a compiled regex is used from any thread at once, and a clone of one
+    /// would make a fresh pool of match caches per call.
+    pub(crate) fn compiled(&self) -> Result<std::sync::Arc<Matcher>, regex::Error> {
+        type Cache = Vec<((Vec<String>, Vec<String>), std::sync::Arc<Matcher>)>;
         static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
         let mut cache = CACHE
             .lock()
@@ -238,7 +240,7 @@ impl SalientConfig {
                 .build(variants)
                 .ok()
         };
-        let matcher = Matcher { regex, prefilter };
+        let matcher = std::sync::Arc::new(Matcher { regex, prefilter });
         if cache.len() >= 16 {
             cache.remove(0);
         }
@@ -576,7 +578,7 @@ pub(crate) struct Unshown {
 #[derive(Debug)]
 enum Lazy {
     NotYet,
-    Ready(Matcher),
+    Ready(std::sync::Arc<Matcher>),
     /// The patterns do not compile (reported by the sink): nothing matches.
     Invalid,
 }

@@ -52,6 +52,10 @@ struct State {
     threads: usize,
     idle: usize,
     running: usize,
+    /// Threads waiting on `done` ([`Pool::submit`] for room, [`Pool::wait_idle`]): a request's
+    /// end wakes nobody when there are none (a `notify` is a system call even then, on every
+    /// request's path).
+    done_waiters: usize,
 }
 
 impl State {
@@ -69,10 +73,15 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         let mut st = self.pool.lock();
         st.running -= 1;
+        let (waiters, queued) = (st.done_waiters > 0, !st.queue.is_empty());
         drop(st);
-        self.pool.done.notify_all();
+        if waiters {
+            self.pool.done.notify_all();
+        }
         // A queued request may run now.
-        self.pool.work.notify_one();
+        if queued {
+            self.pool.work.notify_one();
+        }
     }
 }
 
@@ -118,10 +127,12 @@ impl Pool {
         while !st.queue.is_empty()
             && (st.queue.len() >= QUEUE_REQUESTS || st.queued_bytes + size > QUEUE_BYTES)
         {
+            st.done_waiters += 1;
             st = self
                 .done
                 .wait(st)
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+            st.done_waiters -= 1;
         }
         if st.running + st.queue.len() < self.max {
             self.worker_for_one_more(&mut st).map_err(NoThread)?;
@@ -189,14 +200,19 @@ impl Pool {
             if let Some(Queued { task, size, .. }) = next {
                 st.queued_bytes -= size;
                 st.running += 1;
+                let waiters = st.done_waiters > 0;
                 drop(st);
                 // Room in the queue.
-                self.done.notify_all();
+                if waiters {
+                    self.done.notify_all();
+                }
                 // A panic must not leave `running` counted forever (the server would never end).
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task));
                 st = self.lock();
                 st.running -= 1;
-                self.done.notify_all();
+                if st.done_waiters > 0 {
+                    self.done.notify_all();
+                }
                 if !st.queue.is_empty() {
                     self.work.notify_one();
                 }
@@ -242,11 +258,13 @@ impl Pool {
 
     /// Waits up to `wait` for every task to end; whether they did.
     pub(crate) fn wait_idle(&self, wait: Duration) -> bool {
-        let st = self.lock();
-        let (st, _) = self
+        let mut st = self.lock();
+        st.done_waiters += 1;
+        let (mut st, _) = self
             .done
             .wait_timeout_while(st, wait, |st| st.queue.len() + st.running > 0)
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        st.done_waiters -= 1;
         st.queue.len() + st.running == 0
     }
 }

@@ -465,8 +465,16 @@ impl Cgroup {
         pids
     }
 
-    /// Whether a command made cgroups below this one (v2: `nr_descendants` of `cgroup.stat`).
+    /// Whether a command made cgroups below this one. v2: the directory's link count (2 and one
+    /// per subdirectory, and every subdirectory of a cgroup is a cgroup) — an `fstat`, where
+    /// `nr_descendants` of `cgroup.stat` takes a `pread` that formats every line of it (on
+    /// every session call's path); `cgroup.stat` when the count cannot be read.
     fn has_descendants(&self) -> bool {
+        if let Some(dir) = &self.dir_fd
+            && let Ok(stat) = rustix::fs::fstat(dir)
+        {
+            return stat.st_nlink > 2;
+        }
         self.stat.as_ref().is_some_and(|stat| {
             let text = pread_all(stat);
             String::from_utf8_lossy(&text)
