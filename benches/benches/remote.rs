@@ -6,6 +6,7 @@
 //! - Scale: 64 concurrent sessions spread over the 4 targets through one `serve`: calls per
 //!   second, and the server's peak RSS and threads (written to
 //!   `target/criterion/remote_scale/summary.json`, printed by `cargo xtask bench`).
+//! - The scale figures of the `scale` bench through the ssh target (`scale_ssh`).
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -198,10 +199,18 @@ fn bench(c: &mut Criterion) {
         "peak_rss_kib": peak_rss,
         "peak_threads": peak_threads,
     });
-    println!("remote scale: {summary}");
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/criterion/remote_scale");
-    let _ = std::fs::create_dir_all(&dir);
-    let _ = std::fs::write(dir.join("summary.json"), summary.to_string());
+    agent_exec_benches::write_summary("remote_scale", &summary);
+    drop(server);
+    // The local scale figures (`scale` bench), through the ssh target: every session's shell
+    // on the far side.
+    let ssh = agent_exec_benches::scale_figures(
+        &agent_exec_under_test(),
+        &["--target".to_owned(), sshd.target()],
+        &sshd.env(),
+        None,
+        artifacts.path(),
+    );
+    agent_exec_benches::write_summary("scale_ssh", &ssh);
 }
 
 criterion_group!(benches, bench);

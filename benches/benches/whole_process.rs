@@ -119,6 +119,17 @@ fn bench(c: &mut Criterion) {
                     .expect("sh")
             });
         });
+        // `cat | cat`: the yardstick of random bytes (a second process that reads it all).
+        if name == "random" {
+            group.bench_function("cat_cat_to_dev_null", |b| {
+                b.iter(|| {
+                    Command::new("sh")
+                        .args(["-c", &format!("{producer} | cat | cat > /dev/null")])
+                        .status()
+                        .expect("sh")
+                });
+            });
+        }
         group.bench_function("agent_exec_run", |b| {
             b.iter(|| {
                 let _ = std::fs::remove_dir_all(&artifacts);

@@ -104,7 +104,7 @@ fn print_ratios() {
                 ("serve_session_true", "agent_exec_serve"),
                 ("serve_session_true", "raw_bash_pipe"),
             ),
-            "<= 2",
+            "<= 4",
         ),
         (
             "fresh `bash -c true` / `serve` one-shot `true`, prepared shell (speed-up; calls paced)",
@@ -256,6 +256,14 @@ fn print_ratios() {
             ">= 0.9",
         ),
         (
+            "ingest, CLI defaults, random bytes: `agent-exec run` / `cat | cat > /dev/null`",
+            r(
+                ("ingest_cli_random", "cat_cat_to_dev_null"),
+                ("ingest_cli_random", "agent_exec_run"),
+            ),
+            ">= 0.5",
+        ),
+        (
             "session round trip / raw bash pipe round trip",
             r(
                 ("session_round_trip_true", "agent_exec_session"),
@@ -308,9 +316,49 @@ fn print_ratios() {
         );
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/criterion");
-    if let Ok(text) = std::fs::read_to_string(root.join("remote_scale/summary.json")) {
-        println!("\nremote scale (one `serve`, concurrent sessions spread over targets): {text}");
+    // The rows measured from an outside client (`benches/outside_client.py`), same run.
+    if let Ok(text) = std::fs::read_to_string(root.join("outside_client/summary.json"))
+        && let Ok(figures) = serde_json::from_str::<serde_json::Value>(&text)
+    {
+        for row in figures["rows"].as_array().into_iter().flatten() {
+            println!(
+                "| {} | {} | {} |",
+                row["measure"].as_str().unwrap_or_default(),
+                fmt(row["ratio"].as_f64()),
+                row["target"].as_str().unwrap_or_default()
+            );
+        }
     }
+    for (name, what) in [
+        ("scale", "scale, one local `serve`"),
+        (
+            "scale_ssh",
+            "scale, one `serve` with every session on an ssh target",
+        ),
+        (
+            "remote_scale",
+            "remote scale (one `serve`, concurrent sessions spread over targets)",
+        ),
+    ] {
+        if let Ok(text) = std::fs::read_to_string(root.join(name).join("summary.json")) {
+            println!("\n{what}: {text}");
+        }
+    }
+}
+
+/// The rows of an outside client (`benches/outside_client.py`, Python's standard library),
+/// written where [`print_ratios`] reads them.
+fn outside_client() -> bool {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let bin = root.join("target/release/agent-exec");
+    let out = root.join("target/criterion/outside_client/summary.json");
+    eprintln!("$ python3 benches/outside_client.py");
+    Command::new("python3")
+        .arg(root.join("benches/outside_client.py"))
+        .arg(&bin)
+        .arg(&out)
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn main() -> ExitCode {
@@ -340,6 +388,7 @@ fn main() -> ExitCode {
                     }
                     cargo(&a)
                 }
+                && outside_client()
                 && {
                     print_ratios();
                     true
