@@ -511,7 +511,6 @@ struct Entry {
     template: u64,
     /// The template with its paths kept: two lines with this equal say the same thing.
     exact: u64,
-    strength: u8,
     /// Lines above (display-capped), oldest first.
     before: Vec<Vec<u8>>,
     /// The header that owns an indented salient line, when above its context lines: the file
@@ -1052,7 +1051,6 @@ impl SalientTracker {
             end_pos,
             template: template::key(known_by),
             exact: template::exact_key(known_by),
-            strength: strength(known_by),
             before,
             header,
             line: shown,
@@ -1214,7 +1212,9 @@ impl SalientTracker {
             .templates
             .get(&e.template)
             .is_some_and(|t| t.first == e.line_no);
-        u32::from(e.strength) * 10 + rarity + first + if is_template_first { 5 } else { 0 }
+        // Its strength read here, of the few entries ranked, not of every salient line as it
+        // streams (`known_by` is always the shown line).
+        u32::from(strength(&e.line)) * 10 + rarity + first + if is_template_first { 5 } else { 0 }
     }
 
     /// Groups of lines to show strictly between line `head_last` and line `tail_first`: the
