@@ -139,7 +139,7 @@ def main():
         print("| %s | %.2f | %s |" % (measure, ratio, target))
     print("figures (µs, medians): " + json.dumps({k: v for k, v in figures.items() if k != "rows"}))
     if OUT:
-        os.makedirs(os.path.dirname(OUT), exist_ok=True)
+        os.makedirs(os.path.dirname(OUT) or ".", exist_ok=True)
         with open(OUT, "w") as f:
             json.dump(figures, f)
     subprocess.run(["rm", "-rf", artifacts], check=False)

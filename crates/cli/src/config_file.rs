@@ -63,11 +63,14 @@ impl WindowTable {
             self.salient_anchors.iter().all(|a| !a.is_empty()),
             "window.salient_anchors: an anchor must not be empty (it would match every line)"
         );
-        let salient = std::sync::Arc::make_mut(&mut config.salient);
-        salient
+        config
+            .salient
             .patterns
             .extend(self.salient_patterns.iter().cloned());
-        salient.anchors.extend(self.salient_anchors.iter().cloned());
+        config
+            .salient
+            .anchors
+            .extend(self.salient_anchors.iter().cloned());
         config
             .salient
             .validate()

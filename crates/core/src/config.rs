@@ -88,7 +88,7 @@ pub struct Config {
     pub prompt_idle: Option<Duration>,
     /// What the `smart` window counts as salient. Default: the sink's defaults
     /// ([`DEFAULT_PATTERNS`](agent_exec_sink::DEFAULT_PATTERNS)).
-    pub salient: std::sync::Arc<agent_exec_sink::SalientConfig>,
+    pub salient: agent_exec_sink::SalientConfig,
     /// How long a call runs before it yields — answers with outcome `running`, its output so
     /// far and a job id, while the command goes on as a background job — when its request does
     /// not say (`yield_ms`). `None`, or zero (off, said explicitly): calls run to their end
@@ -588,7 +588,7 @@ impl Default for Config {
             vocabulary: agent_exec_protocol::Vocabulary::default(),
             pty_size: TerminalSize::DEFAULT,
             prompt_idle: Some(agent_exec_executor::PROMPT_IDLE),
-            salient: agent_exec_sink::SalientConfig::shared_default(),
+            salient: agent_exec_sink::SalientConfig::default(),
             yield_after: None,
         }
     }
@@ -844,7 +844,7 @@ mod remote_tests {
         c.retention.max_count = 7;
         c.env.secrets.pass.push("MY_TOKEN".into());
         c.env.overrides.insert("PAGER".into(), "less".into());
-        std::sync::Arc::make_mut(&mut c.salient).patterns = vec!["BOOM".into()];
+        c.salient.patterns = vec!["BOOM".into()];
         c.sessions.max_sessions = 3;
         c.prompt_idle = None;
         c.pty_size = "120x40".parse().unwrap();

@@ -62,7 +62,7 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// `sandbox`: the spec of the mode `validated` asks for (`Runner::sandbox_spec`).
+    /// `sandbox`: the spec of the mode `validated` asks for (`Runner::plan`).
     pub(crate) fn new(
         validated: Validated,
         config: &Config,
@@ -217,7 +217,13 @@ pub(crate) fn sink_config(config: &Config, lines: Lines) -> SinkConfig {
             (Some(h), Some(t)) if lines.both && h + t > 0 => h as f64 / (h + t) as f64,
             _ => 0.5,
         },
-        ..SinkConfig::default()
+        // Each field given: `..SinkConfig::default()` would build default salient settings
+        // (some eighty strings) only to drop them, on every call.
+        split_streams: false,
+        separate_streams: false,
+        stop_when_head_full: false,
+        terminal: None,
+        compact: None,
     }
 }
 

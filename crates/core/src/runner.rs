@@ -144,7 +144,10 @@ fn session_key(name: &str, env: &[(String, String)], sandbox: Option<&SandboxSpe
 }
 
 impl Runner {
-    pub(crate) fn new(config: Config) -> Self {
+    pub(crate) fn new(mut config: Config) -> Self {
+        // Its own read of the environment, at its first command: not one a clone of its
+        // configuration made before (`EnvConfig::inherited`).
+        config.env.inherited = agent_exec_executor::env::InheritedCache::default();
         // Made once, so the sandbox can hold it read-only (`Config::held_read_only`).
         if config.sandbox.mode != Some(agent_exec_executor::SandboxMode::Off) {
             let _ = std::fs::create_dir_all(&config.sessions.cache_dir);
@@ -185,9 +188,10 @@ impl Runner {
         }
     }
 
-    /// The sandbox of a call in `mode` (`None` for `off`), made once per mode.
-    pub(crate) fn sandbox_spec(&self, mode: SandboxMode) -> Option<Arc<SandboxSpec>> {
-        self.sandbox_of(mode).spec
+    /// The plan of a validated call, with the sandbox of its mode.
+    pub(crate) fn plan(&self, validated: crate::validate::Validated) -> Plan {
+        let sandbox = self.sandbox_of(validated.sandbox).spec;
+        Plan::new(validated, &self.config, sandbox)
     }
 
     /// Whether the kernel enforces `mode`'s sandbox, asked once: its answer does not change

@@ -194,7 +194,7 @@ impl Tool {
             Err(e) => return ToolResult::invalid(e.0, self.runner.workdir_text()),
         };
         let mode = validated.sandbox;
-        let mut plan = Plan::new(validated, config, self.runner.sandbox_spec(mode));
+        let mut plan = self.runner.plan(validated);
         // Where the kernel refuses the default sandbox (a container that cannot make `/`
         // writable in a namespace, a seccomp profile without namespaces), the default is off.
         if plan.sandbox_origin == SandboxOrigin::Default
@@ -1190,8 +1190,7 @@ impl Tool {
                 return invalid;
             }
         };
-        let mode = validated.sandbox;
-        let plan = Plan::new(validated, config, self.runner.sandbox_spec(mode));
+        let plan = self.runner.plan(validated);
         if let Some(mut refused) = self.police(&plan, approval) {
             refused.details.target = Some(target.to_string());
             return refused;

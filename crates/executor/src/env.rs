@@ -139,14 +139,9 @@ impl SecretRule {
             || carries_credentials(&value.to_string_lossy())
     }
 
-    /// The names of this process's variables that commands do not get, sorted.
+    /// The names of this process's variables that commands do not get, sorted (read now).
     pub fn withheld(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::env::vars_os()
-            .filter(|(k, v)| self.withholds(&k.to_string_lossy(), v))
-            .filter_map(|(k, _)| k.into_string().ok())
-            .collect();
-        names.sort();
-        names
+        Inherited::read(&EnvPolicy::InheritAll, self).withheld
     }
 }
 
@@ -191,8 +186,9 @@ impl Inherited {
 
 /// The [`Inherited`] variables of an [`EnvConfig`] and its clones, read from the environment
 /// at their first command and kept: reading every variable and matching it against the secret
-/// patterns cost a warm session call a fifth of its time. A variable this process sets
-/// afterwards reaches the commands of a new configuration (a new `Tool`), not of this one.
+/// patterns cost a warm session call a fifth of its time. A `Tool` starts a cache of its own,
+/// so a variable this process sets afterwards reaches the commands of a new `Tool`, not of one
+/// that ran a command already.
 #[derive(Clone, Default)]
 pub struct InheritedCache(Arc<Mutex<Option<Arc<Inherited>>>>);
 

@@ -11,8 +11,9 @@
 //!
 //! Protocol: a command arrives as a header of 21 bytes, `A` (ASCII: the length in bytes is the
 //! length in characters in any locale) or `B` (anything else: read with `LC_ALL=C` so the count
-//! is in bytes) and the length right-aligned in 20 (any `usize`), followed by the command; each is one
-//! `read -N` (a header read up to a newline would take a `read(2)` per byte). The driver
+//! is in bytes) and the length right-aligned in 20, followed by the command; each is one
+//! `read -N` (a header read up to a newline would take a `read(2)` per byte; bash's `read -N`
+//! takes at most 2^31 − 1, which no request line comes near). The driver
 //! `eval`s it in the shell itself (so `cd`, exports, functions, aliases and options persist),
 //! then restores its fds 0, 1 and 2 from 252, 250 and 251 (so a command's `exec >/dev/null`
 //! ends with it), and writes `S <status> <pwd>` on the status pipe; `J <status> <pwd>`, the pids
@@ -24,9 +25,10 @@
 //! descriptors it wrote to: everything its foreground wrote is in the output pipe before it.
 //! Restoring fds with `exec` after the call costs fewer system calls than redirecting each
 //! `eval` (measured: 38 → ~25 per round trip), the ASCII frame spares two locale switches, and
-//! and the fixed header (one `read(2)`, not one per byte) with `case` and `[[` for `[` took a
-//! fifth off the driver's own time per call here. A shell that cannot restore its descriptors (a command closed
-//! 250–254) exits 249 and the next call starts a fresh one, saying so.
+//! the fixed header (one `read(2)`, not one per byte) with `case` and `[[` for `[` took a fifth
+//! off the driver's own time per call here. A shell that cannot restore its descriptors (a
+//! command closed 250–254), or read a whole frame, exits 249 and the next call starts a fresh
+//! one, saying so.
 //!
 //! See `sessions-and-containment.md` for the experiments behind this design.
 
@@ -60,8 +62,8 @@ __agent_exec_bg=${!-}
 __agent_exec_flags=
 while builtin read -r -u 253 -N 21 __agent_exec_len; do
   case $__agent_exec_len in
-  A*) builtin read -r -u 253 -N "${__agent_exec_len:1}" __agent_exec_cmd;;
-  *) LC_ALL=C builtin read -r -u 253 -N "${__agent_exec_len:1}" __agent_exec_cmd;;
+  A*) IFS= builtin read -r -u 253 -N "${__agent_exec_len:1}" __agent_exec_cmd || builtin exit 249;;
+  *) LC_ALL=C IFS= builtin read -r -u 253 -N "${__agent_exec_len:1}" __agent_exec_cmd || builtin exit 249;;
   esac
   case $__agent_exec_flags in *x*) __agent_exec_cmd="set -x
 $__agent_exec_cmd";; esac
@@ -345,10 +347,8 @@ impl Session {
             // Ended by the sink's stop, those were the command's own processes. (`jobs -p`
             // lists finished jobs too: only the group's live members are counted.)
             exec.processes_stopped = if exec.stop.is_some() { 0 } else { stopped };
-            // What the ended processes wrote last (nothing to read when none ran).
-            if stopped > 0 {
-                pump.read_now();
-            }
+            // What the processes wrote last, also one that ended by itself before the look.
+            pump.read_now();
         }
         let _ = drain;
         pump.finish();

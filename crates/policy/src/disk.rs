@@ -63,8 +63,9 @@ pub(crate) fn names_in(dir: &Path, most: usize) -> Option<Vec<String>> {
     )
 }
 
-/// A file read once for the life of the process (its caller keeps what it read): every check
-/// sees the same, so reading it is not a look that ties a verdict to its moment.
-pub(crate) fn read_once(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
+/// `/etc/passwd`, read once for the life of the process: every check sees the same, so
+/// reading it is not a look that ties a verdict to its moment.
+pub(crate) fn passwd() -> &'static str {
+    static PASSWD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PASSWD.get_or_init(|| std::fs::read_to_string("/etc/passwd").unwrap_or_default())
 }

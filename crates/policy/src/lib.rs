@@ -179,10 +179,10 @@ struct Remembered {
     env_keys: Vec<String>,
 }
 
-/// The most verdicts remembered (past it the memory starts again), and the longest command
-/// line remembered: at most about 2 MiB of keys.
+/// The most verdicts remembered (past it the memory starts again), and the most variable
+/// names a remembered request sets; a remembered line is at most [`LARGE_COMMAND_BYTES`].
 const REMEMBERED_VERDICTS: usize = 512;
-const REMEMBERED_COMMAND_BYTES: usize = 4096;
+const REMEMBERED_ENV_NAMES: usize = 16;
 
 impl Policy {
     /// Compiles a configuration; errors name the bad rule. Relative workspace and readable
@@ -245,14 +245,15 @@ impl Policy {
                 commands: Vec::new(),
             };
         }
+        let run = || {
+            let mut walker = Walker::new(ctx.cwd, ctx.home);
+            walker.walk_script(command, &Io::default());
+            self.decide(walker, ctx)
+        };
         if command.len() > LARGE_COMMAND_BYTES {
             // Deeply nested input makes the parser and the walk recurse deep: give a long command
             // a thread with a stack that cannot run out (reserved, only touched pages are used).
-            let run = || {
-                let mut walker = Walker::new(ctx.cwd, ctx.home);
-                walker.walk_script(command, &Io::default());
-                self.decide(walker, ctx)
-            };
+            // Its verdict is not remembered (the looks are watched per thread).
             return std::thread::scope(|scope| {
                 std::thread::Builder::new()
                     .stack_size(LARGE_COMMAND_STACK)
@@ -267,7 +268,7 @@ impl Policy {
                 commands: Vec::new(),
             });
         }
-        let key = (command.len() <= REMEMBERED_COMMAND_BYTES).then(|| Remembered {
+        let key = (ctx.env_keys.len() <= REMEMBERED_ENV_NAMES).then(|| Remembered {
             command: command.to_owned(),
             cwd: ctx.cwd.to_path_buf(),
             home: ctx.home.map(Path::to_path_buf),
@@ -281,11 +282,7 @@ impl Policy {
         if let Some(verdict) = key.as_ref().and_then(|key| remembered().get(key).cloned()) {
             return verdict;
         }
-        let (verdict, looked) = disk::watching(|| {
-            let mut walker = Walker::new(ctx.cwd, ctx.home);
-            walker.walk_script(command, &Io::default());
-            self.decide(walker, ctx)
-        });
+        let (verdict, looked) = disk::watching(run);
         if let Some(key) = key
             && !looked
         {

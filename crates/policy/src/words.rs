@@ -1402,7 +1402,7 @@ fn user_home(user: &str) -> Option<String> {
         return None;
     }
     let homes = PASSWD.get_or_init(|| {
-        crate::disk::read_once(std::path::Path::new("/etc/passwd"))
+        crate::disk::passwd()
             .lines()
             .filter_map(|l| {
                 let f: Vec<&str> = l.split(':').collect();

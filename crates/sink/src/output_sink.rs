@@ -32,7 +32,7 @@ pub struct SinkConfig {
     /// Most bytes written to one artifact; past it the file stops growing. Default: 100 MiB.
     pub artifact_cap: u64,
     /// Salient-line settings for [`Direction::Smart`]. Default: [`SalientConfig::default`].
-    pub salient: Arc<SalientConfig>,
+    pub salient: SalientConfig,
     /// Show whole lines: when more than one line is shown, a partial first (tail) or last
     /// (head) line is left out; a single line longer than the budget is still shown in part.
     /// Default: `false` (the view is exactly the last or first `max_bytes` of the text).
@@ -63,7 +63,7 @@ impl Default for SinkConfig {
             split_streams: false,
             separate_streams: false,
             artifact_cap: 100 << 20,
-            salient: SalientConfig::shared_default(),
+            salient: SalientConfig::default(),
             stop_when_head_full: false,
             align_lines: false,
             terminal: None,
@@ -153,7 +153,9 @@ enum Spill {
 /// Bounded capture of one command's output. See the crate docs.
 #[derive(Debug)]
 pub struct OutputSink {
+    /// Its settings; their salient part is in `salient`.
     config: SinkConfig,
+    salient: Arc<SalientConfig>,
     sanitizers: [Sanitizer; 2],
     /// Replaces the sanitizers when the stream is a terminal's (`SinkConfig::terminal`).
     terminal: Option<Box<Terminal>>,
@@ -311,24 +313,32 @@ impl OutputSink {
     /// A sink with `config`, spilling to `store` when given.
     ///
     /// Salient patterns that do not compile are reported as a warning and match nothing.
-    pub fn new(config: SinkConfig, store: Option<Arc<ArtifactStore>>) -> Self {
+    pub fn new(mut config: SinkConfig, store: Option<Arc<ArtifactStore>>) -> Self {
+        // Moved out and shared by the windows and their trackers, not cloned for each (a
+        // clone is some eighty strings, on every call's path).
+        let emptied = SalientConfig {
+            patterns: Vec::new(),
+            anchors: Vec::new(),
+            head_share: config.salient.head_share,
+            budget_share: config.salient.budget_share,
+        };
+        let salient = Arc::new(std::mem::replace(&mut config.salient, emptied));
         let limits = WindowLimits {
             max_bytes: config.max_bytes,
             max_lines: config.max_lines,
             direction: config.direction,
             head_share: config.head_share,
             align_lines: config.align_lines,
-            salient: config.salient.clone(),
+            salient: salient.clone(),
         };
         let mut warnings = Vec::new();
         if config.direction == Direction::Smart
-            && config
-                .salient
+            && salient
                 .patterns
                 .iter()
                 .map(String::as_str)
                 .ne(crate::salient::DEFAULT_PATTERNS.iter().copied())
-            && let Err(e) = config.salient.compiled()
+            && let Err(e) = salient.compiled()
         {
             warnings.push(format!(
                 "salient patterns do not compile, none will match: {e}"
@@ -362,6 +372,7 @@ impl OutputSink {
             final_views: None,
             past_full_head: 0,
             config,
+            salient,
         }
     }
 
@@ -604,7 +615,7 @@ impl OutputSink {
             return None;
         }
         // Patterns that do not compile find nothing salient: nothing is folded either.
-        let salient = self.config.salient.compiled().ok()?;
+        let salient = self.salient.compiled().ok()?;
         crate::compact::fold(&merged.text(), command, Some(&salient))
     }
 
@@ -630,7 +641,7 @@ impl OutputSink {
             return None;
         }
         let raw = std::fs::read(&w.path).ok()?;
-        let salient = self.config.salient.compiled().ok()?;
+        let salient = self.salient.compiled().ok()?;
         crate::compact::fold_to_fit(
             &crate::sanitize(&raw),
             kind,

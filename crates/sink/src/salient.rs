@@ -193,15 +193,6 @@ impl Default for SalientConfig {
 }
 
 impl SalientConfig {
-    /// The default settings, made once and shared (a sink per call clones its settings).
-    pub fn shared_default() -> std::sync::Arc<SalientConfig> {
-        static DEFAULT: std::sync::OnceLock<std::sync::Arc<SalientConfig>> =
-            std::sync::OnceLock::new();
-        DEFAULT
-            .get_or_init(|| std::sync::Arc::new(SalientConfig::default()))
-            .clone()
-    }
-
     /// Checks that every pattern compiles, naming the first that does not.
     pub fn validate(&self) -> Result<(), String> {
         for pattern in &self.patterns {
@@ -692,14 +683,6 @@ pub(crate) fn cap(bytes: &[u8], limit: usize) -> Vec<u8> {
     out
 }
 
-/// What a salient line is known by (its template, its rank): the line (its first
-/// [`MATCH_CAP`] bytes), or, when it is shown as a window around its match, that window — a
-/// long line's start may be the same for lines that say different things deep inside.
-fn known_by<'a>(line: &'a [u8], shown: &'a [u8]) -> &'a [u8] {
-    let line = &line[..line.len().min(MATCH_CAP)];
-    if shown == line { line } else { shown }
-}
-
 /// How the cut start of a long line's window is marked.
 const CUT_MARK: &str = "[… ";
 
@@ -1045,7 +1028,10 @@ impl SalientTracker {
         // An indented line's header, when its context lines above do not reach it.
         let indented = line.first().is_some_and(|b| *b == b' ' || *b == b'\t');
         let header = header.filter(|(n, _)| indented && *n + (before.len() as u64) < line_no);
-        let known_by = known_by(line, &shown);
+        // A salient line is known (its template, its rank) by what is shown of it: the line
+        // (its first `MATCH_CAP` bytes) or, for a long one, the window around its match — a
+        // long line's start may be the same for lines that say different things deep inside.
+        let known_by: &[u8] = &shown;
         let entry = Entry {
             line_no,
             end_pos,
@@ -1213,7 +1199,7 @@ impl SalientTracker {
             .get(&e.template)
             .is_some_and(|t| t.first == e.line_no);
         // Its strength read here, of the few entries ranked, not of every salient line as it
-        // streams (`known_by` is always the shown line).
+        // streams (a line is known by what is shown of it, `on_line`).
         u32::from(strength(&e.line)) * 10 + rarity + first + if is_template_first { 5 } else { 0 }
     }
 
@@ -1357,7 +1343,7 @@ impl SalientTracker {
         };
         let found = Self::match_line(matcher, line)?;
         let shown = shown_line(&found, line.len() as u64);
-        Some(template::key(known_by(line, &shown)))
+        Some(template::key(&shown))
     }
 
     /// For each salient template a view shows and the output holds more of: the last line of

@@ -73,11 +73,9 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         let mut st = self.pool.lock();
         st.running -= 1;
-        let (waiters, queued) = (st.done_waiters > 0, !st.queue.is_empty());
+        let (waiters, queued) = (st.done_waiters, !st.queue.is_empty());
         drop(st);
-        if waiters {
-            self.pool.done.notify_all();
-        }
+        self.pool.notify_done(waiters);
         // A queued request may run now.
         if queued {
             self.pool.work.notify_one();
@@ -107,6 +105,14 @@ impl Pool {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         super::lock(&self.state)
+    }
+
+    /// Wakes the threads waiting on `done`, when there are any (`waiters`, read under the
+    /// lock): a `notify` is a system call even when nobody waits.
+    fn notify_done(&self, waiters: usize) {
+        if waiters > 0 {
+            self.done.notify_all();
+        }
     }
 
     /// The bound on requests running at once (as many more may wait).
@@ -200,19 +206,15 @@ impl Pool {
             if let Some(Queued { task, size, .. }) = next {
                 st.queued_bytes -= size;
                 st.running += 1;
-                let waiters = st.done_waiters > 0;
+                let waiters = st.done_waiters;
                 drop(st);
                 // Room in the queue.
-                if waiters {
-                    self.done.notify_all();
-                }
+                self.notify_done(waiters);
                 // A panic must not leave `running` counted forever (the server would never end).
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task));
                 st = self.lock();
                 st.running -= 1;
-                if st.done_waiters > 0 {
-                    self.done.notify_all();
-                }
+                self.notify_done(st.done_waiters);
                 if !st.queue.is_empty() {
                     self.work.notify_one();
                 }
