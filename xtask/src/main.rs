@@ -304,6 +304,11 @@ fn print_ratios() {
         let us = mean_ns("policy", &format!("permissive/{case}")).map(|ns| ns / 1000.0);
         println!("| policy verdict, {case} (µs) | {} | <= 100 |", fmt(us));
     }
+    let us = mean_ns("policy", "remembered/simple").map(|ns| ns / 1000.0);
+    println!(
+        "| policy verdict remembered (the same line again, µs) | {} | (no parse, no walk) |",
+        fmt(us)
+    );
     // Remote targets (issue 15): each transport's warm session call / a local one, both
     // through `serve`.
     for engine in ["ssh", "docker", "podman", "kubectl"] {

@@ -230,6 +230,19 @@ fn idle_sessions_expire() {
     assert_eq!(exec(&tool, "a", "echo \"[$V]\"").text(), "[]\n");
 }
 
+/// The idle sweep runs at most every quarter of the expiry, not on every call: a session still
+/// expires once it has been idle that long, whichever session the next call uses.
+#[test]
+fn idle_sessions_expire_when_the_sweep_comes_round() {
+    let expiry = Duration::from_millis(200);
+    let (_dir, tool) = tool_with(|c| c.sessions.idle_expiry = expiry);
+    exec(&tool, "a", "export V=a");
+    exec(&tool, "b", "true");
+    std::thread::sleep(expiry * 2);
+    exec(&tool, "b", "true");
+    assert_eq!(exec(&tool, "a", "echo \"[$V]\"").text(), "[]\n");
+}
+
 #[test]
 fn command_prefix_is_applied() {
     let (_dir, tool) =
