@@ -7,13 +7,13 @@
 //!   second, and the server's peak RSS and threads (written to
 //!   `target/criterion/remote_scale/summary.json`, printed by `cargo xtask bench`).
 //! - The scale figures of the `scale` bench through the ssh target (`scale_ssh`).
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use agent_exec_benches::{Serve, session_call};
+
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[path = "../../crates/cli/tests/engines/mod.rs"]
 mod engines;
@@ -28,87 +28,10 @@ fn agent_exec_under_test() -> PathBuf {
 const SESSIONS: usize = 64;
 const ROUNDS: usize = 20;
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    line: String,
-    id: u64,
-}
-
-impl Server {
-    fn start(flags: &[String], env: &[(String, String)], artifacts: &std::path::Path) -> Server {
-        let mut child = Command::new(agent_exec_under_test())
-            .arg("serve")
-            .args(flags)
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .env("AGENT_EXEC_ARTIFACTS", artifacts)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("agent-exec serve");
-        Server {
-            stdin: child.stdin.take().expect("stdin"),
-            stdout: BufReader::new(child.stdout.take().expect("stdout")),
-            child,
-            line: String::new(),
-            id: 0,
-        }
-    }
-
-    fn send(&mut self, params: &Value) -> u64 {
-        self.id += 1;
-        let request = json!({"jsonrpc": "2.0", "id": self.id, "method": "exec", "params": params});
-        writeln!(self.stdin, "{request}").expect("write");
-        self.stdin.flush().expect("flush");
-        self.id
-    }
-
-    /// The next answer (progress notifications are not asked for).
-    fn answer(&mut self) -> Value {
-        self.line.clear();
-        self.stdout.read_line(&mut self.line).expect("read");
-        let v: Value = serde_json::from_str(&self.line).expect("JSON");
-        assert_eq!(
-            v["result"]["details"]["outcome"], "success",
-            "{}",
-            self.line
-        );
-        v
-    }
-
-    fn exec(&mut self, params: &Value) {
-        self.send(params);
-        self.answer();
-    }
-
-    /// The server's resident memory (KiB) and threads.
-    fn footprint(&self) -> (u64, u64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        let field = |name: &str| {
-            status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0)
-        };
-        (field("VmRSS:"), field("Threads:"))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn bench(c: &mut Criterion) {
-    if agent_exec_benches::agent_exec_binary().is_none() {
+    let Some(bin) = agent_exec_benches::agent_exec_binary() else {
         return;
-    }
+    };
     let artifacts = tempfile::tempdir().expect("tempdir");
     let sshd = Sshd::start();
     let mut docker = Containers::docker();
@@ -136,15 +59,15 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("remote_session_true");
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(3));
-    let session = json!({"command": "true", "session": "s"});
+    let session = session_call("s", None);
     {
-        let mut local = Server::start(&[], &kubectl.env(), artifacts.path());
+        let mut local = Serve::start(&bin, &[], &kubectl.env(), artifacts.path());
         local.exec(&session);
         group.bench_function("local", |b| b.iter(|| local.exec(&session)));
     }
     for (name, engine) in &targets {
         let flags = vec!["--target".to_owned(), engine.target()];
-        let mut server = Server::start(&flags, &engine.env(), artifacts.path());
+        let mut server = Serve::start(&bin, &flags, &engine.env(), artifacts.path());
         server.exec(&session);
         group.bench_function(*name, |b| b.iter(|| server.exec(&session)));
     }
@@ -161,11 +84,11 @@ fn bench(c: &mut Criterion) {
     for (_, engine) in &targets {
         env.extend(engine.env());
     }
-    let mut server = Server::start(&flags, &env, artifacts.path());
-    let calls: Vec<Value> = (0..SESSIONS)
+    let mut server = Serve::start(&bin, &flags, &env, artifacts.path());
+    let calls: Vec<String> = (0..SESSIONS)
         .map(|i| {
             let (_, engine) = targets[i % targets.len()];
-            json!({"command": "true", "session": format!("s{i}"), "target": engine.target()})
+            session_call(&format!("s{i}"), Some(&engine.target()))
         })
         .collect();
     // Warm: every session's shell started.
@@ -175,13 +98,13 @@ fn bench(c: &mut Criterion) {
     for _ in &calls {
         server.answer();
     }
-    let (mut peak_rss, mut peak_threads) = server.footprint();
+    let (_, mut peak_rss, mut peak_threads) = server.footprint();
     let start = Instant::now();
     for _ in 0..ROUNDS {
         for call in &calls {
             server.send(call);
         }
-        let (rss, threads) = server.footprint();
+        let (rss, _, threads) = server.footprint();
         peak_rss = peak_rss.max(rss);
         peak_threads = peak_threads.max(threads);
         for _ in &calls {
@@ -204,7 +127,7 @@ fn bench(c: &mut Criterion) {
     // The local scale figures (`scale` bench), through the ssh target: every session's shell
     // on the far side.
     let ssh = agent_exec_benches::scale_figures(
-        &agent_exec_under_test(),
+        &bin,
         &["--target".to_owned(), sshd.target()],
         &sshd.env(),
         None,
